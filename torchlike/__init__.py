@@ -1,0 +1,145 @@
+"""torchlike: PyTorch's eager API running on JAX/XLA.
+
+    import torchlike as torch
+
+Tensors are mutable, ``.backward()`` walks a graph torchlike records itself, each op's local
+derivative comes from ``jax.vjp``, and XLA computes the numbers on CPU, GPU or TPU.
+"""
+import jax as _jax
+
+# int64 / float64 need jax's 64-bit mode; torchlike passes explicit dtypes everywhere, so float32
+# stays float32.
+_jax.config.update("jax_enable_x64", True)
+
+from . import _dtype  # noqa: E402
+from ._dtype import dtype as dtype  # noqa: E402
+from ._dtype import get_default_dtype as get_default_dtype  # noqa: E402
+from ._dtype import promote_types as promote_types  # noqa: E402
+from ._dtype import set_default_dtype as set_default_dtype  # noqa: E402
+from ._device import device as device  # noqa: E402
+from ._size import Size as Size  # noqa: E402
+from ._tensor import Tensor as Tensor  # noqa: E402
+from . import _methods  # noqa: E402
+
+_methods.install()
+
+from . import autograd as autograd  # noqa: E402
+from ._creation import arange as arange  # noqa: E402
+from ._creation import as_tensor as as_tensor  # noqa: E402
+from ._creation import asarray as asarray  # noqa: E402
+from ._creation import empty as empty  # noqa: E402
+from ._creation import empty_like as empty_like  # noqa: E402
+from ._creation import eye as eye  # noqa: E402
+from ._creation import from_dlpack as from_dlpack  # noqa: E402
+from ._creation import from_numpy as from_numpy  # noqa: E402
+from ._creation import full as full  # noqa: E402
+from ._creation import full_like as full_like  # noqa: E402
+from ._creation import get_default_device as get_default_device  # noqa: E402
+from ._creation import linspace as linspace  # noqa: E402
+from ._creation import ones as ones  # noqa: E402
+from ._creation import ones_like as ones_like  # noqa: E402
+from ._creation import scalar_tensor as scalar_tensor  # noqa: E402
+from ._creation import set_default_device as set_default_device  # noqa: E402
+from ._creation import tensor as tensor  # noqa: E402
+from ._creation import zeros as zeros  # noqa: E402
+from ._creation import zeros_like as zeros_like  # noqa: E402
+from ._methods import to as _to  # noqa: E402,F401
+from ._ops.index import nonzero as nonzero  # noqa: E402
+from ._ops.linalg import bmm as bmm  # noqa: E402
+from ._ops.linalg import dot as dot  # noqa: E402
+from ._ops.linalg import get_float32_matmul_precision as get_float32_matmul_precision  # noqa
+from ._ops.linalg import matmul as matmul  # noqa: E402
+from ._ops.linalg import mm as mm  # noqa: E402
+from ._ops.linalg import mv as mv  # noqa: E402
+from ._ops.linalg import set_float32_matmul_precision as set_float32_matmul_precision  # noqa
+from ._ops.pointwise import abs as abs  # noqa: E402
+from ._ops.pointwise import absolute as absolute  # noqa: E402
+from ._ops.pointwise import add as add  # noqa: E402
+from ._ops.pointwise import bitwise_and as bitwise_and  # noqa: E402
+from ._ops.pointwise import bitwise_not as bitwise_not  # noqa: E402
+from ._ops.pointwise import bitwise_or as bitwise_or  # noqa: E402
+from ._ops.pointwise import bitwise_xor as bitwise_xor  # noqa: E402
+from ._ops.pointwise import clamp as clamp  # noqa: E402
+from ._ops.pointwise import clamp_max as clamp_max  # noqa: E402
+from ._ops.pointwise import clamp_min as clamp_min  # noqa: E402
+from ._ops.pointwise import clip as clip  # noqa: E402
+from ._ops.pointwise import cos as cos  # noqa: E402
+from ._ops.pointwise import div as div  # noqa: E402
+from ._ops.pointwise import eq as eq  # noqa: E402
+from ._ops.pointwise import exp as exp  # noqa: E402
+from ._ops.pointwise import floor_divide as floor_divide  # noqa: E402
+from ._ops.pointwise import ge as ge  # noqa: E402
+from ._ops.pointwise import gt as gt  # noqa: E402
+from ._ops.pointwise import le as le  # noqa: E402
+from ._ops.pointwise import log as log  # noqa: E402
+from ._ops.pointwise import lt as lt  # noqa: E402
+from ._ops.pointwise import maximum as maximum  # noqa: E402
+from ._ops.pointwise import minimum as minimum  # noqa: E402
+from ._ops.pointwise import mul as mul  # noqa: E402
+from ._ops.pointwise import ne as ne  # noqa: E402
+from ._ops.pointwise import neg as neg  # noqa: E402
+from ._ops.pointwise import negative as negative  # noqa: E402
+from ._ops.pointwise import pow as pow  # noqa: E402
+from ._ops.pointwise import reciprocal as reciprocal  # noqa: E402
+from ._ops.pointwise import relu as relu  # noqa: E402
+from ._ops.pointwise import remainder as remainder  # noqa: E402
+from ._ops.pointwise import rsub as rsub  # noqa: E402
+from ._ops.pointwise import sigmoid as sigmoid  # noqa: E402
+from ._ops.pointwise import sin as sin  # noqa: E402
+from ._ops.pointwise import sqrt as sqrt  # noqa: E402
+from ._ops.pointwise import sub as sub  # noqa: E402
+from ._ops.pointwise import tanh as tanh  # noqa: E402
+from ._ops.pointwise import true_divide as true_divide  # noqa: E402
+from ._ops.pointwise import where as where  # noqa: E402
+from ._ops.reduce import mean as mean  # noqa: E402
+from ._ops.reduce import sum as sum  # noqa: E402
+from ._ops.shape import cat as cat  # noqa: E402
+from ._ops.shape import clone as clone  # noqa: E402
+from ._ops.shape import flatten as flatten  # noqa: E402
+from ._ops.shape import permute as permute  # noqa: E402
+from ._ops.shape import reshape as reshape  # noqa: E402
+from ._ops.shape import select as select  # noqa: E402
+from ._ops.shape import squeeze as squeeze  # noqa: E402
+from ._ops.shape import stack as stack  # noqa: E402
+from ._ops.shape import t as t  # noqa: E402
+from ._ops.shape import transpose as transpose  # noqa: E402
+from ._ops.shape import unsqueeze as unsqueeze  # noqa: E402
+from ._random import manual_seed as manual_seed  # noqa: E402
+from ._random import rand as rand  # noqa: E402
+from ._random import randint as randint  # noqa: E402
+from ._random import randn as randn  # noqa: E402
+from ._random import seed as seed  # noqa: E402
+from ._tensor_str import get_printoptions as get_printoptions  # noqa: E402
+from ._tensor_str import set_printoptions as set_printoptions  # noqa: E402
+from .autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
+from .autograd.grad_mode import inference_mode as inference_mode  # noqa: E402
+from .autograd.grad_mode import is_grad_enabled as is_grad_enabled  # noqa: E402
+from .autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled  # noqa
+from .autograd.grad_mode import no_grad as no_grad  # noqa: E402
+from .autograd.grad_mode import set_grad_enabled as set_grad_enabled  # noqa: E402
+from . import testing as testing  # noqa: E402
+
+for _name, _d in _dtype.ALIASES.items():
+    globals()[_name] = _d
+del _name, _d
+
+
+def is_tensor(obj):
+    """Mirrors ``torch.is_tensor``."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    """Mirrors ``torch.numel``."""
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def is_complex(input):
+    return input.is_complex()
+
+
+__version__ = "0.1.0"

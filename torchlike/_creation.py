@@ -1,0 +1,279 @@
+"""Tensor factories: tensor, as_tensor, from_numpy, zeros/ones/full/empty/arange/linspace/eye and
+their ``_like`` forms, from_dlpack.  Data is placed on the requested device (default: cpu)."""
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtype as D
+from ._device import CPU, device as _device_cls, from_jax_device, to_jax_device
+from ._tensor import Tensor
+
+_default = {"device": CPU}
+
+
+def set_default_device(device):
+    """Mirrors ``torch.set_default_device``."""
+    _default["device"] = CPU if device is None else _device_cls(device)
+
+
+def get_default_device():
+    return _default["device"]
+
+
+def _place(arr, device):
+    dev = _default["device"] if device is None else device
+    jd = to_jax_device(dev)
+    return jax.device_put(arr, jd)
+
+
+def _finish(arr, requires_grad):
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t._set_requires_grad(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's dtype for nested Python data: bool < int64 < default float < default complex."""
+    a = np.asarray(data)
+    if a.dtype == object:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    kind = a.dtype.kind
+    if kind == "b":
+        return D.bool_
+    if kind in "iu":
+        return D.int64
+    if kind == "f":
+        return D.get_default_dtype()
+    if kind == "c":
+        return D.default_complex()
+    raise TypeError(f"Could not infer dtype of {a.dtype}")
+
+
+def _numpy_data(data):
+    """Nested lists/tuples of scalars and tensors -> numpy array (tensors give their values)."""
+    if isinstance(data, (list, tuple)):
+        if any(isinstance(d, Tensor) for d in data):
+            return np.stack([_numpy_data(d) for d in data]) if data else np.asarray(data)
+        return np.asarray([_numpy_data(d) if isinstance(d, (list, tuple)) else d
+                           for d in data]) if data else np.zeros((0,), np.float32)
+    if isinstance(data, Tensor):
+        return np.asarray(data._value())
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Mirrors ``torch.tensor``: always copies ``data``."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        dt = D.to_dtype(dtype) if dtype is not None else data.dtype
+        arr = data._value().astype(dt._np)
+        return _finish(_place(arr, device if device is not None else data.device), requires_grad)
+    if isinstance(data, (jax.Array, np.ndarray, np.generic)):
+        np_data = np.asarray(data)
+        dt = D.to_dtype(dtype) if dtype is not None else D.from_numpy_dtype(np_data.dtype)
+    else:
+        np_data = _numpy_data(data)
+        dt = D.to_dtype(dtype) if dtype is not None else (
+            _infer_dtype(np_data) if not isinstance(data, (list, tuple)) or len(data) else
+            D.get_default_dtype())
+    arr = np.array(np_data, dtype=dt._np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Mirrors ``torch.as_tensor``: no copy when data already is a matching Tensor."""
+    if isinstance(data, Tensor):
+        dt = D.to_dtype(dtype) if dtype is not None else data.dtype
+        dev = _device_cls(device) if device is not None else data.device
+        if dt is data.dtype and dev == data.device:
+            return data
+        return data.to(device=dev, dtype=dt)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """Mirrors ``torch.asarray``."""
+    t = as_tensor(obj, dtype=dtype, device=device) if not copy else tensor(obj, dtype=dtype,
+                                                                            device=device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def from_numpy(ndarray):
+    """Mirrors ``torch.from_numpy`` (torchlike copies: XLA owns its buffers)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    return _finish(_place(ndarray, None), False)
+
+
+def from_dlpack(ext_tensor):
+    """Mirrors ``torch.from_dlpack``: wrap any DLPack-capable tensor (torch, jax, numpy)."""
+    return Tensor._wrap(jnp.from_dlpack(ext_tensor))
+
+
+def scalar_tensor(value, *, dtype=None, device=None, like=None, requires_grad=False):
+    """Mirrors ``torch.scalar_tensor`` (integer values keep an integer dtype here when no
+    dtype is given, as a wrapped Python scalar would)."""
+    if like is not None and dtype is None:
+        dtype = D.result_type([], [like.dtype], [D.scalar_dtype(value)])
+    dt = D.to_dtype(dtype) if dtype is not None else D.scalar_dtype(value)
+    return _finish(_place(np.asarray(value, dt._np), device), requires_grad)
+
+
+# --- filled factories ---------------------------------------------------------------------------
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        size = tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"size must be a tuple of ints, but got {size!r}") from None
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return size
+
+
+def _fill(size, value, dtype, device, requires_grad):
+    dt = D.to_dtype(dtype) if dtype is not None else (
+        D.get_default_dtype() if value is None else D.scalar_dtype(value))
+    if dtype is None and isinstance(value, bool):
+        dt = D.bool_
+    arr = np.full(size, 0 if value is None else value, dtype=dt._np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False):
+    """Mirrors ``torch.zeros``."""
+    return _fill(_size(size), 0, dtype or D.get_default_dtype(), device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False):
+    """Mirrors ``torch.ones``."""
+    return _fill(_size(size), 1, dtype or D.get_default_dtype(), device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
+          memory_format=None):
+    """Mirrors ``torch.empty`` (XLA has no uninitialised memory: the values are zeros)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False):
+    """Mirrors ``torch.full``: the dtype follows fill_value when not given."""
+    return _fill(_size((size,)), fill_value, dtype, device, requires_grad)
+
+
+def _like(input, dtype, device):
+    return (dtype if dtype is not None else input.dtype,
+            device if device is not None else input.device)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _fill(tuple(input.shape), 0, dt, dev, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _fill(tuple(input.shape), 1, dt, dev, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               memory_format=None):
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _fill(tuple(input.shape), fill_value, dt, dev, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
+           layout=None, pin_memory=False):
+    """Mirrors ``torch.arange``: int64 when every argument is an integer, else default float."""
+    if end is None:
+        start, end = 0, start
+    args = [a.item() if isinstance(a, Tensor) else a for a in (start, end, step)]
+    start, end, step = args
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(a, int) for a in args) else D.get_default_dtype()
+    dt = D.to_dtype(dtype)
+    n = max(0, math.ceil((end - start) / step))
+    # computed in float64/int64 then cast, as PyTorch does
+    acc = np.float64 if not all(isinstance(a, int) for a in args) else np.int64
+    arr = (start + np.arange(n, dtype=acc) * step).astype(dt._np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None):
+    """Mirrors ``torch.linspace``."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    start, end = [a.item() if isinstance(a, Tensor) else a for a in (start, end)]
+    if steps == 1:
+        arr = np.asarray([start], np.float64)
+    else:
+        step = (end - start) / (steps - 1)
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        # PyTorch fills the first half forward from start and the second half back from end
+        arr = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return _finish(_place(arr.astype(dt._np), device), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+        pin_memory=False):
+    """Mirrors ``torch.eye``."""
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    arr = np.eye(n, n if m is None else m, dtype=dt._np)
+    return _finish(_place(arr, device), requires_grad)
+
+
+# --- legacy constructor, pickling ---------------------------------------------------------------
+
+def _legacy_new(cls, *args, **kwargs):
+    """``torch.Tensor(data)`` / ``torch.Tensor(*sizes)``: float tensors of the default dtype."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and not all(
+            isinstance(a, int) for a in args):
+        t = tensor(args[0], dtype=D.get_default_dtype())
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0].detach()
+    else:
+        t = zeros(*args, dtype=D.get_default_dtype())
+    if cls is not Tensor:
+        t.__class__ = cls
+    return t
+
+
+def _rebuild(values, dtype_name, requires_grad):
+    return _finish(_place(np.asarray(values, D.ALIASES[dtype_name]._np), None), requires_grad)
+
+
+def device_of(arr):
+    return from_jax_device(next(iter(arr.devices())))

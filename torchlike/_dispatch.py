@@ -1,0 +1,222 @@
+"""Eager dispatch: turn an op of the op table into a Tensor result and record its autograd Node.
+
+NOTE [ dispatch ]
+Every op is one pure function of jax arrays (``Op.fn``) plus hashable static arguments.  Calling
+an op in eager mode runs a cached ``jax.jit`` of that function on the input arrays (jax's C++ fast
+path: positional arrays, nothing else).  When an input requires grad, the output gets an ``OpNode``
+that keeps the op's primals (its input arrays); backward runs a cached ``jax.jit`` of
+"the VJP of ``fn`` at those primals, applied to the incoming gradient", so XLA drops forward work the
+VJP does not need.  When an input holds a jax tracer (whole-step compile, ``to_jax``), the caches are
+skipped and ``fn`` / ``jax.vjp`` are called directly, so the same eager code traces.
+
+Python scalars are passed to the jitted function as (weakly typed) arguments, not baked into the
+cache key: a loop over many scalar values must not compile once per value.
+"""
+import jax
+import jax.numpy as jnp
+
+from . import _dtype as D
+from .autograd import graph
+from .autograd.grad_mode import _state
+
+_ArrayImpl = type(jnp.zeros(()))
+_SCALARS = (bool, int, float, complex)
+
+
+class Op:
+    """One row of the op table: a pure jnp function, its PyTorch backward-node name, and the
+    inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
+
+    __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
+                 "_fwd", "_bwd", "_node_cls")
+
+    def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
+                 promote_args=None):
+        self.name = name
+        self.fn = fn
+        self.node = node
+        # None: every tensor input is saved (the safe default); () marks a linear op.
+        self.saves = saves
+        # None: inputs keep their dtypes; "common": PyTorch promotion; "float": promotion then
+        # integers become the default float dtype; "compare": promote, output stays bool.
+        self.promote = promote
+        # For view ops: how the output's strides follow from the input's (see _ops/shape.py).
+        self.view = view
+        # How many leading positional operands are graph inputs (listed in next_functions); the
+        # rest are extra traced scalars (add's alpha, rsub's scalar) that never require grad.
+        self.inputs = inputs
+        # How many leading operands take part in type promotion (None: all of them).
+        self.promote_args = promote_args
+        self._fwd = {}
+        self._bwd = {}
+        self._node_cls = graph.node_class(node) if node else None
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def defop(name, node, **kwargs):
+    """Decorator: register a jnp function as an Op (keyword arguments as for ``Op``)."""
+    def wrap(fn):
+        return Op(name, fn, node, **kwargs)
+    return wrap
+
+
+# --- promotion ----------------------------------------------------------------------------------
+
+def _promoted(args, kind):
+    """The dtype PyTorch computes in for these operands (Tensors and Python scalars)."""
+    from ._tensor import Tensor
+    dims, zeros, scalars = [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            (dims if a._arr.ndim else zeros).append(a.dtype)
+        elif isinstance(a, _SCALARS):
+            scalars.append(D.scalar_dtype(a))
+    dt = D.result_type(dims, zeros, scalars)
+    if kind == "float" and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    return dt
+
+
+def _cast_fn(fn, dt, static):
+    """fn with every array/scalar operand converted to dt first (promotion happens inside jit)."""
+    npdt = dt._np
+    if static:
+        kw = dict(static)
+        return lambda *xs: fn(*[jnp.asarray(x, npdt) for x in xs], **kw)
+    return lambda *xs: fn(*[jnp.asarray(x, npdt) for x in xs])
+
+
+def _plain_fn(fn, static):
+    if static:
+        kw = dict(static)
+        return lambda *xs: fn(*xs, **kw)
+    return fn
+
+
+def forward_fn(op, static, dt):
+    """The cached, jitted forward of ``op`` for these static arguments and compute dtype."""
+    key = (static, dt)
+    f = op._fwd.get(key)
+    if f is None:
+        f = op._fwd[key] = jax.jit(_raw_fn(op, static, dt))
+    return f
+
+
+def _raw_fn(op, static, dt):
+    return _cast_fn(op.fn, dt, static) if dt is not None else _plain_fn(op.fn, static)
+
+
+def _is_traced(arrays):
+    for a in arrays:
+        if type(a) is not _ArrayImpl and isinstance(a, jax.core.Tracer):
+            return True
+    return False
+
+
+# --- the eager entry point ----------------------------------------------------------------------
+
+def call(op, *args, static=()):
+    """Run ``op`` on Tensors / Python scalars ``args`` with hashable ``static`` kwargs (a tuple of
+    (name, value) pairs).  Returns a Tensor (or a tuple of Tensors for multi-output ops)."""
+    from ._tensor import Tensor
+    dt = _promoted(args[:op.promote_args], op.promote) if op.promote else None
+    n_in = len(args) if op.inputs is None else op.inputs
+    arrays = []
+    edges = None
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            arrays.append(a._arr if a._root is None else a._sync())
+            if i < n_in and _state.grad_enabled and (
+                    a._grad_fn is not None or a._requires_grad):
+                if edges is None:
+                    edges = [None] * n_in
+                edges[i] = a._edge()
+        else:
+            arrays.append(a)
+    if _is_traced(arrays):
+        out = _raw_fn(op, static, dt)(*arrays)
+    else:
+        out = forward_fn(op, static, dt)(*arrays)
+    return wrap_outputs(op, static, dt, out, args, arrays, edges)
+
+
+def wrap_outputs(op, static, dt, out, args, arrays, edges):
+    """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode."""
+    from ._tensor import Tensor
+    multi = isinstance(out, (tuple, list))
+    outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
+    if edges is not None:
+        node = op._node_cls(op, static, dt, tuple(arrays), tuple(edges), outs)
+        if node.differentiable:
+            node.save_versions(args, outs)
+            for nr, t in enumerate(outs):
+                if node.out_diff[nr]:
+                    t._grad_fn = node
+                    t._output_nr = nr
+    if op.view is not None and not multi:
+        outs[0]._become_view(args[0], op, static, edges is not None)
+    return outs if multi else outs[0]
+
+
+def record(op, static, dt, arrays, edges, out, inputs=None):
+    """Record an OpNode for an already-computed ``out`` (used by create_graph backward)."""
+    return wrap_outputs(op, static, dt, out, inputs or (), arrays, edges)
+
+
+# --- backward -----------------------------------------------------------------------------------
+
+def _vjp_fn(op, static, dt, mask, out_mask):
+    """g, *primals -> cotangents of the inputs in ``mask`` (positions that require grad)."""
+    f = _raw_fn(op, static, dt)
+
+    def bwd(g, *primals):
+        def f_diff(*d):
+            full = list(primals)
+            for i, v in zip(mask, d):
+                full[i] = v
+            out = f(*full)
+            if out_mask is None:
+                return out
+            return tuple(o for o, keep in zip(out, out_mask) if keep)
+        _, pull = jax.vjp(f_diff, *[primals[i] for i in mask])
+        return pull(g)
+    return bwd
+
+
+def backward_fn(op, static, dt, mask, out_mask, traced):
+    if traced:
+        return _vjp_fn(op, static, dt, mask, out_mask)
+    key = (static, dt, mask, out_mask)
+    f = op._bwd.get(key)
+    if f is None:
+        f = op._bwd[key] = jax.jit(_vjp_fn(op, static, dt, mask, out_mask))
+    return f
+
+
+_BACKWARD_OPS = {}
+
+
+def backward_op(op, static, dt, mask, out_mask):
+    """The backward of ``op`` as an Op of its own, so create_graph can record it and
+    differentiate it again (DESIGN.md §4).  Its inputs are (*grads, *primals)."""
+    key = (op, static, dt, mask, out_mask)
+    bop = _BACKWARD_OPS.get(key)
+    if bop is None:
+        vjp = _vjp_fn(op, static, dt, mask, out_mask)
+        n_g = 1 if out_mask is None else sum(out_mask)
+
+        def fn(*xs):
+            g = xs[0] if out_mask is None else tuple(xs[:n_g])
+            return tuple(vjp(g, *xs[n_g:]))
+        bop = _BACKWARD_OPS[key] = Op(op.name + "_backward", fn, op.node + "Backward")
+    return bop
+
+
+def with_out(result, out):
+    """Honour an op's ``out=`` keyword."""
+    if out is None:
+        return result
+    from ._inplace import copy_into_out
+    return copy_into_out(out, result)

@@ -1,0 +1,109 @@
+"""In-place ops: compute the out-of-place result, then store it into the same Tensor.
+
+Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
+- on a tensor that owns its storage, the result's grad_fn becomes the tensor's grad_fn;
+- through a view, the storage root gets a ``CopySlices`` node (the root with the view's positions
+  replaced), and the view re-derives itself from the root (its grad_fn: ``AsStridedBackward0``).
+"""
+from . import _dtype as D
+from ._ops import shape
+from .autograd.grad_mode import _state
+
+
+def can_cast(src, dst):
+    """PyTorch's canCast: no complex -> real, float -> integral, or non-bool -> bool."""
+    if src.is_complex and not dst.is_complex:
+        return False
+    if src.is_floating_point and not (dst.is_floating_point or dst.is_complex):
+        return False
+    return not (src is not D.bool_ and dst is D.bool_)
+
+
+def check_inplace(self):
+    """The errors PyTorch raises before any in-place op."""
+    if _state.grad_enabled:
+        if self._grad_fn is None and self._requires_grad and self._root is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        base = self._vbase
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    shape.check_writable(self)
+
+
+def inplace(self, compute):
+    """``self <- compute()``, where compute returns the out-of-place result as a Tensor."""
+    check_inplace(self)
+    out = compute()
+    return store(self, out)
+
+
+def store(self, out):
+    """Write the Tensor ``out`` (broadcastable to self, castable to its dtype) into ``self``."""
+    dt = self.dtype
+    if out.dtype is not dt:
+        if not can_cast(out.dtype, dt):
+            raise RuntimeError(f"result type {_scalar_type_name(out.dtype)} can't be cast to the "
+                               f"desired output type {_scalar_type_name(dt)}")
+        out = out.to(dt)
+    if out.shape != self.shape:
+        if shape_broadcast(out.shape, self.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(out.shape)}")
+        out = out.expand(self.shape)
+    if _state.grad_enabled and out._grad_fn is not None:
+        if self._root is None:
+            _rebind(self, out)
+        else:
+            root = self._root
+            new_root = shape.call(shape.COPY_SLICES, root, out,
+                                  static=(("chain", self._chain),))
+            _rebind(root, new_root)
+        return self
+    self._write(out._value())
+    return self
+
+
+def _rebind(self, out):
+    """self takes out's array and grad_fn; saved-version records of the new node follow self."""
+    self._arr = out._value()
+    self._gen += 1
+    vc = self._version_counter()
+    vc[0] += 1
+    node = out._grad_fn
+    self._grad_fn = node
+    self._output_nr = out._output_nr
+    saved = getattr(node, "_saved", ())
+    if saved:
+        node._saved = tuple(
+            (vc, vc[0], t, s, d) if (t is self or c is out._vc) else (c, v, t, s, d)
+            for c, v, t, s, d in saved)
+
+
+def shape_broadcast(a, b):
+    import numpy as np
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        return None
+
+
+def _scalar_type_name(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"
+            }.get(dt._name, dt._name)
+
+
+def copy_into_out(out, result):
+    """The ``out=`` keyword: store result into out (resizing it), with no autograd."""
+    if _state.grad_enabled and result.requires_grad:
+        raise RuntimeError("functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out.shape != result.shape:
+        out._arr = result._value().astype(out.dtype._np)
+        out._gen += 1
+        out._version_counter()[0] += 1
+        return out
+    return store(out, result.detach())

@@ -1,0 +1,204 @@
+"""Indexing: ``x[index]`` and ``x[index] = value``.
+
+Basic indexing (ints, slices, None, Ellipsis) is a chain of views (select / slice / unsqueeze),
+as PyTorch records it.  Anything with a tensor, list or bool mask is advanced indexing: one
+gather (IndexBackward0) or one scatter (IndexPutBackward0), with numpy/PyTorch placement rules.
+A bool mask has a data-dependent shape, so it needs concrete values (eager mode).
+"""
+import jax
+import numpy as np
+
+from .._dispatch import Op, call
+from .._tensor import Tensor
+from . import shape
+
+
+def _decode(structure, arrays):
+    out = []
+    for p in structure:
+        if isinstance(p, tuple):
+            out.append(arrays[p[1]] if p[0] == "a" else slice(*p[1:]))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+INDEX = Op("index", lambda x, *arrays, structure: x[_decode(structure, arrays)],
+           "IndexBackward0", inputs=1, saves="indices")
+
+
+def _index_put(x, v, *arrays, structure, accumulate):
+    ref = x.at[_decode(structure, arrays)]
+    v = v.astype(x.dtype)
+    return ref.add(v) if accumulate else ref.set(v)
+
+
+INDEX_PUT = Op("index_put", _index_put, "IndexPutBackward0", inputs=2, saves="indices")
+
+
+def _is_int(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _as_index(i):
+    """Turn one component into int / slice / None / Ellipsis / ('adv', jax array)."""
+    if isinstance(i, Tensor):
+        if i.ndim == 0 and not (i.dtype.is_floating_point or i.dtype._name == "bool"):
+            arr = i._value()
+            if not isinstance(arr, jax.core.Tracer):
+                return int(np.asarray(arr))
+        return ("adv", i._value(), i.dtype._name)
+    if isinstance(i, (list, np.ndarray)) or (isinstance(i, tuple)):
+        a = np.asarray(i)
+        return ("adv", a, "bool" if a.dtype == np.bool_ else "int64")
+    if isinstance(i, (bool, np.bool_)):
+        return ("adv", np.asarray(i), "bool")
+    if _is_int(i) or i is None or i is Ellipsis or isinstance(i, slice):
+        return int(i) if _is_int(i) else i
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                     "Variables are valid indices (got " + type(i).__name__ + ")")
+
+
+def _components(x, index):
+    items = [_as_index(i) for i in (index if isinstance(index, tuple) else (index,))]
+    consumed = 0
+    for it in items:
+        if isinstance(it, tuple):
+            consumed += it[1].ndim if it[2] == "bool" else 1
+        elif it is not None and it is not Ellipsis:
+            consumed += 1
+    if sum(it is Ellipsis for it in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    out = []
+    for it in items:
+        if it is Ellipsis:
+            out.extend([slice(None)] * (x.ndim - consumed))
+        else:
+            out.append(it)
+    return out
+
+
+def getitem(x, index):
+    """``x[index]`` (Tensor.__getitem__)."""
+    items = _components(x, index)
+    if any(isinstance(it, tuple) for it in items):
+        structure, arrays = _advanced(x, items)
+        return call(INDEX, x, *arrays, static=(("structure", structure),))
+    t, dim = x, 0
+    for it in items:
+        if it is None:
+            t = shape.unsqueeze(t, dim)
+            dim += 1
+        elif isinstance(it, int):
+            size = t.shape[dim]
+            if not -size <= it < size:
+                raise IndexError(f"index {it} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+            t = shape.select(t, dim, it)
+        else:
+            if it != slice(None):
+                t = shape.slice_dim(t, dim, it.start, it.stop, 1 if it.step is None else it.step)
+            dim += 1
+    return shape.alias(x) if t is x else t
+
+
+def _advanced(x, items):
+    """(static structure, index arrays): bool masks become integer indices (eager only)."""
+    structure, arrays, dim = [], [], 0
+    for it in items:
+        if isinstance(it, tuple):
+            arr, kind = it[1], it[2]
+            if kind == "bool":
+                if isinstance(arr, jax.core.Tracer):
+                    raise RuntimeError("indexing with a boolean mask has a data-dependent shape "
+                                       "and cannot be traced; use torchlike.where(mask, x, y) "
+                                       "instead")
+                mask = np.asarray(arr)
+                want = tuple(x.shape[dim:dim + mask.ndim])
+                if mask.shape != want and mask.ndim:
+                    raise IndexError(f"The shape of the mask {list(mask.shape)} at index {dim} "
+                                     f"does not match the shape of the indexed tensor "
+                                     f"{list(want)} at index {dim}")
+                for nz in (np.nonzero(mask) if mask.ndim else (np.asarray(mask)[None],)):
+                    structure.append(("a", len(arrays)))
+                    arrays.append(np.asarray(nz, np.int64) if mask.ndim else mask)
+                    dim += 1 if mask.ndim else 0
+                continue
+            if kind not in ("int64", "int32", "int16", "int8", "uint8"):
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            if not isinstance(arr, jax.core.Tracer):
+                _check_bounds(np.asarray(arr), x.shape[dim], dim)
+            structure.append(("a", len(arrays)))
+            arrays.append(arr)
+            dim += 1
+        elif isinstance(it, slice):
+            structure.append(("s", it.start, it.stop, it.step))
+            dim += 1
+        else:
+            if isinstance(it, int):
+                _check_bounds(np.asarray(it), x.shape[dim], dim)
+                dim += 1
+            structure.append(it)
+    return tuple(structure), [Tensor._wrap(a) if not isinstance(a, Tensor) else a
+                              for a in map(_to_jax, arrays)]
+
+
+def _to_jax(a):
+    return a if isinstance(a, jax.Array) else jax.numpy.asarray(a)
+
+
+def _check_bounds(idx, size, dim):
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def setitem(x, index, value):
+    """``x[index] = value`` (Tensor.__setitem__): copy_ into a view, or index_put_."""
+    from .._creation import scalar_tensor
+    from .._inplace import inplace
+    if not isinstance(value, Tensor):
+        value = scalar_tensor(value, dtype=x.dtype, device=x.device)
+    items = _components(x, index)
+    if any(isinstance(it, tuple) for it in items):
+        structure, arrays = _advanced(x, items)
+        static = (("structure", structure), ("accumulate", False))
+        inplace(x, lambda: call(INDEX_PUT, x, value, *arrays, static=static))
+        return
+    copy_(getitem(x, index), value)
+
+
+COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype), dst.shape),
+          "CopyBackwards", saves=())
+
+
+def copy_(self, src, non_blocking=False):
+    """Mirrors ``Tensor.copy_``: write src (broadcast, cast) into self."""
+    from .._inplace import inplace
+    if isinstance(src, Tensor) and not _broadcastable(src.shape, self.shape):
+        raise RuntimeError(f"The size of tensor a ({self.shape[-1]}) must match the size of "
+                           f"tensor b ({src.shape[-1]}) at non-singleton dimension "
+                           f"{self.ndim - 1}")
+    return inplace(self, lambda: call(COPY, self, src))
+
+
+def _broadcastable(src, dst):
+    try:
+        return np.broadcast_shapes(tuple(src), tuple(dst)) == tuple(dst)
+    except ValueError:
+        return False
+
+
+def nonzero(input, *, as_tuple=False):
+    """Mirrors ``torch.nonzero`` (eager only: the result's shape depends on the values)."""
+    arr = input._value()
+    if isinstance(arr, jax.core.Tracer):
+        raise RuntimeError("nonzero() has a data-dependent output shape and cannot be traced; "
+                           "use torchlike.where(cond, x, y) instead")
+    nz = np.nonzero(np.asarray(arr).reshape(-1) if arr.ndim == 0 else np.asarray(arr))
+    if as_tuple:
+        return tuple(Tensor._wrap(jax.numpy.asarray(i, np.int64)) for i in nz)
+    return Tensor._wrap(jax.numpy.asarray(np.stack(nz, axis=1), np.int64))

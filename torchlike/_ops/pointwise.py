@@ -1,0 +1,299 @@
+"""Pointwise ops: arithmetic, unary maths, activations, comparisons, where, clamp.
+
+Each op is one jnp function; ``promote`` says how PyTorch types its operands ("common":
+promote_types with Python scalars weak; "float": integers compute in the default float dtype).
+``saves`` lists what PyTorch saves for backward (checked against in-place writes).
+"""
+import jax
+import jax.numpy as jnp
+
+from .._dispatch import Op, call, with_out as _out
+from .._tensor import Tensor
+
+_SCALAR = (bool, int, float, complex)
+
+
+def _binary(name, fn, node, promote="common", saves=None):
+    return Op(name, fn, node, saves=saves, promote=promote)
+
+
+ADD = _binary("add", jnp.add, "AddBackward0", saves=())
+ADD_ALPHA = Op("add", lambda a, b, alpha: a + alpha * b, "AddBackward0", saves=(),
+               promote="common", inputs=2, promote_args=2)
+SUB = _binary("sub", jnp.subtract, "SubBackward0", saves=())
+SUB_ALPHA = Op("sub", lambda a, b, alpha: a - alpha * b, "SubBackward0", saves=(),
+               promote="common", inputs=2, promote_args=2)
+RSUB = Op("rsub", lambda a, s: s - a, "RsubBackward1", saves=(), promote="common", inputs=1)
+MUL = _binary("mul", jnp.multiply, "MulBackward0")
+DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float")
+POW = _binary("pow", jnp.power, "PowBackward1")
+POW_SCALAR = Op("pow", lambda a, exponent: a ** exponent, "PowBackward0", saves=(0,),
+                promote="common")
+RPOW = Op("pow", lambda a, base: jnp.power(base, a), "PowBackward2", saves=("result",),
+          promote="common")
+REMAINDER = _binary("remainder", jnp.remainder, "RemainderBackward0", saves=())
+FLOOR_DIVIDE = _binary("floor_divide", jnp.floor_divide, "FloorDivideBackward0", saves=())
+MAXIMUM = _binary("maximum", jnp.maximum, "MaximumBackward0")
+MINIMUM = _binary("minimum", jnp.minimum, "MinimumBackward0")
+
+
+def _scalar_or_tensor(x, name):
+    if isinstance(x, (Tensor,) + _SCALAR):
+        return x
+    raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, not "
+                    f"{type(x).__name__}")
+
+
+def _arith(op, op_alpha, input, other, alpha):
+    other = _scalar_or_tensor(other, op.name)
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op.name}(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if alpha == 1:
+        return call(op, input, other)
+    return call(op_alpha, input, other, alpha)
+
+
+def add(input, other, *, alpha=1, out=None):
+    """Mirrors ``torch.add``: input + alpha * other."""
+    return _out(_arith(ADD, ADD_ALPHA, input, other, alpha), out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """Mirrors ``torch.sub``: input - alpha * other."""
+    return _out(_arith(SUB, SUB_ALPHA, input, other, alpha), out)
+
+
+def rsub(input, other, *, alpha=1):
+    """Mirrors ``torch.rsub``: other - alpha * input."""
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    return call(RSUB, input if alpha == 1 else mul(input, alpha), other)
+
+
+def mul(input, other, *, out=None):
+    """Mirrors ``torch.mul``."""
+    return _out(call(MUL, input, _scalar_or_tensor(other, "mul")), out)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """Mirrors ``torch.div`` (true division; ``rounding_mode`` 'trunc' or 'floor')."""
+    other = _scalar_or_tensor(other, "div")
+    if rounding_mode is None:
+        return _out(call(DIV, input, other), out)
+    if rounding_mode == "floor":
+        return _out(call(FLOOR_DIVIDE, input, other), out)
+    if rounding_mode == "trunc":
+        return _out(call(DIV_TRUNC, input, other), out)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+def _trunc_div(a, b):
+    if jnp.issubdtype(a.dtype, jnp.integer):
+        q = jnp.floor_divide(a, b)
+        return jnp.where((q < 0) & (q * b != a), q + 1, q)
+    return jnp.trunc(a / b)
+
+
+DIV_TRUNC = Op("div", _trunc_div, "DivBackward2", saves=(), promote="common")
+
+
+def true_divide(input, other, *, out=None):
+    return div(input, other, out=out)
+
+
+def reciprocal(input):
+    """Mirrors ``torch.reciprocal``."""
+    return call(RECIPROCAL, input)
+
+
+def rdiv(input, other):
+    """``other / input`` for a Python scalar ``other`` (PyTorch: reciprocal then mul)."""
+    return mul(reciprocal(input), other)
+
+
+def pow(input, exponent, *, out=None):
+    """Mirrors ``torch.pow`` (tensor ** tensor, tensor ** scalar, scalar ** tensor)."""
+    if isinstance(input, _SCALAR):
+        return _out(call(RPOW, exponent, static=(("base", input),)), out)
+    if isinstance(exponent, _SCALAR):
+        return _out(call(POW_SCALAR, input, static=(("exponent", exponent),)), out)
+    return _out(call(POW, input, exponent), out)
+
+
+def remainder(input, other, *, out=None):
+    """Mirrors ``torch.remainder`` (the result has the sign of the divisor, as Python's %)."""
+    if isinstance(input, _SCALAR):
+        from .._creation import scalar_tensor
+        input = scalar_tensor(input, like=other)
+    return _out(call(REMAINDER, input, _scalar_or_tensor(other, "remainder")), out)
+
+
+def floor_divide(input, other, *, out=None):
+    """Mirrors ``torch.floor_divide``."""
+    if isinstance(input, _SCALAR):
+        from .._creation import scalar_tensor
+        input = scalar_tensor(input, like=other)
+    return _out(call(FLOOR_DIVIDE, input, _scalar_or_tensor(other, "floor_divide")), out)
+
+
+def maximum(input, other, *, out=None):
+    """Mirrors ``torch.maximum`` (a tie sends half the gradient each way, as in PyTorch)."""
+    return _out(call(MAXIMUM, input, other), out)
+
+
+def minimum(input, other, *, out=None):
+    """Mirrors ``torch.minimum``."""
+    return _out(call(MINIMUM, input, other), out)
+
+
+# --- unary --------------------------------------------------------------------------------------
+
+def _unary(name, fn, node, saves=(0,), promote="float"):
+    op = Op(name, fn, node, saves=saves, promote=promote)
+
+    def public(input, *, out=None):
+        return _out(call(op, input), out)
+    public.__name__ = name
+    public.__doc__ = f"Mirrors ``torch.{name}``."
+    return op, public
+
+
+NEG, neg = _unary("neg", jnp.negative, "NegBackward0", saves=(), promote=None)
+ABS, abs = _unary("abs", jnp.abs, "AbsBackward0", promote=None)
+EXP, exp = _unary("exp", jnp.exp, "ExpBackward0", saves=("result",))
+LOG, log = _unary("log", jnp.log, "LogBackward0")
+SQRT, sqrt = _unary("sqrt", jnp.sqrt, "SqrtBackward0", saves=("result",))
+SIN, sin = _unary("sin", jnp.sin, "SinBackward0")
+COS, cos = _unary("cos", jnp.cos, "CosBackward0")
+TANH, tanh = _unary("tanh", jnp.tanh, "TanhBackward0", saves=("result",))
+SIGMOID, sigmoid = _unary("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", saves=("result",))
+RECIPROCAL, _ = _unary("reciprocal", jnp.reciprocal, "ReciprocalBackward0", saves=("result",))
+# NOTE: jax.nn.relu's derivative at 0 is 0, as PyTorch's (threshold_backward); relu(nan) = nan.
+RELU, relu = _unary("relu", jax.nn.relu, "ReluBackward0", saves=("result",), promote=None)
+negative = neg
+absolute = abs
+
+
+# --- comparisons and logic (bool results: never differentiable) ---------------------------------
+
+def _compare(name, fn):
+    op = Op(name, fn, None, saves=(), promote="common")
+
+    def public(input, other, *, out=None):
+        return _out(call(op, input, _scalar_or_tensor(other, name)), out)
+    public.__name__ = name
+    public.__doc__ = f"Mirrors ``torch.{name}``."
+    return public
+
+
+eq = _compare("eq", jnp.equal)
+ne = _compare("ne", jnp.not_equal)
+lt = _compare("lt", jnp.less)
+le = _compare("le", jnp.less_equal)
+gt = _compare("gt", jnp.greater)
+ge = _compare("ge", jnp.greater_equal)
+
+
+def _bitwise(name, fn):
+    op = Op(name, fn, None, saves=(), promote="common")
+
+    def public(input, other, *, out=None):
+        for t in (input, other):
+            if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
+                raise RuntimeError(f'"{name}_cpu" not implemented for '
+                                   f"'{_type_name(t.dtype)}'")
+        if isinstance(input, _SCALAR):
+            input, other = other, input
+        return _out(call(op, input, other), out)
+    public.__name__ = name
+    public.__doc__ = f"Mirrors ``torch.{name}``."
+    return public
+
+
+bitwise_and = _bitwise("bitwise_and", jnp.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", jnp.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", jnp.bitwise_xor)
+bitwise_left_shift = _bitwise("bitwise_left_shift", jnp.left_shift)
+bitwise_right_shift = _bitwise("bitwise_right_shift", jnp.right_shift)
+_BITWISE_NOT = Op("bitwise_not", jnp.invert, None, saves=())
+
+
+def bitwise_not(input, *, out=None):
+    """Mirrors ``torch.bitwise_not`` (logical not on bool tensors)."""
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    return _out(call(_BITWISE_NOT, input), out)
+
+
+def _type_name(dt):
+    from .._inplace import _scalar_type_name
+    return _scalar_type_name(dt)
+
+
+# --- where, clamp -------------------------------------------------------------------------------
+
+# cond comes last so that next_functions lists only (input, other), as in PyTorch.
+WHERE = Op("where", lambda a, b, cond: jnp.where(cond, a, b), "WhereBackward0", saves=(2,),
+           promote="common", inputs=2, promote_args=2)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """Mirrors ``torch.where(condition, input, other)``; the one-argument form is
+    ``condition.nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError("where(): argument 'condition' must be Tensor")
+    if condition.dtype._name != "bool":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_type_name(condition.dtype)}")
+    if isinstance(input, _SCALAR) and isinstance(other, _SCALAR):
+        from .._creation import scalar_tensor
+        input = scalar_tensor(input)
+    return _out(call(WHERE, input, other, condition), out)
+
+
+def _clamp(x, lo, hi):
+    # NOTE: written with where, not clip, so that the gradient reaches x on the bounds
+    # (PyTorch: grad * (min <= x <= max)), and min > max gives max everywhere.
+    if lo is not None:
+        x = jnp.where(x < lo, lo, x)
+    if hi is not None:
+        x = jnp.where(x > hi, hi, x)
+    return x
+
+
+CLAMP = Op("clamp", lambda x, min, max: _clamp(x, min, max), "ClampBackward1", saves=(0,),
+           promote="common")
+CLAMP_T = {
+    (True, True): Op("clamp", _clamp, "ClampBackward0", promote="common"),
+    (True, False): Op("clamp", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
+                      promote="common"),
+    (False, True): Op("clamp", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
+                      promote="common"),
+}
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Mirrors ``torch.clamp`` (scalar or tensor bounds)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        bounds = [b for b in (min, max) if b is not None]
+        op = CLAMP_T[(min is not None, max is not None)]
+        return _out(call(op, input, *bounds), out)
+    return _out(call(CLAMP, input, static=(("min", min), ("max", max))), out)
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+clip = clamp

@@ -1,0 +1,519 @@
+"""Tensor: the mutable facade over one jax.Array.
+
+NOTE [ views and in-place writes ]
+jax arrays are immutable; torchlike tensors are not.  An in-place op computes a new array and
+rebinds it inside the same Tensor, bumping the version counter that autograd checks.  A view
+(``x[0]``, ``x.view(..)``, ``x.t()``, ``x.detach()``) keeps its storage root and the chain of view
+steps that derives it from the root's array.  Writing through a view scatters the new values into
+the root (positions found by running the chain on an iota of the root's shape), and every view
+re-derives its array when the root's storage generation has moved since it last looked.
+``_gen`` counts storage writes (for staleness); the version counter (``_version``) is what
+autograd checks, and is shared by a root and its views as in PyTorch (``.data`` gets its own).
+"""
+import weakref
+
+import jax
+import numpy as np
+
+from . import _dtype as D
+from ._device import from_jax_device
+from .autograd.graph import AccumulateGrad, add_hook
+from .autograd.grad_mode import _state
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more informations.")
+
+
+class Tensor:
+    """Mirrors ``torch.Tensor``.  Build tensors with ``torchlike.tensor`` and the factories."""
+
+    # Per-instance fields that most tensors never set live here as class defaults, so making a
+    # Tensor on the hot path is one allocation and one attribute store.
+    _grad_fn = None
+    _output_nr = 0
+    _requires_grad = False
+    _grad = None
+    _acc = None            # weakref to this leaf's AccumulateGrad
+    _vc = None             # version counter: a one-element list, shared with views
+    _gen = 0               # storage generation of a root (bumped on every write)
+    _root = None           # views: the tensor that owns the storage
+    _chain = ()            # views: ((op, static), ...) from the root's array to this one
+    _seen = 0              # views: the root's _gen when _arr was last derived
+    _vbase = None          # views: what ``._base`` shows (None for detach()/.data)
+    _track = False         # views: created with autograd recording on
+    _strides = None        # None: contiguous
+    _retains = False
+    _is_param = False
+
+    def __new__(cls, *args, **kwargs):
+        # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
+        from ._creation import _legacy_new
+        return _legacy_new(cls, *args, **kwargs)
+
+    @staticmethod
+    def _wrap(arr):
+        t = object.__new__(Tensor)
+        t._arr = arr
+        return t
+
+    # --- storage, views, versions (NOTE [ views and in-place writes ]) --------------------------
+
+    def _value(self):
+        return self._arr if self._root is None else self._sync()
+
+    def _sync(self):
+        root = self._root
+        if root._gen != self._seen:
+            from ._ops import shape
+            self._arr = shape.apply_chain(root._arr, self._chain)
+            self._seen = root._gen
+            if self._track and root.requires_grad:
+                self._grad_fn = shape.as_strided_node(root, self._chain, self)
+                self._output_nr = 0
+        return self._arr
+
+    def _become_view(self, parent, op, static, track):
+        """Make this (fresh) output of a view op a view of ``parent``'s storage."""
+        root = parent if parent._root is None else parent._root
+        self._root = root
+        self._chain = parent._chain + ((op, static),)
+        self._seen = root._gen
+        self._vbase = root if parent._vbase is None and parent._root is None else (
+            parent._vbase or parent)
+        self._track = track or parent._track
+        self._vc = parent._version_counter()
+        self._strides = op.view(parent, self, dict(static))
+
+    def _alias(self, own_version):
+        """A view with no steps: what detach() (shared version) and .data (own) return."""
+        t = Tensor._wrap(self._value())
+        t._root = self if self._root is None else self._root
+        t._chain = self._chain
+        t._seen = t._root._gen
+        t._strides = self._strides
+        t._vc = [0] if own_version else self._version_counter()
+        return t
+
+    def _version_counter(self):
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0] if self._root is None else self._root._version_counter()
+        return vc
+
+    def _write(self, new_arr):
+        """Store new contents (already this tensor's shape and dtype) and bump versions."""
+        from ._ops import shape
+        if self._root is None:
+            self._arr = new_arr
+            self._gen += 1
+        else:
+            root = self._root
+            root._arr = shape.scatter_chain(root._value(), self._chain, new_arr)
+            root._gen += 1
+            self._arr = new_arr
+            self._seen = root._gen
+        self._version_counter()[0] += 1
+
+    @property
+    def _version(self):
+        return self._version_counter()[0]
+
+    @property
+    def _base(self):
+        if self._root is not None:
+            self._sync()
+        return self._vbase
+
+    def _is_view(self):
+        return self._vbase is not None
+
+    def _edge(self):
+        fn = self._grad_fn
+        if fn is not None:
+            return (fn, self._output_nr)
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return (acc, 0)
+
+    # --- metadata -------------------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._arr.shape)
+
+    def size(self, dim=None):
+        from ._size import Size
+        shape = self._arr.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    @property
+    def dtype(self):
+        return D.from_numpy_dtype(self._arr.dtype)
+
+    @property
+    def device(self):
+        arr = self._arr
+        if isinstance(arr, jax.core.Tracer):
+            from ._device import device as _dev
+            return _dev("cpu") if not hasattr(arr, "devices") else _dev("cpu")
+        return from_jax_device(next(iter(arr.devices())))
+
+    @property
+    def ndim(self):
+        return self._arr.ndim
+
+    def dim(self):
+        return self._arr.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return int(np.prod(self._arr.shape, dtype=np.int64))
+
+    nelement = numel
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + self.dtype._tensor_type
+        return self.to(D.to_dtype(dtype))
+
+    def stride(self, dim=None):
+        s = self._strides if self._strides is not None else _contiguous_strides(self._arr.shape)
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    def is_contiguous(self, memory_format=None):
+        return self._strides is None or self._strides == _contiguous_strides(self._arr.shape)
+
+    # --- autograd attributes --------------------------------------------------------------------
+
+    @property
+    def grad_fn(self):
+        if self._root is not None:
+            self._sync()
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def requires_grad(self):
+        if self._root is not None:
+            self._sync()
+        return self._requires_grad or self._grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
+        self._set_requires_grad(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Mirrors ``Tensor.requires_grad_``."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        self._set_requires_grad(requires_grad)
+        return self
+
+    def _set_requires_grad(self, value):
+        value = bool(value)
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = value
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains:
+            import warnings
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains
+
+    def retain_grad(self):
+        """Mirrors ``Tensor.retain_grad``: keep ``.grad`` for this non-leaf after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.is_leaf or self._retains:
+            return
+        fn = self._grad_fn
+        if fn._retains_grad is None:
+            fn._retains_grad = {}
+        fn._retains_grad[self._output_nr] = weakref.ref(self)
+        self._retains = True
+
+    def register_hook(self, hook):
+        """Mirrors ``Tensor.register_hook``: ``hook(grad)`` runs when this tensor's gradient is
+        computed; returning a tensor replaces the gradient.  Returns a removable handle."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        fn = self.grad_fn
+        if fn is None:
+            hooks = self.__dict__.setdefault("_hooks", {})
+        else:
+            hooks = fn._tensor_hooks(self._output_nr)
+        return add_hook(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Mirrors ``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after
+        the gradient was accumulated into this leaf's ``.grad``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        return add_hook(self.__dict__.setdefault("_post_acc_hooks", {}), hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Mirrors ``Tensor.backward``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """Mirrors ``Tensor.detach``: same storage (writes show on both), no autograd history."""
+        return self._alias(own_version=False)
+
+    def detach_(self):
+        """Mirrors ``Tensor.detach_``."""
+        if self._vbase is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views of "
+                               "DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                               "the solution.")
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self._alias(own_version=True)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        root = self if self._root is None else self._root
+        if root is not self:
+            raise RuntimeError("setting .data of a view is not supported: set it on its base")
+        self._arr = value._value()
+        self._strides = value._strides
+        self._gen += 1
+
+    # --- conversions ----------------------------------------------------------------------------
+
+    def item(self):
+        arr = self._value()
+        if arr.size != 1:
+            raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
+        return _py_scalar(np.asarray(arr).reshape(()))
+
+    def tolist(self):
+        a = np.asarray(self._value())
+        if self.dtype is D.bfloat16:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def numpy(self, *, force=False):
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.asarray(self._value())
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self._value())
+        return a if dtype is None else a.astype(dtype)
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._value().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._value().__dlpack_device__()
+
+    def __jax_array__(self):
+        return self._value()
+
+    def __len__(self):
+        if self._arr.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._arr.shape[0]
+
+    def __iter__(self):
+        if self._arr.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([self[i] for i in range(self._arr.shape[0])])
+
+    def _scalar_for_python(self, what):
+        arr = self._value()
+        if isinstance(arr, jax.core.Tracer):
+            raise RuntimeError(f"{what} of a traced Tensor: its value is not known while "
+                               "compiling. Use torchlike.where / tensor ops instead of Python "
+                               "control flow on tensor values.")
+        return arr
+
+    def __bool__(self):
+        arr = self._scalar_for_python("bool()")
+        if arr.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(np.asarray(arr).reshape(()))
+
+    def __float__(self):
+        arr = self._scalar_for_python("float()")
+        if arr.size != 1:
+            raise TypeError("only one element tensors can be converted to Python scalars")
+        return float(np.asarray(arr).reshape(()))
+
+    def __int__(self):
+        arr = self._scalar_for_python("int()")
+        if arr.size != 1:
+            raise TypeError("only one element tensors can be converted to Python scalars")
+        return int(np.asarray(arr).reshape(()))
+
+    def __complex__(self):
+        return complex(np.asarray(self._scalar_for_python("complex()")).reshape(()))
+
+    def __index__(self):
+        arr = self._scalar_for_python("index()")
+        if arr.size != 1 or self.dtype.is_floating_point or self.dtype.is_complex:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(np.asarray(arr).reshape(()))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import format_tensor
+        arr = self._value()
+        suffixes = []
+        fn = self.grad_fn
+        if fn is not None:
+            suffixes.append(("grad_fn", f"<{fn.name()}>"))
+        elif self._requires_grad:
+            suffixes.append(("requires_grad", "True"))
+        dt = self.dtype
+        show_dtype = dt not in (D.get_default_dtype(), D.default_complex(), D.int64, D.bool_)
+        if isinstance(arr, jax.core.Tracer):
+            body = f"tensor(<traced {dt._name}{list(arr.shape)}>"
+            return body + "".join(f", {k}={v}" for k, v in suffixes) + ")"
+        device = self.device
+        return format_tensor(np.asarray(arr), dtype_name=repr(dt), show_dtype=show_dtype,
+                             suffixes=suffixes,
+                             device_str=None if device.type == "cpu" else f"'{device}'")
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._arr.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, protocol):
+        from ._creation import _rebuild
+        return (_rebuild, (np.asarray(self._value()), self.dtype._name, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        from .autograd.grad_mode import no_grad
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        with no_grad():
+            new = self.clone()
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        if type(self) is not Tensor:
+            new.__class__ = type(self)
+            new.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith("_")})
+        memo[id(self)] = new
+        return new
+
+
+def _py_scalar(a):
+    if a.dtype == D.bfloat16._np:
+        a = a.astype(np.float32)
+    return a.item()
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def is_grad_recording():
+    return _state.grad_enabled

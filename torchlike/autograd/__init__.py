@@ -1,0 +1,150 @@
+"""torchlike.autograd: backward / grad over the graph torchlike records (mirrors torch.autograd)."""
+from . import graph
+from .anomaly_mode import detect_anomaly as detect_anomaly
+from .anomaly_mode import set_detect_anomaly as set_detect_anomaly
+from .engine import _seed, run_backward
+from .function import Function as Function
+from .function import once_differentiable as once_differentiable
+from .grad_mode import enable_grad as enable_grad
+from .grad_mode import inference_mode as inference_mode
+from .grad_mode import is_grad_enabled as is_grad_enabled
+from .grad_mode import no_grad as no_grad
+from .grad_mode import set_grad_enabled as set_grad_enabled
+
+__all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
+           "set_detect_anomaly", "functional", "gradcheck", "gradgradcheck", "graph"]
+
+
+def _tensors(x):
+    from .._tensor import Tensor
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
+    """The gradient to start from at each output (PyTorch's _make_grads)."""
+    from .._tensor import Tensor
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            arr = out._value()
+            g = _seed(arr) if arr.ndim == 0 else _seed(arr).reshape(arr.shape)
+            grads.append(Tensor._wrap(g) if create_graph else g)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        if g.shape != out.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} "
+                               f"and output[{i}] has a shape of {out.shape}.")
+        if g.dtype.is_complex != out.dtype.is_complex:
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required "
+                               f"to have the same dtype. Mismatch in dtype: grad_output[{i}] has "
+                               f"a dtype of {g.dtype} and output[{i}] has a dtype of "
+                               f"{out.dtype}.")
+        grads.append(g if create_graph else g._value())
+    return grads
+
+
+def _roots(outputs):
+    edges = []
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        edges.append(out._edge())
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Mirrors ``torch.autograd.backward``: accumulate d(tensors)/d(leaf) into each leaf's
+    ``.grad`` (or only into ``inputs`` when given)."""
+    outputs = _tensors(tensors)
+    grads = _tensors(grad_tensors if grad_tensors is not None else grad_variables)
+    if not grads:
+        grads = [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None and not _tensors(inputs):
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    inputs = _tensors(inputs)
+    roots = _roots(outputs)
+    root_grads = _root_grads(outputs, grads, create_graph)
+    if not inputs:
+        run_backward(roots, root_grads, retain_graph, create_graph)
+        return
+    leaves = [t for t in inputs if t.grad_fn is None]
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    non_leaves = [t for t in inputs if t.grad_fn is not None]
+    exec_targets = [t._edge()[0] for t in leaves]
+    capture = [t._edge() for t in non_leaves]
+    captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
+                            exec_targets=exec_targets)
+    from .._tensor import Tensor
+    for t, g in zip(non_leaves, captured):
+        if g is None:
+            continue
+        g = g if isinstance(g, Tensor) else Tensor._wrap(g)
+        t._grad = (g if create_graph else g.detach()) if t._grad is None else t._grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Mirrors ``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``, returned
+    as a tuple (nothing is accumulated into ``.grad``)."""
+    from .._tensor import Tensor
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _tensors(outputs)
+    ins = _tensors(inputs)
+    gouts = _tensors(grad_outputs) or [None] * len(outs)
+    if len(gouts) != len(outs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(gouts)} "
+                           f"gradients and {len(outs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element of inputs, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _roots(outs)
+    root_grads = _root_grads(outs, gouts, create_graph)
+    captured = run_backward(roots, root_grads, retain_graph, create_graph,
+                            capture=[t._edge() for t in ins])
+    result = []
+    for i, (t, g) in enumerate(zip(ins, captured)):
+        if g is None:
+            if materialize_grads:
+                from .._creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
+        elif not isinstance(g, Tensor):
+            g = Tensor._wrap(g)
+        result.append(g)
+    return tuple(result)
+
+
+# from . import functional  # noqa: E402  (functional builds on grad above)
+# from .gradcheck import gradcheck as gradcheck  # noqa: E402
+# from .gradcheck import gradgradcheck as gradgradcheck  # noqa: E402

@@ -1,0 +1,213 @@
+"""The backward engine: one iterative walk over the graph (no recursion limit).
+
+Order of work per node, as in PyTorch's engine: tensor hooks of its outputs, then retain_grad,
+then the node's pre-hooks, the node itself, its post-hooks.  Ready nodes run latest-created
+first; an AccumulateGrad runs as soon as it is ready.
+"""
+import heapq
+import itertools
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from . import anomaly_mode
+from .grad_mode import _state as _grad_state
+from .graph import AccumulateGrad
+
+_add = jax.jit(jnp.add)
+_SEEDS = {}
+
+
+def _seed(arr):
+    """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output."""
+    key = (arr.dtype, getattr(arr, "sharding", None))
+    s = _SEEDS.get(key)
+    if s is None:
+        s = _SEEDS[key] = jnp.ones((), arr.dtype)
+    return s
+
+
+def _accumulate(a, b):
+    if a is None:
+        return b
+    if isinstance(a, jax.Array) and isinstance(b, jax.Array):
+        return _add(a, b)
+    from .._tensor import Tensor
+    a = a if isinstance(a, Tensor) else Tensor._wrap(a)
+    return a + b
+
+
+def _as_tensor(g):
+    from .._tensor import Tensor
+    return g if g is None or isinstance(g, Tensor) else Tensor._wrap(g)
+
+
+def _as_grad(g, create_graph):
+    """Back to the engine's currency: Tensors under create_graph, arrays otherwise."""
+    from .._tensor import Tensor
+    if g is None or not isinstance(g, Tensor):
+        return g
+    return g if create_graph else g._value()
+
+
+def _call_tensor_hooks(fn_hooks, g, create_graph):
+    for hook in tuple(fn_hooks.values()):
+        r = hook(_as_tensor(g))
+        if r is not None:
+            g = _as_grad(r, create_graph)
+    return g
+
+
+def _tensor_pre_hooks(node, buf, create_graph):
+    """Hooks registered on the tensors this node produced, then retain_grad (always last)."""
+    if isinstance(node, AccumulateGrad):
+        hooks = node.variable.__dict__.get("_hooks")
+        if hooks:
+            buf[0] = _call_tensor_hooks(hooks, buf[0], create_graph)
+        return buf
+    if node._tensor_pre_hooks:
+        for nr, hooks in node._tensor_pre_hooks.items():
+            if hooks and buf[nr] is not None:
+                buf[nr] = _call_tensor_hooks(hooks, buf[nr], create_graph)
+    if node._retains_grad:
+        for nr, ref in node._retains_grad.items():
+            t = ref()
+            if t is not None and buf[nr] is not None:
+                g = _as_tensor(buf[nr])
+                t._grad = g.detach().clone() if t._grad is None and not create_graph else (
+                    g if t._grad is None else t._grad + g)
+    return buf
+
+
+def call_node(node, grads, create_graph=False):
+    """Run one node with its pre- and post-hooks (also what ``grad_fn(*grads)`` does)."""
+    grads = list(grads)
+    if node._pre_hooks:
+        for hook in tuple(node._pre_hooks.values()):
+            r = hook(tuple(_as_tensor(g) for g in grads))
+            if r is not None:
+                grads = [_as_grad(g, create_graph) for g in r]
+    if node._trace is not None:
+        outs = _apply_with_trace(node, grads, create_graph)
+    else:
+        outs = node.apply(grads, create_graph)
+    if node._post_hooks:
+        for hook in tuple(node._post_hooks.values()):
+            r = hook(tuple(_as_tensor(g) for g in outs), tuple(_as_tensor(g) for g in grads))
+            if r is not None:
+                outs = [_as_grad(g, create_graph) for g in r]
+    return outs
+
+
+def _apply_with_trace(node, grads, create_graph):
+    """Anomaly mode: name the failing node and show the forward call that created it."""
+    try:
+        outs = node.apply(grads, create_graph)
+        if anomaly_mode._state.check_nan:
+            for i, o in enumerate(outs):
+                if o is not None and bool(jnp.isnan(_as_grad(o, False)).any()):
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                       f"{i}th output.")
+        return outs
+    except Exception:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{node._trace}", stacklevel=2)
+        raise
+
+
+def _discover(roots):
+    """Every node reachable from the roots, parents before children (DFS post-order reversed)."""
+    order, seen = [], set()
+    stack = [(n, False) for n in roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for child, _ in node.next_functions:
+            if child is not None and child not in seen:
+                stack.append((child, False))
+    order.reverse()
+    return order
+
+
+def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec_targets=None):
+    """Propagate ``root_grads`` from the root edges.
+
+    capture: list of edges whose incoming gradient is returned (autograd.grad); when given (or
+    exec_targets is), only nodes on a path to a capture edge or an exec target run.
+    Returns the captured gradients (None where nothing arrived)."""
+    root_nodes = [e[0] for e in roots]
+    order = _discover(root_nodes)
+    if capture is None and exec_targets is None:
+        needed = set(order)
+        capture_nodes = set()
+    else:
+        capture_nodes = {e[0] for e in capture or ()}
+        targets = set(exec_targets or ()) | capture_nodes
+        needed, reach = set(), set()
+        for node in reversed(order):   # children first
+            if node in targets or any(c in reach for c, _ in node.next_functions):
+                reach.add(node)
+                if node not in capture_nodes or node in (exec_targets or ()) or any(
+                        c in reach for c, _ in node.next_functions):
+                    needed.add(node)
+    relevant = needed | capture_nodes
+    deps = dict.fromkeys(relevant, 0)
+    for node in needed:
+        for child, _ in node.next_functions:
+            if child in deps:
+                deps[child] += 1
+
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_outputs(node)
+        buf[nr] = _accumulate(buf[nr], g)
+    tie = itertools.count()
+    ready = [(-n._seq, next(tie), n) for n in buffers if deps.get(n, 0) == 0 and n in relevant]
+    heapq.heapify(ready)
+    captured = {}
+
+    prev = _grad_state.grad_enabled
+    _grad_state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            buf = _tensor_pre_hooks(node, buffers.pop(node), create_graph)
+            if node in capture_nodes:
+                for nr, g in enumerate(buf):
+                    captured[(node, nr)] = g
+            if node not in needed:
+                continue
+            if any(g is not None for g in buf):
+                outs = call_node(node, buf, create_graph)
+                if not keep_graph:
+                    node.release()
+            else:   # nothing flowed into this node: nothing flows out of it
+                outs = ()
+            for i, (child, nr) in enumerate(node.next_functions):
+                if child not in deps:
+                    continue
+                cbuf = buffers.get(child)
+                if cbuf is None:
+                    cbuf = buffers[child] = [None] * _num_outputs(child)
+                g = outs[i] if i < len(outs) else None
+                if g is not None:
+                    cbuf[nr] = _accumulate(cbuf[nr], g)
+                deps[child] -= 1
+                if deps[child] == 0:
+                    heapq.heappush(ready, (-child._seq, next(tie), child))
+    finally:
+        _grad_state.grad_enabled = prev
+    return [captured.get(tuple(e)) for e in capture or ()]
+
+
+def _num_outputs(node):
+    return getattr(node, "num_outputs", 1)

@@ -1,0 +1,290 @@
+"""Autograd graph nodes: the ``grad_fn`` objects users see.
+
+A Node is the backward of one forward op.  ``next_functions`` holds one ``(node, output_nr)`` edge
+per forward input (``(None, 0)`` where the input needs no grad), exactly as PyTorch shows it.
+"""
+import itertools
+import math
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import anomaly_mode
+
+_seq = itertools.count()
+
+RELEASED_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+_NODE_CLASSES = {}
+
+
+def node_class(name):
+    """The Node subclass named ``name`` (``MulBackward0``, ...), made once per name so that
+    ``type(t.grad_fn).__name__`` and reprs read as in PyTorch."""
+    cls = _NODE_CLASSES.get(name)
+    if cls is None:
+        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__module__": "torchlike.autograd"})
+    return cls
+
+
+class RemovableHandle:
+    """Mirrors ``torch.utils.hooks.RemovableHandle``."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self._dict_ref = weakref.ref(hooks_dict)
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        d = self._dict_ref()
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(hooks, fn):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class Node:
+    """Mirrors ``torch.autograd.graph.Node``."""
+
+    next_functions = ()
+    _pre_hooks = None        # register_prehook: fn(grad_outputs) -> new grad_outputs or None
+    _post_hooks = None       # register_hook: fn(grad_inputs, grad_outputs) -> new grad_inputs
+    _tensor_pre_hooks = None  # output_nr -> {id: fn(grad)}: hooks of non-leaf tensors
+    _retains_grad = None     # output_nr -> weakref to the tensor that called retain_grad()
+    _trace = None            # forward stack, kept in anomaly mode
+    _metadata = None
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node; it may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def _tensor_hooks(self, nr):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return self._tensor_pre_hooks.setdefault(nr, {})
+
+    def release(self):
+        """Free what this node saved for backward (nothing, by default)."""
+
+    def __call__(self, *grads):
+        from .engine import call_node
+        return call_node(self, grads)
+
+
+class AccumulateGrad(Node):
+    """The edge into a leaf: adds the incoming gradient to ``variable.grad``."""
+
+    _seq = math.inf   # runs as soon as it is ready, as in PyTorch
+    num_outputs = 1
+    _has_saved = False
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def apply(self, grads, create_graph):
+        from .._tensor import Tensor
+        var = self.variable
+        g = grads[0]
+        if g is None:
+            return ()
+        old = var._grad
+        if old is None:
+            var._grad = g.detach() if (isinstance(g, Tensor) and not create_graph) else (
+                g if isinstance(g, Tensor) else Tensor._wrap(g))
+        elif create_graph or old.requires_grad:
+            var._grad = old + g
+        else:
+            with _no_grad():
+                old.add_(g if isinstance(g, Tensor) else Tensor._wrap(g))
+        hooks = var.__dict__.get("_post_acc_hooks")
+        if hooks:
+            for fn in tuple(hooks.values()):
+                fn(var)
+        return ()
+
+
+def _no_grad():
+    from .grad_mode import no_grad
+    return no_grad()
+
+
+_DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
+
+
+class OpNode(Node):
+    """The backward of one op of the op table: the VJP of ``op.fn`` at the saved primals."""
+
+    def __init__(self, op, static, dt, primals, edges, outs):
+        self._seq = next(_seq)
+        self._op = op
+        self._static = static
+        self._dt = dt
+        self._primals = primals
+        self.next_functions = tuple((None, 0) if e is None else e for e in edges)
+        self._mask = tuple(i for i, e in enumerate(edges) if e is not None)
+        if len(outs) == 1:
+            self.out_diff = (outs[0]._arr.dtype.kind in _DIFF_KINDS,)
+            self._out_mask = None
+            self._out_meta = None
+        else:
+            self.out_diff = tuple(o._arr.dtype.kind in _DIFF_KINDS for o in outs)
+            self._out_mask = self.out_diff
+            self._out_meta = tuple((o._arr.shape, o._arr.dtype) for o in outs)
+        self.differentiable = any(self.out_diff)
+        self._saved = ()
+        if anomaly_mode._state.enabled:
+            self._trace = anomaly_mode.forward_trace()
+
+    @property
+    def num_outputs(self):
+        return len(self.out_diff)
+
+    @property
+    def _has_saved(self):
+        return self._op.saves != ()
+
+    def save_versions(self, args, outs):
+        """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
+        from .._tensor import Tensor
+        saves = self._op.saves
+        if saves == ():
+            return
+        if saves is None:
+            idx = range(len(args))
+        elif saves == "indices":   # the extra operands after the graph inputs
+            idx = range(self._op.inputs, len(args))
+        else:
+            idx = saves
+        saved = []
+        for i in idx:
+            if i == "result":
+                t = outs[0]
+                saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype))
+            elif isinstance(args[i], Tensor):
+                t = args[i]
+                vc = t._version_counter()
+                saved.append((vc, vc[0], t, None, None))
+        self._saved = tuple(saved)
+
+    def _check_versions(self):
+        for vc, version, t, shape, dtype in self._saved:
+            if vc[0] != version:
+                if t is None:
+                    where = f"[torch.{dtype._tensor_type} {list(shape)}], which is output 0 of " \
+                            f"{_short(self.name())},"
+                else:
+                    where = f"[torch.{t.dtype._tensor_type} {list(t.shape)}]"
+                    if t._grad_fn is not None:
+                        where += f", which is output {t._output_nr} of {_short(t._grad_fn.name())},"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an "
+                    f"inplace operation: {where} is at version {vc[0]}; expected version "
+                    f"{version} instead. Hint: enable anomaly detection to find the operation "
+                    "that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+    def release(self):
+        """Free the saved primals after a backward without retain_graph.  A linear op (one that
+        PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
+        PyTorch."""
+        if self._primals is None:
+            return
+        if self._op.saves == ():
+            self._primals = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype)
+                                  if isinstance(a, jax.Array) else a for a in self._primals)
+        else:
+            self._primals = None
+
+    def _live_primals(self):
+        if self._primals is None:
+            raise RuntimeError(RELEASED_ERROR)
+        return tuple(jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a
+                     for a in self._primals)
+
+    def _fill(self, grads):
+        """Gradients for the differentiable outputs, zeros where none arrived."""
+        from .._tensor import Tensor
+        out = []
+        for nr, g in enumerate(grads):
+            if not self.out_diff[nr]:
+                continue
+            if g is None:
+                shape, dtype = self._out_meta[nr]
+                g = jnp.zeros(shape, dtype)
+            out.append(g._value() if isinstance(g, Tensor) else g)
+        return out
+
+    def apply(self, grads, create_graph):
+        from .. import _dispatch
+        from .._tensor import Tensor
+        self._check_versions()
+        primals = self._live_primals()
+        gs = self._fill(grads)
+        g = gs[0] if self._out_mask is None else tuple(gs)
+        traced = _dispatch._is_traced(primals) or _dispatch._is_traced(gs)
+        op, static, dt, mask = self._op, self._static, self._dt, self._mask
+        if create_graph:
+            bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
+            g_tensors = [g if isinstance(g, Tensor) else Tensor._wrap(g)
+                         for g, d in zip(grads, self.out_diff) if d and g is not None]
+            if len(g_tensors) != len(gs):   # some outputs got no gradient: use zeros
+                g_tensors = [Tensor._wrap(x) for x in gs]
+            edges = [t._edge() if t.requires_grad else None for t in g_tensors]
+            edges += [e if e[0] is not None else None for e in self.next_functions]
+            arrays = tuple(t._value() for t in g_tensors) + primals
+            fn = _dispatch._raw_fn(bop, (), None) if traced else _dispatch.forward_fn(bop, (), None)
+            outs = _dispatch.record(bop, (), None, arrays, edges if any(edges) else None,
+                                    fn(*arrays))
+        else:
+            outs = _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced)(g, *primals)
+        result = [None] * len(self.next_functions)
+        for i, o in zip(mask, outs):
+            result[i] = o
+        return result
+
+
+def _short(name):
+    """'ExpBackward0' -> 'Exp', as PyTorch names the op in its version-counter error."""
+    for suffix in ("Backward0", "Backward1", "Backward"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def is_diff_dtype(np_dtype):
+    return np.dtype(np_dtype).kind in _DIFF_KINDS
