@@ -35,7 +35,8 @@ class Op:
         self.name = name
         self.fn = fn
         self.node = node
-        # None: every tensor input is saved (the safe default); () marks a linear op.
+        # None: every tensor input is saved (the safe default); () marks a linear op; a dict
+        # {input: inputs its gradient needs} saves only what the inputs requiring grad need.
         self.saves = saves
         # None: inputs keep their dtypes; "common": PyTorch promotion; "float": promotion then
         # integers become the default float dtype; "compare": promote, output stays bool.
@@ -135,11 +136,30 @@ def call(op, *args, static=()):
                 edges[i] = a._edge()
         else:
             arrays.append(a)
-    if _is_traced(arrays):
-        out = _raw_fn(op, static, dt)(*arrays)
-    else:
-        out = forward_fn(op, static, dt)(*arrays)
+    try:
+        if _is_traced(arrays):
+            out = _raw_fn(op, static, dt)(*arrays)
+        else:
+            out = forward_fn(op, static, dt)(*arrays)
+    except (TypeError, ValueError) as e:
+        if "broadcast" in str(e):
+            raise RuntimeError(_broadcast_message(arrays)) from None
+        raise
     return wrap_outputs(op, static, dt, out, args, arrays, edges)
+
+
+def _broadcast_message(arrays):
+    """PyTorch's wording for the first pair of operand shapes that do not broadcast."""
+    shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+    a = shapes[0]
+    for b in shapes[1:]:
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+        for d in range(n - 1, -1, -1):
+            if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
+                return (f"The size of tensor a ({pa[d]}) must match the size of tensor b "
+                        f"({pb[d]}) at non-singleton dimension {d}")
+    return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
 def wrap_outputs(op, static, dt, out, args, arrays, edges):
@@ -148,7 +168,7 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges):
     multi = isinstance(out, (tuple, list))
     outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
     if edges is not None:
-        node = op._node_cls(op, static, dt, tuple(arrays), tuple(edges), outs)
+        node = op._node_cls(op, static, dt, tuple(arrays), tuple(edges), outs, multi)
         if node.differentiable:
             node.save_versions(args, outs)
             for nr, t in enumerate(outs):

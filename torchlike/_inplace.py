@@ -60,22 +60,27 @@ def store(self, out):
             new_root = shape.call(shape.COPY_SLICES, root, out,
                                   static=(("chain", self._chain),))
             _rebind(root, new_root)
+        _adopt_saved(out._grad_fn, self, out)
         return self
     self._write(out._value())
     return self
 
 
 def _rebind(self, out):
-    """self takes out's array and grad_fn; saved-version records of the new node follow self."""
+    """self takes out's array and grad_fn, and its version moves on."""
     self._arr = out._value()
     self._gen += 1
-    vc = self._version_counter()
-    vc[0] += 1
-    node = out._grad_fn
-    self._grad_fn = node
+    self._version_counter()[0] += 1
+    self._grad_fn = out._grad_fn
     self._output_nr = out._output_nr
+
+
+def _adopt_saved(node, self, out):
+    """The in-place op's own node saved ``self`` (or its result, now ``self``): it saved them
+    at the version the write just produced, so later writes, not this one, are caught."""
     saved = getattr(node, "_saved", ())
     if saved:
+        vc = self._version_counter()
         node._saved = tuple(
             (vc, vc[0], t, s, d) if (t is self or c is out._vc) else (c, v, t, s, d)
             for c, v, t, s, d in saved)

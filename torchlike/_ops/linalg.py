@@ -35,12 +35,14 @@ def _matmul(a, b, precision):
 _MATMUL_NODE = {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0",
                 (1, 2): "SqueezeBackward4", (2, 3): "CloneBackward0"}
 _MATMUL_OPS = {}
+# each operand's gradient needs the other operand
+_CROSS = {0: (1,), 1: (0,)}
 
 
 def _matmul_op(node):
     op = _MATMUL_OPS.get(node)
     if op is None:
-        op = _MATMUL_OPS[node] = Op("matmul", _matmul, node)
+        op = _MATMUL_OPS[node] = Op("matmul", _matmul, node, saves=_CROSS)
     return op
 
 
@@ -84,10 +86,10 @@ def _rows(a):
     return n
 
 
-MM = Op("mm", _matmul, "MmBackward0")
-BMM = Op("bmm", _matmul, "BmmBackward0")
-MV = Op("mv", _matmul, "MvBackward0")
-DOT = Op("dot", _matmul, "DotBackward0")
+MM = Op("mm", _matmul, "MmBackward0", saves=_CROSS)
+BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS)
+MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)
+DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 
 
 def mm(input, mat2, *, out=None):

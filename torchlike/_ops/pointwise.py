@@ -24,8 +24,8 @@ SUB = _binary("sub", jnp.subtract, "SubBackward0", saves=())
 SUB_ALPHA = Op("sub", lambda a, b, alpha: a - alpha * b, "SubBackward0", saves=(),
                promote="common", inputs=2, promote_args=2)
 RSUB = Op("rsub", lambda a, s: s - a, "RsubBackward1", saves=(), promote="common", inputs=1)
-MUL = _binary("mul", jnp.multiply, "MulBackward0")
-DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float")
+MUL = _binary("mul", jnp.multiply, "MulBackward0", saves={0: (1,), 1: (0,)})
+DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float", saves={0: (1,), 1: (0, 1)})
 POW = _binary("pow", jnp.power, "PowBackward1")
 POW_SCALAR = Op("pow", lambda a, exponent: a ** exponent, "PowBackward0", saves=(0,),
                 promote="common")

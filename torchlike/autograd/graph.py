@@ -75,6 +75,9 @@ class Node:
     def name(self):
         return type(self).__name__
 
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
     @property
     def metadata(self):
         if self._metadata is None:
@@ -149,7 +152,7 @@ _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 class OpNode(Node):
     """The backward of one op of the op table: the VJP of ``op.fn`` at the saved primals."""
 
-    def __init__(self, op, static, dt, primals, edges, outs):
+    def __init__(self, op, static, dt, primals, edges, outs, multi=False):
         self._seq = next(_seq)
         self._op = op
         self._static = static
@@ -157,7 +160,7 @@ class OpNode(Node):
         self._primals = primals
         self.next_functions = tuple((None, 0) if e is None else e for e in edges)
         self._mask = tuple(i for i, e in enumerate(edges) if e is not None)
-        if len(outs) == 1:
+        if not multi:
             self.out_diff = (outs[0]._arr.dtype.kind in _DIFF_KINDS,)
             self._out_mask = None
             self._out_meta = None
@@ -188,6 +191,8 @@ class OpNode(Node):
             idx = range(len(args))
         elif saves == "indices":   # the extra operands after the graph inputs
             idx = range(self._op.inputs, len(args))
+        elif isinstance(saves, dict):   # what each input's gradient needs, as PyTorch saves it
+            idx = sorted({j for i in self._mask for j in saves.get(i, ())})
         else:
             idx = saves
         saved = []
