@@ -167,7 +167,7 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges):
     from ._tensor import Tensor
     multi = isinstance(out, (tuple, list))
     outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
-    if edges is not None:
+    if edges is not None and op._node_cls is not None:
         node = op._node_cls(op, static, dt, tuple(arrays), tuple(edges), outs, multi)
         if node.differentiable:
             node.save_versions(args, outs)

@@ -82,8 +82,11 @@ class Tensor:
         self._root = root
         self._chain = parent._chain + ((op, static),)
         self._seen = root._gen
-        self._vbase = root if parent._vbase is None and parent._root is None else (
-            parent._vbase or parent)
+        # what ._base shows: the root, or a detached alias the view chain started from
+        if parent._vbase is not None:
+            self._vbase = parent._vbase
+        else:
+            self._vbase = parent
         self._track = track or parent._track
         self._vc = parent._version_counter()
         self._strides = op.view(parent, self, dict(static))

@@ -179,9 +179,8 @@ def copy_(self, src, non_blocking=False):
     """Mirrors ``Tensor.copy_``: write src (broadcast, cast) into self."""
     from .._inplace import inplace
     if isinstance(src, Tensor) and not _broadcastable(src.shape, self.shape):
-        raise RuntimeError(f"The size of tensor a ({self.shape[-1]}) must match the size of "
-                           f"tensor b ({src.shape[-1]}) at non-singleton dimension "
-                           f"{self.ndim - 1}")
+        from .._dispatch import _broadcast_message
+        raise RuntimeError(_broadcast_message([self._arr, src._arr]))
     return inplace(self, lambda: call(COPY, self, src))
 
 

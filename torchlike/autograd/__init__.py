@@ -145,6 +145,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-# from . import functional  # noqa: E402  (functional builds on grad above)
-# from .gradcheck import gradcheck as gradcheck  # noqa: E402
-# from .gradcheck import gradgradcheck as gradgradcheck  # noqa: E402
+from . import functional  # noqa: E402  (functional builds on grad above)
+from .gradcheck import gradcheck as gradcheck  # noqa: E402
+from .gradcheck import gradgradcheck as gradgradcheck  # noqa: E402

@@ -5,7 +5,6 @@ per forward input (``(None, 0)`` where the input needs no grad), exactly as PyTo
 """
 import itertools
 import math
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -40,13 +39,11 @@ class RemovableHandle:
     _ids = itertools.count()
 
     def __init__(self, hooks_dict):
-        self._dict_ref = weakref.ref(hooks_dict)
+        self._hooks = hooks_dict
         self.id = next(RemovableHandle._ids)
 
     def remove(self):
-        d = self._dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
+        self._hooks.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -1,0 +1,286 @@
+"""Eager-mode latency of torchlike next to hand-written JAX and real PyTorch.
+
+    python scripts/bench_eager.py [--json PATH] [--budget SECONDS]
+
+Cases (64x64 float32 unless said otherwise):
+  a. one op, no grad:          a * b
+  b. one recorded op:          a * b, where a requires grad (jax: jax.vjp of the mul)
+  c. mul + sum + backward:     (a * b).sum().backward()   (jax: eager jax.grad)
+  d. tiny MLP SGD step:        32-64-64-4, batch 16, relu, MSE loss; zero grads, backward,
+                               p -= lr * p.grad under no_grad for the 6 parameters.
+                               jax eager: un-jitted jax.value_and_grad + tree_map update;
+                               jax jit: jax.jit(jax.value_and_grad(loss)) + update in one program.
+
+Each measurement warms up first, then times windows of --window back-to-back repetitions with
+time.perf_counter, waiting for the window's last result (block_until_ready) before stopping the
+clock, so jax's asynchronous dispatch cannot hide work; a sample is window time / window.  The
+default window of 10 amortises the ~30-40 us it costs to wake a waiting thread on CPU (a cost torch,
+being synchronous, never pays); --window 1 waits after every single repetition.  Reports the median
+and p10/p90 of the samples in microseconds.  Timings are printed, never asserted.
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import torchlike  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # the torch columns are left empty
+    torch = None
+
+N = 64
+MLP_SIZES = (32, 64, 64, 4)
+BATCH = 16
+LR = 0.01
+
+
+def measure(fn, wait, budget_s, window, min_samples=30, max_reps=20000):
+    """Time ``fn`` in windows of ``window`` back-to-back calls, waiting for the last result at
+    the end of each window; one sample = window time / window, in µs."""
+    warm_end = time.perf_counter() + 0.15 * budget_s
+    for i in range(max_reps):  # warm-up: jit caches, allocator
+        wait(fn())
+        if i >= 2 and time.perf_counter() > warm_end:
+            break
+    samples = []
+    deadline = time.perf_counter() + budget_s
+    while len(samples) < min_samples or (time.perf_counter() < deadline
+                                         and len(samples) * window < max_reps):
+        t0 = time.perf_counter()
+        for _ in range(window):
+            out = fn()
+        wait(out)
+        samples.append((time.perf_counter() - t0) / window)
+    us = np.asarray(samples) * 1e6
+    return {"median_us": float(np.median(us)), "p10_us": float(np.percentile(us, 10)),
+            "p90_us": float(np.percentile(us, 90)), "reps": len(us) * window}
+
+
+def wait_jax(out):
+    jax.block_until_ready(out)
+
+
+def wait_torchlike(out):
+    """Wait for the jax arrays behind a torchlike tensor or a list of them."""
+    tensors = out if isinstance(out, (list, tuple)) else [out]
+    jax.block_until_ready([t.__jax_array__() for t in tensors])
+
+
+def wait_torch(out):
+    """Real torch on CPU is synchronous: nothing to wait for."""
+
+
+# --- the same inputs for everyone ------------------------------------------------------------
+
+def make_data():
+    rng = np.random.default_rng(0)
+    data = {"a": rng.standard_normal((N, N), dtype=np.float32),
+            "b": rng.standard_normal((N, N), dtype=np.float32),
+            "x": rng.standard_normal((BATCH, MLP_SIZES[0]), dtype=np.float32),
+            "y": rng.standard_normal((BATCH, MLP_SIZES[-1]), dtype=np.float32)}
+    params = []
+    for fan_in, fan_out in zip(MLP_SIZES[:-1], MLP_SIZES[1:]):
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, (fan_out,)).astype(np.float32))
+    data["params"] = params
+    return data
+
+
+# --- torch-style code, shared by torchlike and real torch --------------------------------------
+
+def torch_style_cases(lib, data):
+    """The four cases for ``lib`` (torchlike or torch); each returns what to wait for."""
+    a = lib.tensor(data["a"])
+    b = lib.tensor(data["b"])
+    a_rg = lib.tensor(data["a"], requires_grad=True)
+    x = lib.tensor(data["x"])
+    y = lib.tensor(data["y"])
+    params = [lib.tensor(p, requires_grad=True) for p in data["params"]]
+
+    def op_no_grad():
+        return a * b
+
+    def op_recorded():
+        return a_rg * b
+
+    def mul_sum_backward():
+        a_rg.grad = None
+        (a_rg * b).sum().backward()
+        return a_rg.grad
+
+    def mlp_step():
+        w1, b1, w2, b2, w3, b3 = params
+        h = lib.relu(x @ w1 + b1)
+        h = lib.relu(h @ w2 + b2)
+        loss = ((h @ w3 + b3 - y) ** 2).mean()
+        for p in params:
+            p.grad = None
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= LR * p.grad
+        return [loss, *params]
+
+    return {"a": op_no_grad, "b": op_recorded, "c": mul_sum_backward, "d": mlp_step}, params
+
+
+# --- hand-written JAX --------------------------------------------------------------------------
+
+def mlp_loss(params, x, y):
+    w1, b1, w2, b2, w3, b3 = params
+    h = jax.nn.relu(x @ w1 + b1)
+    h = jax.nn.relu(h @ w2 + b2)
+    return jnp.mean((h @ w3 + b3 - y) ** 2)
+
+
+def sgd(params, grads):
+    return [p - LR * g for p, g in zip(params, grads)]
+
+
+def jax_cases(data):
+    a, b = jnp.asarray(data["a"]), jnp.asarray(data["b"])
+    x, y = jnp.asarray(data["x"]), jnp.asarray(data["y"])
+    state = {"eager": [jnp.asarray(p) for p in data["params"]],
+             "jit": [jnp.asarray(p) for p in data["params"]]}
+    mul = lambda a, b: a * b  # noqa: E731
+    mul_sum_grad = jax.grad(lambda a, b: jnp.sum(a * b))
+    value_and_grad = jax.value_and_grad(mlp_loss)
+
+    @jax.jit
+    def jit_step(params, x, y):
+        loss, grads = jax.value_and_grad(mlp_loss)(params, x, y)
+        return loss, sgd(params, grads)
+
+    def mlp_eager():
+        loss, grads = value_and_grad(state["eager"], x, y)
+        state["eager"] = sgd(state["eager"], grads)
+        return [loss, *state["eager"]]
+
+    def mlp_jit():
+        loss, state["jit"] = jit_step(state["jit"], x, y)
+        return [loss, *state["jit"]]
+
+    return {
+        "a": lambda: a * b,
+        "b": lambda: jax.vjp(mul, a, b),
+        "c": lambda: mul_sum_grad(a, b),
+        "d": mlp_eager,
+        "d_jit": mlp_jit,
+    }, state
+
+
+def check_agreement(data):
+    """One MLP step in each library from the same start: the losses and updates must agree."""
+    tl_cases, tl_params = torch_style_cases(torchlike, data)
+    jx_cases, jx_state = jax_cases(data)
+    tl_loss = tl_cases["d"]()[0].item()
+    jx_loss = float(jx_cases["d_jit"]()[0])
+    report = [f"loss torchlike {tl_loss:.6f}  jax {jx_loss:.6f}"]
+    ok = abs(tl_loss - jx_loss) <= 1e-5 * max(1.0, abs(jx_loss))
+    for i, (p, q) in enumerate(zip(tl_params, jx_state["jit"])):
+        err = float(np.max(np.abs(p.detach().numpy() - np.asarray(q))))
+        ok &= err <= 1e-5
+        if err > 1e-5:
+            report.append(f"param {i} differs from jax by {err:.2e}")
+    if torch is not None:
+        t_cases, _ = torch_style_cases(torch, data)
+        t_loss = t_cases["d"]()[0].item()
+        report.append(f"torch {t_loss:.6f}")
+        ok &= abs(tl_loss - t_loss) <= 1e-5 * max(1.0, abs(t_loss))
+    return ok, "; ".join(report)
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON here")
+    parser.add_argument("--budget", type=float, default=1.2,
+                        help="seconds of timed repetitions per measurement (default 1.2)")
+    parser.add_argument("--window", type=int, default=10,
+                        help="repetitions per timed window; 1 waits after each (default 10)")
+    args = parser.parse_args(argv)
+
+    data = make_data()
+    ok, detail = check_agreement(data)
+    print(("agreement check: OK  " if ok else "agreement check: MISMATCH  ") + detail)
+
+    impls = {"torchlike": (torch_style_cases(torchlike, data)[0], wait_torchlike),
+             "jax": (jax_cases(data)[0], wait_jax)}
+    if torch is not None:
+        impls["torch"] = (torch_style_cases(torch, data)[0], wait_torch)
+
+    # (row label, case key per implementation)
+    rows = [("a. mul 64x64, no grad", {"torchlike": "a", "jax": "a", "torch": "a"}),
+            ("b. mul 64x64, recorded", {"torchlike": "b", "jax": "b", "torch": "b"}),
+            ("c. mul+sum+backward", {"torchlike": "c", "jax": "c", "torch": "c"}),
+            ("d. MLP SGD step (jax eager)", {"torchlike": "d", "jax": "d", "torch": "d"}),
+            ("d. MLP SGD step (jax jit)", {"torchlike": "d", "jax": "d_jit", "torch": "d"})]
+
+    results = {}  # (impl, case key) -> stats; a shared key is measured once
+    for _, keys in rows:
+        for impl, key in keys.items():
+            if impl in impls and (impl, key) not in results:
+                cases, wait = impls[impl]
+                results[impl, key] = measure(cases[key], wait, args.budget, args.window)
+
+    def median(impl, keys):
+        stats = results.get((impl, keys[impl]))
+        return None if stats is None else stats["median_us"]
+
+    header = (f"{'case':<30} {'torchlike us':>13} {'jax us':>10} {'torch us':>10} "
+              f"{'torchlike/jax':>14} {'torchlike/torch':>16}")
+    print()
+    print(header)
+    print("-" * len(header))
+    table = []
+    for label, keys in rows:
+        tl, jx, th = median("torchlike", keys), median("jax", keys), median("torch", keys)
+        r_jax = tl / jx if jx else None
+        r_torch = tl / th if th else None
+        table.append({"case": label, "torchlike_us": tl, "jax_us": jx, "torch_us": th,
+                      "torchlike_over_jax": r_jax, "torchlike_over_torch": r_torch})
+        print(f"{label:<30} {fmt(tl):>13} {fmt(jx):>10} {fmt(th):>10} "
+              f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16}")
+
+    print()
+    print(f"{'implementation / case':<24} {'median us':>10} {'p10 us':>10} {'p90 us':>10} "
+          f"{'reps':>7}")
+    for (impl, key), s in results.items():
+        print(f"{impl + ' / ' + key:<24} {s['median_us']:>10.1f} {s['p10_us']:>10.1f} "
+              f"{s['p90_us']:>10.1f} {s['reps']:>7}")
+    env = {"python": platform.python_version(), "jax": jax.__version__,
+           "jax_backend": jax.default_backend(), "torchlike": torchlike.__version__,
+           "torch": None if torch is None else torch.__version__,
+           "torch_threads": None if torch is None else torch.get_num_threads(),
+           "cpu_count": os.cpu_count(), "machine": platform.machine(),
+           "budget_s": args.budget, "window": args.window}
+    print()
+    print("env:", ", ".join(f"{k}={v}" for k, v in env.items()))
+    if not ok:
+        print("WARNING: torchlike's MLP step disagrees with jax/torch; see the agreement check.")
+
+    if args.json:
+        out = {"env": env, "agreement_ok": ok, "agreement": detail, "table": table,
+               "measurements": {f"{impl}/{key}": s for (impl, key), s in results.items()}}
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

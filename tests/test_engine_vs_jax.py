@@ -1,0 +1,155 @@
+"""The engine against jax.grad (DESIGN.md §6, oracle 1).
+
+Hypothesis builds random programs over a pool of tensors: shared subexpressions (an entry is
+used many times), fan-out, broadcasting, reductions, views, indexing and in-place steps.  The
+same program runs through torchlike's engine (``.backward()``) and, on tracers, through
+``jax.grad``; the leaf gradients must agree.
+"""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import torchlike as tl
+from torchlike.testing import assert_grads_match_jax, grads_from_jax
+
+SHAPES = [(4, 4), (4,), (1, 4), (4, 1)]
+
+UNARY = {
+    "neg": lambda a: -a, "exp": lambda a: (a * 0.3).exp(), "tanh": lambda a: a.tanh(),
+    "sigmoid": lambda a: a.sigmoid(), "relu": lambda a: a.relu(), "sin": lambda a: a.sin(),
+    "cos": lambda a: a.cos(), "abs": lambda a: a.abs(), "sqrt": lambda a: (a * a + 1).sqrt(),
+    "log": lambda a: (a * a + 1).log(), "square": lambda a: a ** 2,
+    "clamp": lambda a: a.clamp(-0.5, 0.5), "scale": lambda a: 2.5 * a - 1,
+    "rdiv": lambda a: 1 / (a * a + 1), "mean_keep": lambda a: a.mean(-1, keepdim=True),
+    "sum_keep": lambda a: a.sum(0, keepdim=True), "t": lambda a: a.t() if a.ndim == 2 else a,
+    "view_roundtrip": lambda a: a.reshape(-1).view(a.shape),
+    "unsqueeze_squeeze": lambda a: a.unsqueeze(0).squeeze(0),
+    "expand": lambda a: a.expand(4, 4), "index": lambda a: a[..., 1:3].sum(-1, keepdim=True),
+    "flip_index": lambda a: a[..., tl.tensor([3, 0, 2, 1])] if a.shape[-1] == 4 else a,
+    "cat": lambda a: tl.cat([a, a * 2], dim=-1)[..., ::2],
+}
+BINARY = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (b * b + 1), "max": lambda a, b: tl.maximum(a, b),
+    "min": lambda a, b: tl.minimum(a, b), "where": lambda a, b: tl.where(a > b, a, b),
+    "matmul": lambda a, b: a.expand(4, 4) @ b.expand(4, 4),
+    "stack_sum": lambda a, b: tl.stack([a.expand(4, 4), b.expand(4, 4)]).sum(0),
+    "pow": lambda a, b: (a * a + 1) ** (b * 0.1),
+}
+
+
+def _inplace_mul(a, b):
+    u = a * 1.0
+    u.mul_(b.mean())
+    return u
+
+
+def _inplace_setitem(a, b):
+    u = a.expand(4, 4) * 1.0
+    u[..., 0] = b.expand(4, 4)[..., -1]
+    return u
+
+
+def _inplace_view(a, b):
+    u = a.expand(4, 4) * 1.0
+    v = u[1:3]
+    v.add_(b.expand(4, 4)[2:])
+    v.relu_()
+    return u
+
+
+def _inplace_mask(a, b):
+    u = a.expand(4, 4) * 1.0
+    u[u > 0.5] = 0.0
+    u[tl.tensor([0, 2])] += b.expand(4, 4)[1:3]
+    return u
+
+
+INPLACE = {"mul_": _inplace_mul, "setitem": _inplace_setitem, "view_write": _inplace_view,
+           "mask_write": _inplace_mask}
+
+step = st.one_of(
+    st.tuples(st.just("u"), st.sampled_from(sorted(UNARY)), st.integers(0, 99)),
+    st.tuples(st.just("b"), st.sampled_from(sorted(BINARY)), st.integers(0, 99), st.integers(0, 99)),
+    st.tuples(st.just("i"), st.sampled_from(sorted(INPLACE)), st.integers(0, 99),
+              st.integers(0, 99)),
+)
+
+
+def _broadcasts(a, b):
+    try:
+        np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+        return True
+    except ValueError:
+        return False
+
+
+def make_program(steps, outputs):
+    def program(*leaves):
+        pool = list(leaves)
+        for s in steps:
+            a = pool[s[2] % len(pool)]
+            if s[0] == "u":
+                pool.append(UNARY[s[1]](a))
+                continue
+            b = pool[s[3] % len(pool)]
+            if not _broadcasts(a, b) and s[1] != "matmul":
+                b = b.sum()
+            table = BINARY if s[0] == "b" else INPLACE
+            pool.append(table[s[1]](a, b))
+        picked = [pool[i % len(pool)] for i in outputs]
+        total = picked[0].sum()
+        for k, p in enumerate(picked[1:], 2):
+            total = total + k * p.sum()
+        return total
+    return program
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes=st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
+       steps=st.lists(step, min_size=1, max_size=8),
+       outputs=st.lists(st.integers(0, 99), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1))
+def test_random_programs_match_jax_grad(shapes, steps, outputs, seed):
+    rng = np.random.default_rng(seed)
+    leaves = [tl.tensor(rng.standard_normal(s), dtype=tl.float64) for s in shapes]
+    assert_grads_match_jax(make_program(steps, outputs), *leaves, rtol=1e-9, atol=1e-9)
+
+
+def test_fan_out_and_shared_subexpression():
+    def f(x, w):
+        h = (x @ w).tanh()
+        return (h * h + h.sum(0) - h.mean()).sum() + (h @ h.t()).relu().sum()
+    x, w = tl.randn(3, 4, dtype=tl.float64), tl.randn(4, 4, dtype=tl.float64)
+    assert_grads_match_jax(f, x, w, rtol=1e-10, atol=1e-10)
+
+
+def test_the_oracle_catches_a_wrong_gradient():
+    """Not vacuous: a hook that changes the engine's gradient (jax.grad knows no hooks)."""
+    def f(x):
+        y = x * 2
+        if y.requires_grad:
+            y.register_hook(lambda g: g * 3)
+        return y.sum()
+    with pytest.raises(AssertionError, match="differs from jax.grad"):
+        assert_grads_match_jax(f, tl.randn(3, dtype=tl.float64))
+
+
+def test_custom_function_under_jax_grad_uses_its_backward():
+    """autograd.Function maps onto jax.custom_vjp when traced: jax.grad sees the user rule."""
+    class ScaledExp(tl.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y * 2   # not exp's derivative, on purpose: whose rule ran is visible
+
+    x = tl.randn(5, dtype=tl.float64)
+    (g_jax,) = grads_from_jax(lambda t: ScaledExp.apply(t).sum(), x)
+    np.testing.assert_allclose(np.asarray(g_jax), 2 * np.exp(x.numpy()), rtol=1e-12)
+    assert_grads_match_jax(lambda t: ScaledExp.apply(t).sum(), x, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,1379 @@
+"""Parity tests: torchlike ops against real PyTorch (CPU).
+
+Every case runs the same function once with ``torch`` and once with ``torchlike`` (the APIs are
+the same) and compares what comes back: values, dtypes, shapes, ``requires_grad``, grad_fn class
+names, ``next_functions`` names, the gradients of every floating-point input, and -- when torch
+raises -- the exception type (and, where users grep for it, the message).
+
+Cases are spec tables: one row per case (STYLE.md §9).
+"""
+import math
+import operator
+import re
+import zlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torchlike as tl  # noqa: E402
+
+# ------------------------------------------------------------------------------------------------
+# The oracle harness
+# ------------------------------------------------------------------------------------------------
+
+TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2), "float32": (2e-5, 2e-6),
+       "float64": (1e-10, 1e-12), "complex64": (2e-5, 2e-6), "complex128": (1e-10, 1e-12)}
+
+
+class Raised:
+    """What a call raised, kept so the two libraries' failures can be compared."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __repr__(self):
+        return f"Raised({type(self.exc).__name__}: {self.exc})"
+
+
+def run(fn, T):
+    try:
+        return fn(T)
+    except Exception as e:  # noqa: BLE001 - the exception itself is the result under test
+        return Raised(e)
+
+
+def dname(d):
+    return str(d).rsplit(".", 1)[-1]
+
+
+def gname(t):
+    return type(t.grad_fn).__name__
+
+
+def next_names(node):
+    return [(type(n).__name__, i) for n, i in node.next_functions]
+
+
+def np_of(t):
+    """A torch or torchlike tensor's values as a numpy array (bfloat16 widened)."""
+    if isinstance(t, torch.Tensor):
+        t = t.detach().resolve_conj()
+        if t.dtype == torch.bfloat16:
+            t = t.to(torch.float32)
+        return t.numpy()
+    return np.asarray(t.detach().numpy())
+
+
+def assert_same(ref, got, path="result", rtol=None, atol=None, match=None):
+    """Assert torchlike's ``got`` mirrors torch's ``ref`` (recursively)."""
+    if isinstance(ref, Raised):
+        if not isinstance(got, Raised):
+            raise AssertionError(f"{path}: torch raised {ref!r}, torchlike returned {got!r}")
+        rtype, gtype = type(ref.exc), type(got.exc)
+        assert issubclass(gtype, rtype) or gtype.__name__ == rtype.__name__, (
+            f"{path}: torch raised {ref!r}, torchlike raised {got!r}")
+        if match is not None:
+            assert re.search(match, str(ref.exc)), f"test is wrong: torch message {ref!r}"
+            assert re.search(match, str(got.exc)), (
+                f"{path}: message mismatch: torch {ref!r}, torchlike {got!r}")
+        return
+    if isinstance(got, Raised):
+        raise AssertionError(f"{path}: torch returned {ref!r}, torchlike raised "
+                             f"{got!r}") from got.exc
+    if isinstance(ref, torch.Tensor):
+        assert isinstance(got, tl.Tensor), f"{path}: expected a Tensor, got {type(got)}: {got!r}"
+        assert dname(got.dtype) == dname(ref.dtype), (
+            f"{path}: dtype torch {ref.dtype} vs torchlike {got.dtype}")
+        assert tuple(got.shape) == tuple(ref.shape), (
+            f"{path}: shape torch {tuple(ref.shape)} vs torchlike {tuple(got.shape)}")
+        assert got.requires_grad == ref.requires_grad, (
+            f"{path}: requires_grad torch {ref.requires_grad} vs torchlike {got.requires_grad}")
+        assert gname(got) == gname(ref), f"{path}: grad_fn torch {gname(ref)} vs {gname(got)}"
+        r, g = np_of(ref), np_of(got)
+        if ref.dtype.is_floating_point or ref.dtype.is_complex:
+            rt, at = TOL[dname(ref.dtype)]
+            np.testing.assert_allclose(g, r, rtol=rtol or rt, atol=atol or at, equal_nan=True,
+                                       err_msg=f"{path}: values differ")
+        else:
+            np.testing.assert_array_equal(g, r, err_msg=f"{path}: values differ")
+        return
+    if isinstance(ref, torch.dtype):
+        assert isinstance(got, tl.dtype), f"{path}: expected a dtype, got {got!r}"
+        assert dname(got) == dname(ref), f"{path}: torch {ref} vs torchlike {got}"
+        return
+    if isinstance(ref, torch.Size):
+        assert type(got).__name__ == "Size" and isinstance(got, tuple), f"{path}: {got!r}"
+        assert tuple(got) == tuple(ref), f"{path}: torch {ref} vs torchlike {got}"
+        return
+    if isinstance(ref, torch.device):
+        assert str(got) == str(ref), f"{path}: torch {ref} vs torchlike {got}"
+        return
+    if isinstance(ref, (list, tuple)):
+        assert type(got) is type(ref), f"{path}: torch {type(ref)} vs torchlike {type(got)}"
+        assert len(got) == len(ref), f"{path}: length torch {len(ref)} vs torchlike {len(got)}"
+        for i, (r, g) in enumerate(zip(ref, got)):
+            assert_same(r, g, f"{path}[{i}]", rtol, atol, match)
+        return
+    if isinstance(ref, dict):
+        assert isinstance(got, dict) and list(got) == list(ref), f"{path}: keys {got} vs {ref}"
+        for k in ref:
+            assert_same(ref[k], got[k], f"{path}[{k!r}]", rtol, atol, match)
+        return
+    assert type(got) is type(ref), (
+        f"{path}: torch {type(ref).__name__} {ref!r} vs torchlike {type(got).__name__} {got!r}")
+    if isinstance(ref, float) and not (math.isnan(ref) and math.isnan(got)):
+        assert math.isclose(got, ref, rel_tol=1e-12, abs_tol=0), f"{path}: {ref!r} vs {got!r}"
+    else:
+        assert got == ref, f"{path}: torch {ref!r} vs torchlike {got!r}"
+
+
+def both(fn, rtol=None, atol=None, match=None):
+    """Run ``fn(torch)`` and ``fn(torchlike)``; assert the results (or exceptions) agree."""
+    ref = run(fn, torch)
+    got = run(fn, tl)
+    assert_same(ref, got, rtol=rtol, atol=atol, match=match)
+    return ref, got
+
+
+class A:
+    """An input: a numpy-generated array of ``shape`` and ``dtype``; floats require grad.
+
+    dom: 'any' (-2..2), 'pos' (0.5..2), 'nz' (|x| in 0.5..2), 'unit' (-0.9..0.9),
+    'small' (non-negative small ints for exponents and indices).
+    """
+
+    def __init__(self, shape, dtype="float32", dom="any", grad=True):
+        self.shape, self.dtype, self.dom, self.grad = shape, dtype, dom, grad
+
+    def __repr__(self):
+        return f"{self.dtype}{list(self.shape)}"
+
+    def values(self, rng):
+        s, d = self.shape, self.dtype
+        if d == "bool":
+            return rng.random(s) > 0.5
+        if d in ("uint8", "int8", "int16", "int32", "int64"):
+            lo, hi = {"any": (-5, 6), "pos": (1, 6), "nz": (1, 6), "small": (0, 4)}[self.dom]
+            if d == "uint8":
+                lo = max(lo, 0)
+            return rng.integers(lo, hi, size=s).astype(d)
+        if self.dom == "pos":
+            v = rng.uniform(0.5, 2.0, s)
+        elif self.dom == "nz":
+            v = rng.uniform(0.5, 2.0, s) * rng.choice([-1.0, 1.0], s)
+        elif self.dom == "unit":
+            v = rng.uniform(-0.9, 0.9, s)
+        else:
+            v = rng.uniform(-2.0, 2.0, s)
+        return np.asarray(v, dtype=np.float64 if d == "float64" else np.float32)
+
+    def make(self, T, values):
+        t = T.tensor(values, dtype=getattr(T, self.dtype))
+        if self.grad and t.dtype.is_floating_point:
+            t.requires_grad_()
+        return t
+
+
+def seed_of(name):
+    return zlib.crc32(name.encode())
+
+
+def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None):
+    """Run ``fn(T, *tensors)`` in both libraries; compare the output, its grad_fn and
+    next_functions names, and (after backward with a random upstream gradient, or
+    ``.sum().backward()`` when ``upstream`` is False) the ``.grad`` of every input."""
+    rng = np.random.default_rng(seed_of(name))
+    vals = [a.values(rng) if isinstance(a, A) else a for a in inputs]
+    gseed = seed_of(name + "/g")
+
+    def go(T):
+        xs = [a.make(T, v) if isinstance(a, A) else v for a, v in zip(inputs, vals)]
+        out = fn(T, *xs)
+        res = {"out": out}
+        if isinstance(out, T.Tensor) and out.grad_fn is not None:
+            res["next"] = next_names(out.grad_fn)
+            if upstream:
+                g = np.random.default_rng(gseed).standard_normal(tuple(out.shape))
+                out.backward(T.tensor(g, dtype=out.dtype))
+            else:
+                out.sum().backward()
+            res["grads"] = [x.grad if isinstance(x, T.Tensor) else None for x in xs]
+        return res
+
+    both(go, rtol=rtol, atol=atol, match=match)
+
+
+def cases(table):
+    """One pytest.param per spec-table row, its id the row's name."""
+    return [pytest.param(*row, id=str(row[0])) for row in table]
+
+
+# ------------------------------------------------------------------------------------------------
+# Unary pointwise ops: value, dtype, grad_fn, grads; float32 and float64; 2-D and 0-dim
+# ------------------------------------------------------------------------------------------------
+
+UNARY = [
+    # name, fn, domain
+    ("neg", lambda T, x: T.neg(x), "any"),
+    ("neg_op", lambda T, x: -x, "any"),
+    ("neg_method", lambda T, x: x.neg(), "any"),
+    ("abs", lambda T, x: T.abs(x), "nz"),
+    ("abs_op", lambda T, x: abs(x), "nz"),
+    ("exp", lambda T, x: T.exp(x), "any"),
+    ("exp_method", lambda T, x: x.exp(), "any"),
+    ("log", lambda T, x: T.log(x), "pos"),
+    ("log_method", lambda T, x: x.log(), "pos"),
+    ("sqrt", lambda T, x: T.sqrt(x), "pos"),
+    ("sqrt_method", lambda T, x: x.sqrt(), "pos"),
+    ("sin", lambda T, x: T.sin(x), "any"),
+    ("cos", lambda T, x: T.cos(x), "any"),
+    ("tanh", lambda T, x: T.tanh(x), "any"),
+    ("tanh_method", lambda T, x: x.tanh(), "any"),
+    ("sigmoid", lambda T, x: T.sigmoid(x), "any"),
+    ("sigmoid_method", lambda T, x: x.sigmoid(), "any"),
+    ("relu", lambda T, x: T.relu(x), "nz"),
+    ("relu_method", lambda T, x: x.relu(), "nz"),
+    ("pos_op", lambda T, x: +x, "any"),
+    ("reciprocal", lambda T, x: T.reciprocal(x), "nz"),
+]
+
+
+@pytest.mark.parametrize("shape", [(2, 3), ()], ids=["2x3", "0d"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,fn,dom", cases(UNARY))
+def test_unary(name, fn, dom, dtype, shape):
+    check_op(f"{name}/{dtype}/{shape}", fn, [A(shape, dtype, dom)])
+
+
+UNARY_INT = [
+    # name, fn, dtype: integer/bool inputs (no grad); value and result dtype
+    ("neg_int64", lambda T, x: -x, "int64"),
+    ("abs_int32", lambda T, x: T.abs(x), "int32"),
+    ("exp_int64", lambda T, x: T.exp(x), "int64"),
+    ("sqrt_int32", lambda T, x: T.sqrt(x.abs()), "int32"),
+    ("sin_bool", lambda T, x: T.sin(x), "bool"),
+    ("sigmoid_int64", lambda T, x: T.sigmoid(x), "int64"),
+    ("relu_int64", lambda T, x: T.relu(x), "int64"),
+    ("abs_uint8", lambda T, x: T.abs(x), "uint8"),
+    ("neg_bool", lambda T, x: -x, "bool"),
+    ("exp_float16", lambda T, x: T.exp(x), "float16"),
+    ("tanh_bfloat16", lambda T, x: T.tanh(x), "bfloat16"),
+    ("log_float16", lambda T, x: T.log(x.abs() + 1), "float16"),
+]
+
+
+@pytest.mark.parametrize("name,fn,dtype", cases(UNARY_INT))
+def test_unary_dtypes(name, fn, dtype):
+    check_op(name, fn, [A((2, 3), dtype)])
+
+
+# ------------------------------------------------------------------------------------------------
+# Binary ops with broadcasting
+# ------------------------------------------------------------------------------------------------
+
+BINARY = [
+    # name, fn, domain of a, domain of b
+    ("add", lambda T, a, b: T.add(a, b), "any", "any"),
+    ("add_op", lambda T, a, b: a + b, "any", "any"),
+    ("add_alpha", lambda T, a, b: T.add(a, b, alpha=2), "any", "any"),
+    ("add_method", lambda T, a, b: a.add(b), "any", "any"),
+    ("sub", lambda T, a, b: T.sub(a, b), "any", "any"),
+    ("sub_op", lambda T, a, b: a - b, "any", "any"),
+    ("sub_alpha", lambda T, a, b: a.sub(b, alpha=0.5), "any", "any"),
+    ("mul", lambda T, a, b: T.mul(a, b), "any", "any"),
+    ("mul_op", lambda T, a, b: a * b, "any", "any"),
+    ("div", lambda T, a, b: T.div(a, b), "any", "nz"),
+    ("div_op", lambda T, a, b: a / b, "any", "nz"),
+    ("true_divide", lambda T, a, b: T.true_divide(a, b), "any", "nz"),
+    ("div_floor", lambda T, a, b: T.div(a, b, rounding_mode="floor"), "any", "nz"),
+    ("div_trunc", lambda T, a, b: T.div(a, b, rounding_mode="trunc"), "any", "nz"),
+    ("pow", lambda T, a, b: T.pow(a, b), "pos", "any"),
+    ("pow_op", lambda T, a, b: a ** b, "pos", "any"),
+    ("maximum", lambda T, a, b: T.maximum(a, b), "any", "any"),
+    ("minimum", lambda T, a, b: T.minimum(a, b), "any", "any"),
+    ("maximum_method", lambda T, a, b: a.maximum(b), "any", "any"),
+    ("remainder", lambda T, a, b: T.remainder(a, b), "any", "nz"),
+    ("mod_op", lambda T, a, b: a % b, "any", "nz"),
+    ("where_gt", lambda T, a, b: T.where(a > b, a, b), "any", "any"),
+    ("atan_like", lambda T, a, b: (a * b).sin() / (1 + a * a), "any", "any"),
+]
+
+SHAPES2 = [((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((2, 3), ()),
+           ((4, 1, 3), (2, 1))]
+
+
+@pytest.mark.parametrize("shapes", SHAPES2, ids=lambda s: f"{list(s[0])}-{list(s[1])}")
+@pytest.mark.parametrize("name,fn,da,db", cases(BINARY))
+def test_binary_broadcast_float32(name, fn, da, db, shapes):
+    sa, sb = shapes
+    check_op(f"{name}/{sa}/{sb}", fn, [A(sa, "float32", da), A(sb, "float32", db)])
+
+
+@pytest.mark.parametrize("name,fn,da,db", cases(BINARY))
+def test_binary_float64(name, fn, da, db):
+    check_op(f"{name}/f64", fn, [A((2, 3), "float64", da), A((2, 1), "float64", db)])
+
+
+MIXED = [
+    # name, fn, a, b: mixed dtypes; each grad comes back in its own input's dtype
+    ("f32+f64", lambda T, a, b: a + b, A((2, 3), "float32"), A((3,), "float64")),
+    ("f64*f32", lambda T, a, b: a * b, A((2, 3), "float64"), A((2, 3), "float32")),
+    ("f16*f32", lambda T, a, b: a * b, A((3,), "float16"), A((3,), "float32")),
+    ("bf16+f16", lambda T, a, b: a + b, A((3,), "bfloat16"), A((3,), "float16")),
+    ("bf16*bf16", lambda T, a, b: a * b, A((3,), "bfloat16"), A((3,), "bfloat16")),
+    ("f16/f16", lambda T, a, b: a / b, A((3,), "float16"), A((3,), "float16", "nz")),
+    ("i64+f32", lambda T, a, b: a + b, A((2, 3), "int64"), A((3,), "float32")),
+    ("f32*i32", lambda T, a, b: a * b, A((2, 3), "float32"), A((2, 3), "int32")),
+    ("f32/i64", lambda T, a, b: a / b, A((2, 3), "float32"), A((2, 3), "int64", "nz")),
+    ("bool*f32", lambda T, a, b: a * b, A((2, 3), "bool"), A((2, 3), "float32")),
+    ("f32_0d+f64_1d", lambda T, a, b: a + b, A((), "float64"), A((3,), "float32")),
+    ("f64_0d*f32_2d", lambda T, a, b: a * b, A((), "float64"), A((2, 3), "float32")),
+    ("max_f32_f64", lambda T, a, b: T.maximum(a, b), A((3,), "float32"), A((3,), "float64")),
+    ("pow_f32_f64", lambda T, a, b: a ** b, A((3,), "float32", "pos"), A((3,), "float64")),
+    ("pow_f32_i64", lambda T, a, b: a ** b, A((3,), "float32", "pos"), A((3,), "int64", "small")),
+    ("where_f32_f64", lambda T, a, b: T.where(a > 0, a, b), A((3,), "float32"),
+     A((3,), "float64")),
+]
+
+
+@pytest.mark.parametrize("name,fn,a,b", cases(MIXED))
+def test_binary_mixed_dtypes(name, fn, a, b):
+    check_op(name, fn, [a, b])
+
+
+BINARY_INT = [
+    # name, fn, a, b: integer/bool arithmetic (values and result dtypes)
+    ("add_i64", lambda T, a, b: a + b, A((2, 3), "int64"), A((3,), "int64")),
+    ("sub_i32", lambda T, a, b: a - b, A((2, 3), "int32"), A((2, 3), "int32")),
+    ("mul_u8_i8", lambda T, a, b: a * b, A((3,), "uint8"), A((3,), "int8")),
+    ("div_i64", lambda T, a, b: a / b, A((2, 3), "int64"), A((2, 3), "int64", "nz")),
+    ("floordiv_i64", lambda T, a, b: a // b, A((2, 3), "int64"), A((2, 3), "int64", "nz")),
+    ("floordiv_neg", lambda T, a, b: a // b, A((6,), "int32"), A((6,), "int32", "nz")),
+    ("mod_i64", lambda T, a, b: a % b, A((2, 3), "int64"), A((2, 3), "int64", "nz")),
+    ("div_floor_i64", lambda T, a, b: T.div(a, b, rounding_mode="floor"), A((6,), "int64"),
+     A((6,), "int64", "nz")),
+    ("div_trunc_i64", lambda T, a, b: T.div(a, -b, rounding_mode="trunc"), A((6,), "int64"),
+     A((6,), "int64", "nz")),
+    ("pow_i64", lambda T, a, b: a ** b, A((2, 3), "int64"), A((2, 3), "int64", "small")),
+    ("max_i32_i64", lambda T, a, b: T.maximum(a, b), A((3,), "int32"), A((3,), "int64")),
+    ("add_bool_bool", lambda T, a, b: a + b, A((4,), "bool"), A((4,), "bool")),
+    ("mul_bool_bool", lambda T, a, b: a * b, A((4,), "bool"), A((4,), "bool")),
+    ("sub_bool_bool", lambda T, a, b: a - b, A((4,), "bool"), A((4,), "bool")),
+    ("add_bool_i32", lambda T, a, b: a + b, A((4,), "bool"), A((4,), "int32")),
+    ("div_bool_bool", lambda T, a, b: a / b, A((4,), "bool"), A((4,), "bool")),
+    ("floordiv_f32", lambda T, a, b: a // b, A((2, 3), "float32"), A((2, 3), "float32", "nz")),
+    ("mod_f32", lambda T, a, b: a % b, A((2, 3), "float32"), A((2, 3), "float32", "nz")),
+]
+
+
+@pytest.mark.parametrize("name,fn,a,b", cases(BINARY_INT))
+def test_binary_int_bool(name, fn, a, b):
+    check_op(name, fn, [a, b])
+
+
+# ------------------------------------------------------------------------------------------------
+# Python scalars on either side
+# ------------------------------------------------------------------------------------------------
+
+SCALAR_F = [
+    # name, fn, domain of x (float32 [2, 3], requires grad)
+    ("x+2", lambda T, x: x + 2, "any"),
+    ("2+x", lambda T, x: 2 + x, "any"),
+    ("x+2.5", lambda T, x: x + 2.5, "any"),
+    ("x-2", lambda T, x: x - 2, "any"),
+    ("2-x", lambda T, x: 2 - x, "any"),
+    ("1.5-x", lambda T, x: 1.5 - x, "any"),
+    ("x*2", lambda T, x: x * 2, "any"),
+    ("2*x", lambda T, x: 2 * x, "any"),
+    ("x*True", lambda T, x: x * True, "any"),
+    ("x/2", lambda T, x: x / 2, "any"),
+    ("2/x", lambda T, x: 2 / x, "nz"),
+    ("x**2", lambda T, x: x ** 2, "any"),
+    ("x**3", lambda T, x: x ** 3, "any"),
+    ("x**2.0", lambda T, x: x ** 2.0, "any"),
+    ("x**0.5", lambda T, x: x ** 0.5, "pos"),
+    ("x**-1", lambda T, x: x ** -1, "nz"),
+    ("x**-2.5", lambda T, x: x ** -2.5, "pos"),
+    ("x**0", lambda T, x: x ** 0, "any"),
+    ("x**1", lambda T, x: x ** 1, "any"),
+    ("2**x", lambda T, x: 2 ** x, "any"),
+    ("2.5**x", lambda T, x: 2.5 ** x, "any"),
+    ("0.5**x", lambda T, x: 0.5 ** x, "any"),
+    ("x//2", lambda T, x: x // 2, "any"),
+    ("3//x", lambda T, x: 3 // x, "nz"),
+    ("x%1.5", lambda T, x: x % 1.5, "any"),
+    ("3%x", lambda T, x: 3 % x, "nz"),
+    ("add(x,2)", lambda T, x: T.add(x, 2), "any"),
+    ("add(x,2,alpha=3)", lambda T, x: T.add(x, 2, alpha=3), "any"),
+    ("sub(x,2)", lambda T, x: T.sub(x, 2), "any"),
+    ("rsub(x,2)", lambda T, x: T.rsub(x, 2), "any"),
+    ("mul(x,3)", lambda T, x: T.mul(x, 3), "any"),
+    ("div(x,4)", lambda T, x: T.div(x, 4), "any"),
+    ("pow(x,3)", lambda T, x: T.pow(x, 3), "any"),
+    ("pow(2,x)", lambda T, x: T.pow(2, x), "any"),
+    ("x.pow(2)", lambda T, x: x.pow(2), "any"),
+    ("maximum_scalar_tensor", lambda T, x: T.maximum(x, T.tensor(0.0)), "nz"),
+]
+
+
+@pytest.mark.parametrize("name,fn,dom", cases(SCALAR_F))
+def test_python_scalars_float(name, fn, dom):
+    check_op(name, fn, [A((2, 3), "float32", dom)])
+
+
+@pytest.mark.parametrize("name,fn,dom", cases(SCALAR_F[:26]))
+def test_python_scalars_float64(name, fn, dom):
+    check_op(name + "/f64", fn, [A((3,), "float64", dom)])
+
+
+SCALAR_DTYPE = [
+    # name, fn, x: result dtype and values of tensor-with-Python-scalar ops
+    ("i64+2", lambda T, x: x + 2, A((3,), "int64")),
+    ("i64*2.5", lambda T, x: x * 2.5, A((3,), "int64")),
+    ("2.5*i64", lambda T, x: 2.5 * x, A((3,), "int64")),
+    ("i64/2", lambda T, x: x / 2, A((3,), "int64")),
+    ("2/i64", lambda T, x: 2 / x, A((3,), "int64", "nz")),
+    ("i64**2", lambda T, x: x ** 2, A((3,), "int64")),
+    ("2**i64", lambda T, x: 2 ** x, A((3,), "int64", "small")),
+    ("i64**0.5", lambda T, x: x ** 0.5, A((3,), "int64", "pos")),
+    ("i64**-1", lambda T, x: x ** -1, A((3,), "int64", "nz")),
+    ("i64//2", lambda T, x: x // 2, A((6,), "int64")),
+    ("-7//i64", lambda T, x: -7 // x, A((6,), "int64", "nz")),
+    ("i64%3", lambda T, x: x % 3, A((6,), "int64")),
+    ("i64%-3", lambda T, x: x % -3, A((6,), "int64")),
+    ("i64//0", lambda T, x: x // 0, A((3,), "int64")),
+    ("i64-True", lambda T, x: x - True, A((3,), "int64")),
+    ("i32+2", lambda T, x: x + 2, A((3,), "int32")),
+    ("i32*2.5", lambda T, x: x * 2.5, A((3,), "int32")),
+    ("i32+2**40", lambda T, x: x + 2 ** 40, A((3,), "int32")),
+    ("u8+1", lambda T, x: x + 1, A((3,), "uint8")),
+    ("u8-10", lambda T, x: x - 10, A((3,), "uint8")),
+    ("i8*-1", lambda T, x: x * -1, A((3,), "int8")),
+    ("i16/2", lambda T, x: x / 2, A((3,), "int16")),
+    ("bool+1", lambda T, x: x + 1, A((4,), "bool")),
+    ("bool*2.5", lambda T, x: x * 2.5, A((4,), "bool")),
+    ("bool+True", lambda T, x: x + True, A((4,), "bool")),
+    ("bool*False", lambda T, x: x * False, A((4,), "bool")),
+    ("bool/2", lambda T, x: x / 2, A((4,), "bool")),
+    ("f16*2.5", lambda T, x: x * 2.5, A((3,), "float16")),
+    ("f16+2**20", lambda T, x: x + 2 ** 20, A((3,), "float16")),
+    ("bf16/3", lambda T, x: x / 3, A((3,), "bfloat16")),
+    ("f64+2", lambda T, x: x + 2, A((3,), "float64")),
+    ("f32+True", lambda T, x: x + True, A((3,), "float32")),
+    ("f32*1j", lambda T, x: x * 1j, A((3,), "float32")),
+    ("i64+1j", lambda T, x: x + 1j, A((3,), "int64")),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", cases(SCALAR_DTYPE))
+def test_python_scalars_dtype(name, fn, x):
+    check_op(name, fn, [x])
+
+
+# ------------------------------------------------------------------------------------------------
+# Type promotion
+# ------------------------------------------------------------------------------------------------
+
+PDTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+           "float64"]
+
+
+@pytest.mark.parametrize("a", PDTYPES)
+@pytest.mark.parametrize("b", PDTYPES)
+def test_promote_types_matrix(a, b):
+    both(lambda T: T.promote_types(getattr(T, a), getattr(T, b)))
+
+
+PROMOTE = [
+    # dtype a, shape a, dtype b, shape b
+    ("int32", (3,), "float32", (3,)),
+    ("int64", (3,), "float32", (3,)),
+    ("int64", (3,), "float16", (3,)),
+    ("uint8", (3,), "int8", (3,)),
+    ("uint8", (3,), "int64", (3,)),
+    ("int8", (3,), "int16", (3,)),
+    ("bool", (3,), "int32", (3,)),
+    ("bool", (3,), "uint8", (3,)),
+    ("bool", (3,), "float16", (3,)),
+    ("float16", (3,), "bfloat16", (3,)),
+    ("float16", (3,), "float32", (3,)),
+    ("bfloat16", (3,), "float64", (3,)),
+    ("float64", (), "float32", (3,)),
+    ("float32", (), "float16", (3,)),
+    ("int64", (), "int8", (3,)),
+    ("int64", (), "uint8", (3,)),
+    ("int64", (), "bool", (3,)),
+    ("float64", (), "int32", (3,)),
+    ("float16", (), "int64", (3,)),
+    ("float64", (), "float32", ()),
+    ("int32", (), "int64", ()),
+    ("float32", (2, 3), "float64", ()),
+    ("bool", (), "bool", (3,)),
+]
+PROMOTE_OPS = {
+    "add": lambda T, a, b: a + b,
+    "mul": lambda T, a, b: T.mul(a, b),
+    "truediv": lambda T, a, b: a / b,
+    "eq": lambda T, a, b: a == b,
+    "lt": lambda T, a, b: a < b,
+    "maximum": lambda T, a, b: T.maximum(a, b),
+    "where": lambda T, a, b: T.where(T.ones((), dtype=T.bool), a, b),
+    "cat": lambda T, a, b: T.cat([a.reshape(-1), b.reshape(-1)]),
+}
+
+
+@pytest.mark.parametrize("op", list(PROMOTE_OPS))
+@pytest.mark.parametrize("da,sa,db,sb", PROMOTE,
+                         ids=[f"{a}{list(sa)}-{b}{list(sb)}" for a, sa, b, sb in PROMOTE])
+def test_promotion(da, sa, db, sb, op):
+    fn = PROMOTE_OPS[op]
+    check_op(f"promo/{da}/{sa}/{db}/{sb}/{op}", fn,
+             [A(sa, da, "pos", grad=False), A(sb, db, "pos", grad=False)])
+
+
+def test_result_type():
+    both(lambda T: [T.tensor([1], dtype=T.int32).dtype, (T.tensor([1], dtype=T.int32) + 1).dtype,
+                    (T.tensor([1], dtype=T.uint8) + T.tensor(1000)).dtype])
+
+
+# ------------------------------------------------------------------------------------------------
+# In-place arithmetic: dtype rules, broadcasting rules, return value
+# ------------------------------------------------------------------------------------------------
+
+INPLACE = [
+    # name, fn (gets a fresh non-grad float32 x [2, 3] and int64 i [2, 3]), match
+    ("f32+=1", lambda T, x, i: (x.__iadd__(1), x), None),
+    ("f32+=f64", lambda T, x, i: (x.__iadd__(x.double()), x), None),
+    ("f32*=2.5", lambda T, x, i: (x.__imul__(2.5), x), None),
+    ("f32/=i64", lambda T, x, i: (x.__itruediv__(i.abs() + 1), x), None),
+    ("f32-=bool", lambda T, x, i: (x.__isub__(i > 0), x), None),
+    ("f32**=2", lambda T, x, i: (x.__ipow__(2), x), None),
+    ("i64+=1", lambda T, x, i: (i.__iadd__(1), i), None),
+    ("i64+=1.5", lambda T, x, i: i.__iadd__(1.5), "result type Float can't be cast to the "
+     "desired output type Long"),
+    ("i64/=2", lambda T, x, i: i.__itruediv__(2), "result type Float can't be cast"),
+    ("i64+=f32", lambda T, x, i: i.__iadd__(x), "result type Float can't be cast"),
+    ("i64//=2", lambda T, x, i: (i.__ifloordiv__(2), i), None),
+    ("i64%=4", lambda T, x, i: (i.__imod__(4), i), None),
+    ("i32+=i64", lambda T, x, i: (lambda j: (j.__iadd__(i), j))(i.int()), None),
+    ("bool+=1", lambda T, x, i: (i > 0).__iadd__(1), "result type Long can't be cast"),
+    ("add_ returns self", lambda T, x, i: x.add_(1) is x, None),
+    ("mul_ value", lambda T, x, i: (x.mul_(x), x), None),
+    ("add_ alpha", lambda T, x, i: x.add_(x, alpha=-2), None),
+    ("sub_ scalar", lambda T, x, i: x.sub_(0.5), None),
+    ("div_ tensor", lambda T, x, i: x.div_(x.abs() + 1), None),
+    ("pow_", lambda T, x, i: x.abs().pow_(0.5), None),
+    ("exp_", lambda T, x, i: x.exp_(), None),
+    ("clamp_", lambda T, x, i: x.clamp_(-0.5, 0.5), None),
+    ("relu_", lambda T, x, i: x.relu_(), None),
+    ("neg_", lambda T, x, i: x.neg_(), None),
+    ("zero_", lambda T, x, i: (x.zero_(), i.zero_()), None),
+    ("fill_", lambda T, x, i: (x.fill_(2.5), i.fill_(3)), None),
+    ("copy_ broadcast", lambda T, x, i: x.copy_(T.tensor([1.0, 2.0, 3.0])), None),
+    ("copy_ casts", lambda T, x, i: i.copy_(x), None),
+    ("add_ broadcast ok", lambda T, x, i: x.add_(T.ones(3)), None),
+    ("add_ broadcast bad", lambda T, x, i: x[0].add_(x),
+     r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"),
+    ("iadd rebinds same object", lambda T, x, i: (lambda y: (y.__iadd__(1) is y))(x), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,match", cases(INPLACE))
+def test_inplace_arith(name, fn, match):
+    rng = np.random.default_rng(seed_of(name))
+    xv = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
+    iv = rng.integers(-5, 6, (2, 3))
+    both(lambda T: fn(T, T.tensor(xv), T.tensor(iv)), match=match)
+
+
+# ------------------------------------------------------------------------------------------------
+# Reductions
+# ------------------------------------------------------------------------------------------------
+
+REDUCE = [
+    # name, fn, input
+    ("sum", lambda T, x: x.sum(), A((2, 3, 4))),
+    ("sum_fn", lambda T, x: T.sum(x), A((2, 3, 4))),
+    ("sum_0", lambda T, x: x.sum(0), A((2, 3, 4))),
+    ("sum_-1", lambda T, x: x.sum(-1), A((2, 3, 4))),
+    ("sum_dim_kw", lambda T, x: T.sum(x, dim=1), A((2, 3, 4))),
+    ("sum_keepdim", lambda T, x: x.sum(1, keepdim=True), A((2, 3, 4))),
+    ("sum_tuple", lambda T, x: x.sum((0, 2)), A((2, 3, 4))),
+    ("sum_tuple_keepdim", lambda T, x: x.sum(dim=(0, -1), keepdim=True), A((2, 3, 4))),
+    ("sum_list", lambda T, x: x.sum([1]), A((2, 3, 4))),
+    ("sum_0d", lambda T, x: x.sum(), A(())),
+    ("sum_0d_dim0", lambda T, x: x.sum(0), A(())),
+    ("sum_dtype", lambda T, x: x.sum(dtype=T.float64), A((2, 3))),
+    ("sum_f64", lambda T, x: x.sum(1), A((2, 3), "float64")),
+    ("sum_f16", lambda T, x: x.sum(), A((2, 3), "float16")),
+    ("sum_bf16", lambda T, x: x.sum(0), A((2, 3), "bfloat16")),
+    ("sum_i32", lambda T, x: x.sum(), A((2, 3), "int32")),
+    ("sum_i32_dim", lambda T, x: x.sum(1), A((2, 3), "int32")),
+    ("sum_u8", lambda T, x: x.sum(), A((2, 3), "uint8")),
+    ("sum_bool", lambda T, x: x.sum(), A((2, 3), "bool")),
+    ("sum_bool_dim", lambda T, x: T.sum(x, 0), A((2, 3), "bool")),
+    ("sum_empty", lambda T, x: x[:0].sum(), A((2, 3))),
+    ("sum_bad_dim", lambda T, x: x.sum(3), A((2, 3))),
+    ("mean", lambda T, x: x.mean(), A((2, 3, 4))),
+    ("mean_fn", lambda T, x: T.mean(x), A((2, 3, 4))),
+    ("mean_1", lambda T, x: x.mean(1), A((2, 3, 4))),
+    ("mean_keepdim", lambda T, x: x.mean(-1, keepdim=True), A((2, 3, 4))),
+    ("mean_tuple", lambda T, x: T.mean(x, dim=(0, 1)), A((2, 3, 4))),
+    ("mean_f64", lambda T, x: x.mean(0), A((2, 3), "float64")),
+    ("mean_f16", lambda T, x: x.mean(), A((2, 3), "float16")),
+    ("mean_int", lambda T, x: x.mean(), A((2, 3), "int64")),
+    ("mean_int_dtype", lambda T, x: x.mean(dtype=T.float64), A((2, 3), "int64")),
+    ("mean_empty", lambda T, x: x[:0].mean(), A((2, 3))),
+    ("mean_0d", lambda T, x: x.mean(), A(())),
+    ("sum_of_sum", lambda T, x: x.sum(0).sum(0), A((2, 3, 4))),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", cases(REDUCE))
+def test_reduce(name, fn, x):
+    check_op(name, fn, [x])
+
+
+# ------------------------------------------------------------------------------------------------
+# matmul / mm / bmm
+# ------------------------------------------------------------------------------------------------
+
+MATMUL = [
+    # name, fn, a, b, match
+    ("vv", lambda T, a, b: T.matmul(a, b), A((3,)), A((3,)), None),
+    ("mv", lambda T, a, b: a @ b, A((2, 3)), A((3,)), None),
+    ("vm", lambda T, a, b: a @ b, A((3,)), A((3, 4)), None),
+    ("mm_op", lambda T, a, b: a @ b, A((2, 3)), A((3, 4)), None),
+    ("mm", lambda T, a, b: T.mm(a, b), A((2, 3)), A((3, 4)), None),
+    ("mm_method", lambda T, a, b: a.mm(b), A((2, 3)), A((3, 4)), None),
+    ("matmul_method", lambda T, a, b: a.matmul(b), A((2, 3)), A((3, 4)), None),
+    ("bm_m", lambda T, a, b: a @ b, A((2, 2, 3)), A((3, 4)), None),
+    ("m_bm", lambda T, a, b: a @ b, A((2, 3)), A((2, 3, 4)), None),
+    ("bmm_op", lambda T, a, b: a @ b, A((2, 2, 3)), A((2, 3, 4)), None),
+    ("bmm", lambda T, a, b: T.bmm(a, b), A((2, 2, 3)), A((2, 3, 4)), None),
+    ("bmm_method", lambda T, a, b: a.bmm(b), A((2, 2, 3)), A((2, 3, 4)), None),
+    ("v_bm", lambda T, a, b: a @ b, A((3,)), A((2, 3, 4)), None),
+    ("bm_v", lambda T, a, b: a @ b, A((2, 2, 3)), A((3,)), None),
+    ("broadcast_batch", lambda T, a, b: a @ b, A((2, 1, 2, 3)), A((3, 3, 4)), None),
+    ("mm_f64", lambda T, a, b: a @ b, A((2, 3), "float64"), A((3, 4), "float64"), None),
+    ("mm_i64", lambda T, a, b: a @ b, A((2, 3), "int64"), A((3, 4), "int64"), None),
+    ("mm_f16", lambda T, a, b: a @ b, A((2, 3), "float16"), A((3, 4), "float16"), None),
+    ("mm_shape_error", lambda T, a, b: T.mm(a, b), A((2, 3)), A((4, 5)),
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+    ("matmul_shape_error", lambda T, a, b: a @ b, A((2, 3)), A((4, 5)),
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+    ("mm_dtype_error", lambda T, a, b: T.mm(a, b), A((2, 3)), A((3, 4), "float64"), None),
+    ("matmul_dtype_error", lambda T, a, b: a @ b, A((2, 3)), A((3, 4), "float64"), None),
+    ("vv_mismatch", lambda T, a, b: a @ b, A((3,)), A((4,)), None),
+    ("bmm_2d_error", lambda T, a, b: T.bmm(a, b), A((2, 3)), A((3, 4)), None),
+    ("mm_1d_error", lambda T, a, b: T.mm(a, b), A((3,)), A((3, 4)), None),
+    ("matmul_0d_error", lambda T, a, b: T.matmul(a, b), A(()), A((3,)), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,a,b,match", cases(MATMUL))
+def test_matmul(name, fn, a, b, match):
+    check_op(name, fn, [a, b], match=match, rtol=1e-4 if a.dtype == "float32" else None,
+             atol=1e-5 if a.dtype == "float32" else None)
+
+
+# ------------------------------------------------------------------------------------------------
+# Shape ops, views, indexing
+# ------------------------------------------------------------------------------------------------
+
+X = A((2, 3, 4))
+SHAPE = [
+    # name, fn, input, match
+    ("view", lambda T, x: x.view(6, 4), X, None),
+    ("view_tuple", lambda T, x: x.view((4, 6)), X, None),
+    ("view_-1", lambda T, x: x.view(-1), X, None),
+    ("view_2_-1", lambda T, x: x.view(2, -1), X, None),
+    ("view_bad_numel", lambda T, x: x.view(5, 5), X, r"shape '\[5, 5\]' is invalid for input of "
+     "size 24"),
+    ("view_two_-1", lambda T, x: x.view(-1, -1), X, "only one dimension can be inferred"),
+    ("view_noncontig", lambda T, x: x.transpose(0, 1).view(-1), X, "view size is not compatible"),
+    ("view_as", lambda T, x: x.view_as(T.zeros(4, 6)), X, None),
+    ("reshape", lambda T, x: x.reshape(4, 6), X, None),
+    ("reshape_fn", lambda T, x: T.reshape(x, (3, 8)), X, None),
+    ("reshape_-1", lambda T, x: x.reshape(-1), X, None),
+    ("reshape_noncontig", lambda T, x: x.transpose(0, 1).reshape(-1), X, None),
+    ("reshape_as", lambda T, x: x.reshape_as(T.zeros(12, 2)), X, None),
+    ("reshape_0d", lambda T, x: x.reshape(1, 1), A(()), None),
+    ("transpose", lambda T, x: x.transpose(0, 2), X, None),
+    ("transpose_neg", lambda T, x: T.transpose(x, -1, -2), X, None),
+    ("transpose_same", lambda T, x: x.transpose(1, 1), X, None),
+    ("transpose_bad", lambda T, x: x.transpose(0, 3), X, "Dimension out of range"),
+    ("t", lambda T, x: x.t(), A((2, 3)), None),
+    ("t_fn", lambda T, x: T.t(x), A((2, 3)), None),
+    ("t_1d", lambda T, x: x.t(), A((3,)), None),
+    ("t_3d", lambda T, x: x.t(), X, r"t\(\) expects a tensor with <= 2 dimensions, but self is 3D"),
+    ("T_2d", lambda T, x: x.T, A((2, 3)), None),
+    ("mT", lambda T, x: x.mT, X, None),
+    ("permute", lambda T, x: x.permute(2, 0, 1), X, None),
+    ("permute_tuple", lambda T, x: x.permute((1, 2, 0)), X, None),
+    ("permute_neg", lambda T, x: T.permute(x, (-1, 0, 1)), X, None),
+    ("permute_bad", lambda T, x: x.permute(0, 1), X, None),
+    ("permute_repeat", lambda T, x: x.permute(0, 0, 1), X, None),
+    ("unsqueeze_0", lambda T, x: x.unsqueeze(0), X, None),
+    ("unsqueeze_-1", lambda T, x: T.unsqueeze(x, -1), X, None),
+    ("unsqueeze_3", lambda T, x: x.unsqueeze(3), X, None),
+    ("unsqueeze_bad", lambda T, x: x.unsqueeze(5), X, "Dimension out of range"),
+    ("squeeze", lambda T, x: x.squeeze(), A((2, 1, 3, 1)), None),
+    ("squeeze_fn", lambda T, x: T.squeeze(x), A((2, 1, 3, 1)), None),
+    ("squeeze_1", lambda T, x: x.squeeze(1), A((2, 1, 3, 1)), None),
+    ("squeeze_-1", lambda T, x: x.squeeze(-1), A((2, 1, 3, 1)), None),
+    ("squeeze_noop", lambda T, x: x.squeeze(0), A((2, 1, 3, 1)), None),
+    ("squeeze_tuple", lambda T, x: x.squeeze((1, 3)), A((2, 1, 3, 1)), None),
+    ("squeeze_0d", lambda T, x: x.squeeze(), A(()), None),
+    ("expand", lambda T, x: x.expand(2, 3, 4), A((3, 1)), None),
+    ("expand_-1", lambda T, x: x.expand(-1, 4), A((3, 1)), None),
+    ("expand_tuple", lambda T, x: x.expand((2, 3, 4)), A((1, 4)), None),
+    ("expand_0d", lambda T, x: x.expand(2, 2), A(()), None),
+    ("expand_bad", lambda T, x: x.expand(2, 4), A((3, 1)), None),
+    ("expand_as", lambda T, x: x.expand_as(T.zeros(2, 3, 4)), A((3, 1)), None),
+    ("flatten", lambda T, x: x.flatten(), X, None),
+    ("flatten_fn", lambda T, x: T.flatten(x, 1), X, None),
+    ("flatten_0_1", lambda T, x: x.flatten(0, 1), X, None),
+    ("flatten_neg", lambda T, x: x.flatten(-2, -1), X, None),
+    ("flatten_0d", lambda T, x: x.flatten(), A(()), None),
+    ("flatten_noop", lambda T, x: x.flatten(1, 1), X, None),
+    ("contiguous", lambda T, x: x.transpose(0, 1).contiguous(), X, None),
+    ("clone", lambda T, x: x.clone(), X, None),
+    ("clone_fn", lambda T, x: T.clone(x), X, None),
+    ("select", lambda T, x: x.select(1, 2), X, None),
+    ("select_fn", lambda T, x: T.select(x, 0, -1), X, None),
+    ("chain", lambda T, x: x.transpose(0, 1).reshape(3, 8).t().unsqueeze(0).squeeze(0), X, None),
+]
+
+
+@pytest.mark.parametrize("name,fn,x,match", cases(SHAPE))
+def test_shape(name, fn, x, match):
+    check_op(name, fn, [x], match=match)
+
+
+INDEX = [
+    # name, fn, input, match
+    ("int", lambda T, x: x[0], X, None),
+    ("neg_int", lambda T, x: x[-1], X, None),
+    ("colon_int", lambda T, x: x[:, 1], X, None),
+    ("ellipsis_int", lambda T, x: x[..., 0], X, None),
+    ("none", lambda T, x: x[None], X, None),
+    ("colon_none", lambda T, x: x[:, None], X, None),
+    ("ellipsis_none", lambda T, x: x[..., None], X, None),
+    ("scalar", lambda T, x: x[0, 1, 2], X, None),
+    ("slice", lambda T, x: x[1:], X, None),
+    ("slice_step", lambda T, x: x[:, ::2], X, None),
+    ("slice_mid", lambda T, x: x[:, 1:3, 1:], X, None),
+    ("slice_neg", lambda T, x: x[..., -3:-1], X, None),
+    ("slice_empty", lambda T, x: x[:, 2:1], X, None),
+    ("slice_past_end", lambda T, x: x[:, 1:10], X, None),
+    ("slice_neg_step", lambda T, x: x[::-1], X, "step must be greater than zero"),
+    ("out_of_range", lambda T, x: x[5], X, "index 5 is out of bounds for dimension 0 with size 2"),
+    ("too_many", lambda T, x: x[0, 0, 0, 0], X, None),
+    ("tuple_mixed", lambda T, x: x[1, :, None, 2:], X, None),
+    ("tensor_idx", lambda T, x: x[T.tensor([1, 0, 1])], X, None),
+    ("list_idx", lambda T, x: x[[1, 0]], X, None),
+    ("list_idx_dim1", lambda T, x: x[:, [2, 0, 2]], X, None),
+    ("two_lists", lambda T, x: x[[0, 1], [1, 2]], X, None),
+    ("list_and_slice", lambda T, x: x[[0, 1], :, [3, 0]], X, None),
+    ("tensor_2d_idx", lambda T, x: x[T.tensor([[0, 1], [1, 1]])], X, None),
+    ("neg_tensor_idx", lambda T, x: x[:, T.tensor([-1, 0])], X, None),
+    ("int32_idx", lambda T, x: x[T.tensor([1, 0], dtype=T.int32)], X, None),
+    ("0d_tensor_idx", lambda T, x: x[T.tensor(1)], X, None),
+    ("bool_mask_full", lambda T, x: x[x > 0], X, None),
+    ("bool_mask_rows", lambda T, x: x[T.tensor([True, False])], X, None),
+    ("bool_mask_dim1", lambda T, x: x[:, T.tensor([True, False, True])], X, None),
+    ("bool_list", lambda T, x: x[[True, False]], X, None),
+    ("bool_scalar", lambda T, x: x[True], A((3,)), None),
+    ("idx_out_of_range", lambda T, x: x[T.tensor([0, 5])], X, None),
+    ("float_idx", lambda T, x: x[T.tensor([0.0])], X, None),
+    ("view_of_view", lambda T, x: x[1][:, 2][1:], X, None),
+    ("1d_slice", lambda T, x: x[1:4], A((6,)), None),
+    ("0d_ellipsis", lambda T, x: x[...], A(()), None),
+    ("0d_none", lambda T, x: x[None], A(()), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,x,match", cases(INDEX))
+def test_getitem(name, fn, x, match):
+    check_op(name, fn, [x], match=match)
+
+
+SETITEM = [
+    # name, fn(T, x, v): x is a fresh non-leaf (leaf * 1) so it can be written; returns x
+    ("int_scalar", lambda T, x, v: x.__setitem__(0, 0.5), None),
+    ("int_tensor", lambda T, x, v: x.__setitem__(1, v), None),
+    ("slice_broadcast", lambda T, x, v: x.__setitem__((slice(None), 1), v[0]), None),
+    ("ellipsis", lambda T, x, v: x.__setitem__(Ellipsis, 2.0), None),
+    ("mask", lambda T, x, v: x.__setitem__(x > 0, 0.0), None),
+    ("mask_tensor_value", lambda T, x, v: x.__setitem__(x > 0, v.flatten()[:1]), None),
+    ("list_idx", lambda T, x, v: x.__setitem__([0, 1], v), None),
+    ("tensor_idx_dim1", lambda T, x, v: x.__setitem__((slice(None), T.tensor([0, 2])),
+                                                      v[:, :2]), None),
+    ("int_value", lambda T, x, v: x.__setitem__(0, 3), None),
+    ("bad_shape", lambda T, x, v: x.__setitem__(0, T.ones(5)), None),
+    ("f64_value", lambda T, x, v: x.__setitem__(0, v[0].double()), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,match", cases(SETITEM))
+def test_setitem(name, fn, match):
+    rng = np.random.default_rng(seed_of(name))
+    xv = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
+    vv = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
+    gv = rng.standard_normal((2, 3))
+
+    def go(T):
+        leaf = T.tensor(xv, requires_grad=True)
+        v = T.tensor(vv, requires_grad=True)
+        x = leaf * 1
+        fn(T, x, v)
+        res = [x, x._version > 0, gname(x)]
+        x.backward(T.tensor(gv, dtype=T.float32))
+        return res + [leaf.grad, v.grad]
+
+    both(go, match=match)
+
+
+CATSTACK = [
+    # name, fn(T, a, b, c): a, b float32 [2, 3], c float64 [2, 3]
+    ("cat0", lambda T, a, b, c: T.cat([a, b])),
+    ("cat1", lambda T, a, b, c: T.cat([a, b], 1)),
+    ("cat_neg", lambda T, a, b, c: T.cat((a, b, a), dim=-1)),
+    ("cat_one", lambda T, a, b, c: T.cat([a])),
+    ("cat_promote", lambda T, a, b, c: T.cat([a, c])),
+    ("cat_int_float", lambda T, a, b, c: T.cat([a, T.ones(1, 3, dtype=T.int64)])),
+    ("cat_uneven", lambda T, a, b, c: T.cat([a, b[:1]], 0)),
+    ("cat_mismatch", lambda T, a, b, c: T.cat([a, b[:1]], 1)),
+    ("cat_rank_mismatch", lambda T, a, b, c: T.cat([a, b[0]])),
+    ("cat_empty_list", lambda T, a, b, c: T.cat([])),
+    ("stack0", lambda T, a, b, c: T.stack([a, b])),
+    ("stack1", lambda T, a, b, c: T.stack([a, b], 1)),
+    ("stack_neg", lambda T, a, b, c: T.stack((a, b, a), dim=-1)),
+    ("stack_promote", lambda T, a, b, c: T.stack([a, c])),
+    ("stack_mismatch", lambda T, a, b, c: T.stack([a, b[:1]])),
+    ("stack_0d", lambda T, a, b, c: T.stack([a[0, 0], b[1, 1]])),
+    ("where", lambda T, a, b, c: T.where(a > b, a, b)),
+    ("where_broadcast", lambda T, a, b, c: T.where(a[0] > 0, a, b[:1])),
+    ("where_scalar_y", lambda T, a, b, c: T.where(a > 0, a, 0.0)),
+    ("where_scalar_x", lambda T, a, b, c: T.where(a > 0, 1.0, b)),
+    ("where_scalars", lambda T, a, b, c: T.where(a > 0, 1.0, 0.0)),
+    ("where_int_scalars", lambda T, a, b, c: T.where(a > 0, 1, 0)),
+    ("where_promote", lambda T, a, b, c: T.where(a > 0, a, c)),
+    ("where_method", lambda T, a, b, c: a.where(a > 0, b)),
+    ("where_nonbool_cond", lambda T, a, b, c: T.where(a, a, b)),
+    ("clamp", lambda T, a, b, c: T.clamp(a, -0.5, 0.5)),
+    ("clamp_min", lambda T, a, b, c: a.clamp(min=-0.5)),
+    ("clamp_max", lambda T, a, b, c: a.clamp(max=0.5)),
+    ("clamp_tensor", lambda T, a, b, c: T.clamp(a, min=b, max=b + 1)),
+    ("clamp_tensor_min", lambda T, a, b, c: a.clamp(min=b[0])),
+    ("clamp_min_gt_max", lambda T, a, b, c: a.clamp(1.0, -1.0)),
+    ("clamp_none", lambda T, a, b, c: T.clamp(a)),
+    ("clamp_int_float_bound", lambda T, a, b, c: T.clamp((a * 3).long(), min=0.5)),
+    ("clamp_int", lambda T, a, b, c: T.clamp((a * 3).long(), -1, 1)),
+    ("clip", lambda T, a, b, c: T.clip(a, -1, 1)),
+    ("clamp_min_fn", lambda T, a, b, c: T.clamp_min(a, 0.1)),
+    ("clamp_max_fn", lambda T, a, b, c: T.clamp_max(a, 0.1)),
+    ("maximum", lambda T, a, b, c: T.maximum(a, b)),
+    ("minimum_promote", lambda T, a, b, c: T.minimum(a, c)),
+    ("max_int_float", lambda T, a, b, c: T.maximum(a, T.tensor([1, 0, -1]))),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(CATSTACK))
+def test_cat_stack_where_clamp(name, fn):
+    check_op(name, fn, [A((2, 3)), A((2, 3)), A((2, 3), "float64")])
+
+
+COMPARE = [
+    # name, fn(T, a, b): a, b float32 [2, 3] requiring grad; result is bool without grad
+    ("lt", lambda T, a, b: a < b),
+    ("le", lambda T, a, b: a <= b),
+    ("gt", lambda T, a, b: a > b),
+    ("ge", lambda T, a, b: a >= b),
+    ("eq", lambda T, a, b: a == b),
+    ("eq_self", lambda T, a, b: a == a),
+    ("ne", lambda T, a, b: a != b),
+    ("lt_fn", lambda T, a, b: T.lt(a, b)),
+    ("ge_fn", lambda T, a, b: T.ge(a, b)),
+    ("eq_fn", lambda T, a, b: T.eq(a, b)),
+    ("ne_fn", lambda T, a, b: T.ne(a, 0.5)),
+    ("gt_method", lambda T, a, b: a.gt(0)),
+    ("le_method", lambda T, a, b: a.le(b)),
+    ("scalar_right", lambda T, a, b: a > 0.5),
+    ("scalar_left", lambda T, a, b: 0.5 > a),
+    ("scalar_left_eq", lambda T, a, b: 1 == a),
+    ("broadcast", lambda T, a, b: a < b[0]),
+    ("int_vs_float", lambda T, a, b: (a * 2).long() < a),
+    ("int_vs_float_scalar", lambda T, a, b: (a * 2).long() == 1.0),
+    ("bool_vs_int", lambda T, a, b: (a > 0) == 1),
+    ("f64_vs_f32", lambda T, a, b: a.double() >= b),
+    ("nan_eq", lambda T, a, b: (a / 0 * 0) == (a / 0 * 0)),
+    ("nan_ne", lambda T, a, b: (a / 0 * 0) != (a / 0 * 0)),
+    ("chained_to_float", lambda T, a, b: (a > b).float() * a),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(COMPARE))
+def test_compare(name, fn):
+    check_op(name, fn, [A((2, 3)), A((2, 3))])
+
+
+# ------------------------------------------------------------------------------------------------
+# Gradients at the edges: where the formula's choice at a kink or singularity shows
+# ------------------------------------------------------------------------------------------------
+
+V = [-1.0, 0.0, 0.5, 1.0, 2.0]
+EDGE = [
+    # name, fn, inputs (lists become float32 leaves)
+    ("relu_at_0", lambda T, x: T.relu(x), [V]),
+    ("abs_at_0", lambda T, x: T.abs(x), [V]),
+    ("sqrt_at_0", lambda T, x: T.sqrt(x), [[0.0, 1.0, 4.0]]),
+    ("sqrt_neg", lambda T, x: T.sqrt(x), [[-1.0, 1.0]]),
+    ("log_at_0", lambda T, x: T.log(x), [[0.0, 1.0]]),
+    ("log_neg", lambda T, x: T.log(x), [[-1.0, 1.0]]),
+    ("clamp_at_bounds", lambda T, x: T.clamp(x, 0.0, 1.0), [V]),
+    ("clamp_min_at_bound", lambda T, x: x.clamp(min=0.5), [V]),
+    ("clamp_max_at_bound", lambda T, x: x.clamp(max=1.0), [V]),
+    ("clamp_tensor_bounds_tie", lambda T, x, lo: T.clamp(x, min=lo), [V, [0.0] * 5]),
+    ("maximum_tie", lambda T, a, b: T.maximum(a, b), [V, [0.0, 0.0, 0.5, 2.0, 2.0]]),
+    ("minimum_tie", lambda T, a, b: T.minimum(a, b), [V, [0.0, 0.0, 0.5, 2.0, 2.0]]),
+    ("pow2_at_0", lambda T, x: x ** 2, [V]),
+    ("pow_half_at_0", lambda T, x: x ** 0.5, [[0.0, 1.0]]),
+    ("pow0_at_0", lambda T, x: x ** 0, [V]),
+    ("pow_0_base", lambda T, x, y: T.pow(x, y), [[0.0, 0.0, 0.0], [0.0, 1.0, 2.0]]),
+    ("pow_neg_base", lambda T, x, y: T.pow(x, y), [[-2.0, -2.0], [2.0, 0.5]]),
+    ("rpow_at_0", lambda T, x: 0.0 ** x, [[0.0, 1.0, 2.0]]),
+    ("div_by_0", lambda T, x, y: x / y, [[1.0, 0.0, -1.0], [0.0, 0.0, 0.0]]),
+    ("where_nan_branch", lambda T, x: T.where(x > 0, T.sqrt(x), T.zeros_like(x)), [V]),
+    ("where_inf_branch", lambda T, x: T.where(x != 0, 1 / x, x), [V]),
+    ("sigmoid_big", lambda T, x: T.sigmoid(x), [[-100.0, 0.0, 100.0]]),
+    ("tanh_big", lambda T, x: T.tanh(x), [[-50.0, 0.0, 50.0]]),
+    ("exp_overflow", lambda T, x: T.exp(x), [[100.0, 0.0]]),
+    ("inf_minus_inf", lambda T, x: x - x, [[math.inf, 1.0]]),
+    ("nan_input", lambda T, x: (x * 2).sum(), [[math.nan, 1.0]]),
+    ("remainder_grad", lambda T, x, y: T.remainder(x, y), [[5.5, -5.5], [2.0, 2.0]]),
+    ("floordiv_grad", lambda T, x, y: T.div(x, y, rounding_mode="floor"), [[5.5, -5.5],
+                                                                          [2.0, 2.0]]),
+    ("sum_then_relu", lambda T, x: T.relu(x.sum() - 2.5), [V]),
+    ("mean_of_abs", lambda T, x: x.abs().mean(), [V]),
+]
+
+
+class L:
+    """An explicit float32 input that requires grad."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def values(self, rng):
+        return np.asarray(self.v, np.float32)
+
+    def make(self, T, values):
+        return T.tensor(values, requires_grad=True)
+
+
+@pytest.mark.parametrize("name,fn,inputs", cases(EDGE))
+def test_grad_edges(name, fn, inputs):
+    check_op(name, fn, [L(v) for v in inputs], upstream=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# Creation functions
+# ------------------------------------------------------------------------------------------------
+
+CREATE = [
+    # name, fn, match
+    ("tensor_bool", lambda T: T.tensor([True, False]), None),
+    ("tensor_int", lambda T: T.tensor([1, 2]), None),
+    ("tensor_float", lambda T: T.tensor([1.0, 2.0]), None),
+    ("tensor_mixed_int_float", lambda T: T.tensor([1, 2.5]), None),
+    ("tensor_mixed_bool_int", lambda T: T.tensor([True, 2]), None),
+    ("tensor_mixed_bool_float", lambda T: T.tensor([True, 2.5]), None),
+    ("tensor_nested", lambda T: T.tensor([[1, 2], [3, 4]]), None),
+    ("tensor_nested_float", lambda T: T.tensor([[1.5], [2.5], [3.5]]), None),
+    ("tensor_nested_mixed", lambda T: T.tensor([[1, 2], [3.5, 4]]), None),
+    ("tensor_tuple", lambda T: T.tensor(((1, 2), (3, 4))), None),
+    ("tensor_int_scalar", lambda T: T.tensor(3), None),
+    ("tensor_float_scalar", lambda T: T.tensor(3.5), None),
+    ("tensor_bool_scalar", lambda T: T.tensor(True), None),
+    ("tensor_big_int", lambda T: T.tensor(2 ** 40), None),
+    ("tensor_complex", lambda T: T.tensor([1 + 2j, 3.0]), None),
+    ("tensor_empty", lambda T: T.tensor([]), None),
+    ("tensor_empty_nested", lambda T: T.tensor([[], []]), None),
+    ("tensor_dtype_float", lambda T: T.tensor([1, 2], dtype=T.float32), None),
+    ("tensor_dtype_int_from_float", lambda T: T.tensor([1.7, -1.7], dtype=T.int32), None),
+    ("tensor_dtype_f16", lambda T: T.tensor([1, 2], dtype=T.float16), None),
+    ("tensor_dtype_bf16", lambda T: T.tensor([1.1, 2.2], dtype=T.bfloat16), None),
+    ("tensor_dtype_bool", lambda T: T.tensor([0, 1, 2], dtype=T.bool), None),
+    ("tensor_dtype_alias", lambda T: T.tensor([1, 2], dtype=T.double), None),
+    ("tensor_np_int32", lambda T: T.tensor(np.array([1, 2], dtype=np.int32)), None),
+    ("tensor_np_f64", lambda T: T.tensor(np.array([1.5, 2.5])), None),
+    ("tensor_np_f16", lambda T: T.tensor(np.array([1.5], dtype=np.float16)), None),
+    ("tensor_np_bool", lambda T: T.tensor(np.array([True, False])), None),
+    ("tensor_np_uint8", lambda T: T.tensor(np.arange(3, dtype=np.uint8)), None),
+    ("tensor_np_f32_scalar", lambda T: T.tensor(np.float32(2.5)), None),
+    ("tensor_np_f64_scalar", lambda T: T.tensor(np.float64(2.5)), None),
+    ("tensor_np_i64_scalar", lambda T: T.tensor(np.int64(7)), None),
+    ("tensor_list_of_0d", lambda T: T.tensor([T.tensor(1.0), T.tensor(2.0)]), None),
+    ("tensor_ragged", lambda T: T.tensor([[1, 2], [3]]), "expected sequence of length 2 at dim "
+     r"1 \(got 1\)"),
+    ("tensor_string", lambda T: T.tensor(["a"]), None),
+    ("tensor_requires_grad", lambda T: T.tensor([1.5], requires_grad=True), None),
+    ("tensor_int_requires_grad", lambda T: T.tensor([1, 2], requires_grad=True),
+     "Only Tensors of floating point and complex dtype can require gradients"),
+    ("tensor_device", lambda T: T.tensor([1.0], device="cpu").device, None),
+    ("tensor_device_obj", lambda T: T.tensor([1.0], device=T.device("cpu")).device, None),
+    ("as_tensor_list", lambda T: T.as_tensor([1, 2]), None),
+    ("as_tensor_np", lambda T: T.as_tensor(np.array([1.5], dtype=np.float32)), None),
+    ("as_tensor_dtype", lambda T: T.as_tensor([1, 2], dtype=T.float64), None),
+    ("as_tensor_same_object", lambda T: (lambda t: T.as_tensor(t) is t)(T.ones(2)), None),
+    ("as_tensor_cast", lambda T: T.as_tensor(T.ones(2), dtype=T.int32), None),
+    ("from_numpy_i16", lambda T: T.from_numpy(np.arange(3, dtype=np.int16)), None),
+    ("from_numpy_f32", lambda T: T.from_numpy(np.ones((2, 2), dtype=np.float32)), None),
+    ("from_numpy_0d", lambda T: T.from_numpy(np.array(3.5)), None),
+    ("zeros_varargs", lambda T: T.zeros(2, 3), None),
+    ("zeros_tuple", lambda T: T.zeros((2, 3)), None),
+    ("zeros_list", lambda T: T.zeros([2, 3]), None),
+    ("zeros_size", lambda T: T.zeros(T.Size([2, 3])), None),
+    ("zeros_int32", lambda T: T.zeros(2, 3, dtype=T.int32), None),
+    ("zeros_empty", lambda T: T.zeros(0), None),
+    ("zeros_0d", lambda T: T.zeros(()), None),
+    ("zeros_no_args", lambda T: T.zeros([]), None),
+    ("zeros_requires_grad", lambda T: T.zeros(2, requires_grad=True), None),
+    ("zeros_negative", lambda T: T.zeros(-1), None),
+    ("ones", lambda T: T.ones(3), None),
+    ("ones_bool", lambda T: T.ones(3, dtype=T.bool), None),
+    ("ones_f64", lambda T: T.ones(2, 2, dtype=T.float64), None),
+    ("full_int", lambda T: T.full((2, 2), 7), None),
+    ("full_float", lambda T: T.full((2,), 2.5), None),
+    ("full_bool", lambda T: T.full((2,), True), None),
+    ("full_int_as_f64", lambda T: T.full((2,), 7, dtype=T.float64), None),
+    ("full_list_size", lambda T: T.full([3], -1), None),
+    ("full_float_as_int", lambda T: T.full((2,), 1.5, dtype=T.int64), None),
+    ("empty_meta", lambda T: (lambda e: (e.shape, e.dtype, e.requires_grad))(T.empty(2, 3)),
+     None),
+    ("empty_meta_dtype", lambda T: (lambda e: (e.shape, e.dtype))(T.empty((4,), dtype=T.int16)),
+     None),
+    ("arange_int", lambda T: T.arange(5), None),
+    ("arange_start_end", lambda T: T.arange(1, 5), None),
+    ("arange_step", lambda T: T.arange(0, 5, 2), None),
+    ("arange_neg_step", lambda T: T.arange(5, 0, -1), None),
+    ("arange_float_step", lambda T: T.arange(0, 1, 0.25), None),
+    ("arange_float_end", lambda T: T.arange(5.0), None),
+    ("arange_float_start", lambda T: T.arange(0.5, 3), None),
+    ("arange_tenth", lambda T: T.arange(0, 1, 0.1), None),
+    ("arange_neg_float", lambda T: T.arange(0, -1, -0.25), None),
+    ("arange_dtype_f32", lambda T: T.arange(5, dtype=T.float32), None),
+    ("arange_dtype_f64", lambda T: T.arange(1, 4, dtype=T.float64), None),
+    ("arange_dtype_int_float_args", lambda T: T.arange(0.5, 4.5, dtype=T.int64), None),
+    ("arange_empty", lambda T: T.arange(0), None),
+    ("arange_wrong_sign", lambda T: T.arange(0, 5, -1), None),
+    ("arange_zero_step", lambda T: T.arange(0, 5, 0), None),
+    ("arange_requires_grad", lambda T: T.arange(3.0, requires_grad=True), None),
+    ("linspace", lambda T: T.linspace(0, 1, 5), None),
+    ("linspace_one", lambda T: T.linspace(0, 1, 1), None),
+    ("linspace_zero", lambda T: T.linspace(0, 1, 0), None),
+    ("linspace_kw", lambda T: T.linspace(-1, 1, steps=4, dtype=T.float64), None),
+    ("linspace_int_dtype", lambda T: T.linspace(0, 10, 4, dtype=T.int64), None),
+    ("linspace_desc", lambda T: T.linspace(3, -3, 7), None),
+    ("eye", lambda T: T.eye(3), None),
+    ("eye_rect", lambda T: T.eye(2, 3), None),
+    ("eye_tall", lambda T: T.eye(3, 2), None),
+    ("eye_int", lambda T: T.eye(3, dtype=T.int64), None),
+    ("eye_bool", lambda T: T.eye(2, dtype=T.bool), None),
+    ("eye_0", lambda T: T.eye(0), None),
+    ("scalar_tensor", lambda T: T.scalar_tensor(3), None),
+    ("scalar_tensor_dtype", lambda T: T.scalar_tensor(3, dtype=T.int64), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,match", cases(CREATE))
+def test_creation(name, fn, match):
+    both(fn, match=match)
+
+
+LIKE = [
+    # name, fn(T, x, i): x float32 [2, 3] requiring grad, i int64 [2, 3]
+    ("zeros_like", lambda T, x, i: T.zeros_like(x)),
+    ("ones_like_int", lambda T, x, i: T.ones_like(i)),
+    ("full_like", lambda T, x, i: T.full_like(x, 7)),
+    ("full_like_int_float_fill", lambda T, x, i: T.full_like(i, 2.5)),
+    ("full_like_bool_fill", lambda T, x, i: T.full_like(x, True)),
+    ("zeros_like_dtype", lambda T, x, i: T.zeros_like(x, dtype=T.float64)),
+    ("ones_like_requires_grad", lambda T, x, i: T.ones_like(x, requires_grad=True)),
+    ("ones_like_int_requires_grad", lambda T, x, i: T.ones_like(i, requires_grad=True)),
+    ("empty_like_meta", lambda T, x, i: (lambda e: (e.shape, e.dtype, e.requires_grad))(
+        T.empty_like(i))),
+    ("zeros_like_0d", lambda T, x, i: T.zeros_like(x.sum())),
+    ("zeros_like_view", lambda T, x, i: T.zeros_like(x.t())),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(LIKE))
+def test_like(name, fn):
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    both(lambda T: fn(T, T.tensor(xv, requires_grad=True), T.tensor(xv * 4).long()))
+
+
+@pytest.fixture
+def default_float64():
+    torch.set_default_dtype(torch.float64)
+    tl.set_default_dtype(tl.float64)
+    yield
+    torch.set_default_dtype(torch.float32)
+    tl.set_default_dtype(tl.float32)
+
+
+DEFAULT_F64 = [
+    ("tensor_float", lambda T: T.tensor([1.5])),
+    ("tensor_int", lambda T: T.tensor([1, 2])),
+    ("tensor_mixed", lambda T: T.tensor([1, 2.5])),
+    ("zeros", lambda T: T.zeros(2)),
+    ("arange_float", lambda T: T.arange(0.5, 2)),
+    ("arange_int", lambda T: T.arange(3)),
+    ("linspace", lambda T: T.linspace(0, 1, 3)),
+    ("full_float", lambda T: T.full((2,), 1.5)),
+    ("int_times_float", lambda T: T.tensor([1, 2]) * 1.5),
+    ("int_div", lambda T: T.tensor([1, 2]) / 2),
+    ("f32_plus_scalar", lambda T: T.ones(2, dtype=T.float32) + 1.5),
+    ("get_default", lambda T: T.get_default_dtype()),
+    ("eye", lambda T: T.eye(2)),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(DEFAULT_F64))
+def test_default_dtype_float64(name, fn, default_float64):
+    both(fn)
+
+
+# ------------------------------------------------------------------------------------------------
+# Conversions and metadata
+# ------------------------------------------------------------------------------------------------
+
+CONVERT = [
+    # name, fn(T), match
+    ("item_float", lambda T: T.tensor(2.5).item(), None),
+    ("item_float32_precision", lambda T: T.tensor(0.1).item(), None),
+    ("item_float64", lambda T: T.tensor(0.1, dtype=T.float64).item(), None),
+    ("item_int", lambda T: T.tensor([3]).item(), None),
+    ("item_bool", lambda T: T.tensor(True).item(), None),
+    ("item_f16", lambda T: T.tensor(1.1, dtype=T.float16).item(), None),
+    ("item_nested_one", lambda T: T.tensor([[4.0]]).item(), None),
+    ("item_many", lambda T: T.tensor([1.0, 2.0]).item(), "a Tensor with 2 elements cannot be "
+     "converted to Scalar"),
+    ("item_requires_grad", lambda T: T.tensor(2.0, requires_grad=True).item(), None),
+    ("tolist_float", lambda T: T.tensor([[0.5, 1.5], [2.0, -1.0]]).tolist(), None),
+    ("tolist_f32_precision", lambda T: T.tensor([0.1]).tolist(), None),
+    ("tolist_int", lambda T: T.tensor([[1, 2], [3, 4]]).tolist(), None),
+    ("tolist_bool", lambda T: T.tensor([True, False]).tolist(), None),
+    ("tolist_0d", lambda T: T.tensor(3).tolist(), None),
+    ("tolist_empty", lambda T: T.zeros(2, 0).tolist(), None),
+    ("tolist_requires_grad", lambda T: T.ones(2, requires_grad=True).tolist(), None),
+    ("float", lambda T: float(T.tensor(2.5)), None),
+    ("float_of_int", lambda T: float(T.tensor(3)), None),
+    ("float_1elem", lambda T: float(T.tensor([[2.5]])), None),
+    ("float_many", lambda T: float(T.tensor([1.0, 2.0])), None),
+    ("int", lambda T: int(T.tensor(2.7)), None),
+    ("int_neg", lambda T: int(T.tensor(-2.7)), None),
+    ("int_1elem", lambda T: int(T.tensor([3.9])), None),
+    ("bool_true", lambda T: bool(T.tensor([1.0])), None),
+    ("bool_false", lambda T: bool(T.tensor(0)), None),
+    ("bool_many", lambda T: bool(T.tensor([1, 2])), "Boolean value of Tensor with more than one "
+     "value is ambiguous"),
+    ("bool_empty", lambda T: bool(T.tensor([])), None),
+    ("if_tensor", lambda T: "yes" if T.tensor(2.0) > 1 else "no", None),
+    ("index", lambda T: operator.index(T.tensor(3)), None),
+    ("index_float", lambda T: operator.index(T.tensor(3.0)), None),
+    ("index_many", lambda T: operator.index(T.tensor([3, 4])), None),
+    ("list_index", lambda T: [10, 20, 30][T.tensor(1)], None),
+    ("range", lambda T: list(range(T.tensor(3))), None),
+    ("len", lambda T: len(T.zeros(4, 2)), None),
+    ("len_0d", lambda T: len(T.tensor(1.0)), "len\\(\\) of a 0-d tensor"),
+    ("iter_rows", lambda T: list(T.tensor([[1, 2], [3, 4]])), None),
+    ("iter_0d", lambda T: list(T.tensor(1.0)), "iteration over a 0-d tensor"),
+    ("iter_requires_grad", lambda T: list(T.ones(2, 2, requires_grad=True) * 2), None),
+    ("unpack", lambda T: (lambda a, b: (a, b))(*T.tensor([1.5, 2.5])), None),
+    ("numpy_requires_grad", lambda T: T.ones(2, requires_grad=True).numpy(),
+     "Can't call numpy\\(\\) on Tensor that requires grad"),
+    ("np_asarray_requires_grad", lambda T: np.asarray(T.ones(2, requires_grad=True)),
+     "Can't call numpy\\(\\) on Tensor that requires grad"),
+    ("numpy_detached", lambda T: T.ones(2, requires_grad=True).detach().numpy().dtype.name, None),
+    ("np_asarray_dtype", lambda T: np.asarray(T.tensor([1, 2], dtype=T.int32)).dtype.name, None),
+    ("np_asarray_values", lambda T: np.asarray(T.tensor([1.5, 2.5])).tolist(), None),
+    ("np_asarray_cast", lambda T: np.asarray(T.tensor([1.5]), dtype=np.float64).dtype.name,
+     None),
+    ("np_array_f16", lambda T: np.array(T.tensor([1.5], dtype=T.float16)).dtype.name, None),
+    ("np_ufunc", lambda T: float(np.sum(np.asarray(T.tensor([1.5, 2.5])))), None),
+]
+
+
+@pytest.mark.parametrize("name,fn,match", cases(CONVERT))
+def test_conversions(name, fn, match):
+    both(fn, match=match)
+
+
+CASTS = [
+    # name, fn(T, x): x float32 [6] with negatives and fractions, requiring grad
+    ("float", lambda T, x: x.float()),
+    ("float_is_self", lambda T, x: x.float() is x),
+    ("double", lambda T, x: x.double()),
+    ("half", lambda T, x: x.half()),
+    ("bfloat16", lambda T, x: x.bfloat16()),
+    ("long", lambda T, x: x.long()),
+    ("int", lambda T, x: x.int()),
+    ("short", lambda T, x: x.short()),
+    ("char", lambda T, x: x.char()),
+    ("byte", lambda T, x: x.abs().byte()),
+    ("bool", lambda T, x: x.bool()),
+    ("to_f64", lambda T, x: x.to(T.float64)),
+    ("to_kw", lambda T, x: x.to(dtype=T.int32)),
+    ("to_same_is_self", lambda T, x: x.to(T.float32) is x),
+    ("to_device", lambda T, x: x.to("cpu")),
+    ("to_device_is_self", lambda T, x: x.to("cpu") is x),
+    ("to_device_dtype", lambda T, x: x.to("cpu", T.float64)),
+    ("to_other", lambda T, x: x.to(T.zeros(1, dtype=T.float16))),
+    ("to_copy", lambda T, x: x.to(T.float32, copy=True)),
+    ("to_python_float", lambda T, x: x.to(float)),
+    ("cpu_is_self", lambda T, x: x.cpu() is x),
+    ("double_then_float", lambda T, x: x.double().float() * 2),
+    ("long_then_float", lambda T, x: x.long().float()),
+    ("bool_roundtrip", lambda T, x: x.bool().long()),
+    ("int_to_float", lambda T, x: x.long().to(T.float32)),
+    ("int_to_bool", lambda T, x: x.long().bool()),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(CASTS))
+def test_casts(name, fn):
+    xv = [-2.7, -1.5, -0.2, 0.0, 0.6, 2.5]
+    if not name.startswith("to_same") and "is_self" not in name:
+        check_op(name, lambda T, x: fn(T, x), [L(xv)])
+    else:
+        both(lambda T: fn(T, T.tensor(xv, requires_grad=True)))
+
+
+META = [
+    # name, fn(T, x): x float32 [2, 3, 4] requiring grad
+    ("shape", lambda T, x: x.shape),
+    ("size", lambda T, x: x.size()),
+    ("size_dim", lambda T, x: x.size(1)),
+    ("size_neg", lambda T, x: x.size(-1)),
+    ("size_bad", lambda T, x: x.size(3)),
+    ("shape_eq_tuple", lambda T, x: x.shape == (2, 3, 4)),
+    ("shape_index", lambda T, x: x.shape[0]),
+    ("shape_slice", lambda T, x: x.shape[1:]),
+    ("shape_numel", lambda T, x: x.shape.numel()),
+    ("dim", lambda T, x: x.dim()),
+    ("ndim", lambda T, x: x.ndim),
+    ("ndimension", lambda T, x: x.ndimension()),
+    ("numel", lambda T, x: x.numel()),
+    ("numel_fn", lambda T, x: T.numel(x)),
+    ("nelement", lambda T, x: x.nelement()),
+    ("dtype", lambda T, x: x.dtype),
+    ("dtype_is_floating", lambda T, x: (x.dtype.is_floating_point, x.long().dtype.is_floating_point)),
+    ("dtype_itemsize", lambda T, x: (x.dtype.itemsize, x.half().dtype.itemsize)),
+    ("device", lambda T, x: x.device),
+    ("device_type", lambda T, x: x.device.type),
+    ("is_cpu", lambda T, x: x.is_cpu),
+    ("is_cuda", lambda T, x: x.is_cuda),
+    ("is_leaf", lambda T, x: (x.is_leaf, (x * 2).is_leaf, x.detach().is_leaf)),
+    ("requires_grad", lambda T, x: (x.requires_grad, x.detach().requires_grad)),
+    ("is_floating_point", lambda T, x: (x.is_floating_point(), x.long().is_floating_point(),
+                                        T.is_floating_point(x))),
+    ("is_tensor", lambda T, x: (T.is_tensor(x), T.is_tensor([1]))),
+    ("isinstance", lambda T, x: isinstance(x, T.Tensor)),
+    ("element_size", lambda T, x: (x.element_size(), x.double().element_size())),
+    ("stride", lambda T, x: x.stride()),
+    ("stride_dim", lambda T, x: x.stride(1)),
+    ("stride_t", lambda T, x: x.transpose(0, 2).stride()),
+    ("stride_slice", lambda T, x: x[:, ::2].stride()),
+    ("is_contiguous", lambda T, x: (x.is_contiguous(), x.transpose(0, 1).is_contiguous(),
+                                    x.transpose(0, 1).contiguous().is_contiguous())),
+    ("T_shape", lambda T, x: x[0].T.shape),
+    ("grad_none", lambda T, x: x.grad),
+    ("output_nr", lambda T, x: x.output_nr),
+    ("dtype_aliases", lambda T, x: [T.float, T.double, T.long, T.int, T.half, T.short, T.bool]),
+    ("dtype_eq", lambda T, x: (T.float32 == T.float, T.float32 is T.float, T.int32 == T.int64)),
+    ("dtype_repr", lambda T, x: [repr(T.float32), str(T.int64), repr(T.bfloat16)]),
+    ("device_eq", lambda T, x: (T.device("cpu") == x.device, repr(T.device("cpu")),
+                                str(T.device("cpu")))),
+    ("size_repr", lambda T, x: repr(x.shape)),
+    ("size_type", lambda T, x: (type(x.shape).__name__, isinstance(x.shape, tuple))),
+    ("hash_identity", lambda T, x: {x: 1}[x]),
+    ("get_device", lambda T, x: x.get_device()),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(META))
+def test_metadata(name, fn):
+    xv = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    both(lambda T: fn(T, T.tensor(xv, requires_grad=True)))
+
+
+def test_dlpack_torch_from_torchlike():
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    y = torch.from_dlpack(x)
+    assert y.dtype == torch.float32 and y.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_dlpack_torchlike_from_torch():
+    x = torch.arange(6, dtype=torch.int32).reshape(2, 3)
+    y = tl.from_dlpack(x)
+    assert isinstance(y, tl.Tensor)
+    assert y.dtype == tl.int32 and y.tolist() == x.tolist()
+
+
+def test_dlpack_numpy_from_torchlike():
+    y = np.from_dlpack(tl.tensor([1.5, 2.5], dtype=tl.float64))
+    assert y.dtype == np.float64 and y.tolist() == [1.5, 2.5]
+
+
+def test_dlpack_device():
+    assert tl.ones(2).__dlpack_device__() == torch.ones(2).__dlpack_device__()
+
+
+# ------------------------------------------------------------------------------------------------
+# repr
+# ------------------------------------------------------------------------------------------------
+
+REPR = [
+    # name, fn(T) -> tensor whose repr() is compared
+    ("float", lambda T: T.tensor([1.0, 2.0])),
+    ("float_frac", lambda T: T.tensor([1.5, -0.25, 3.0])),
+    ("float_2d", lambda T: T.tensor([[1.0, 2.0], [3.0, 4.0]])),
+    ("int64", lambda T: T.tensor([1, 2])),
+    ("int32", lambda T: T.tensor([1, 2], dtype=T.int32)),
+    ("uint8", lambda T: T.tensor([1, 2], dtype=T.uint8)),
+    ("float64", lambda T: T.tensor([1.0, 2.0], dtype=T.float64)),
+    ("float16", lambda T: T.tensor([1.0, 2.5], dtype=T.float16)),
+    ("bfloat16", lambda T: T.tensor([1.0, 2.5], dtype=T.bfloat16)),
+    ("bool", lambda T: T.tensor([True, False])),
+    ("scalar", lambda T: T.tensor(3.5)),
+    ("scalar_int", lambda T: T.tensor(3)),
+    ("scalar_f64", lambda T: T.tensor(3.5, dtype=T.float64)),
+    ("empty", lambda T: T.tensor([])),
+    ("empty_int32", lambda T: T.tensor([], dtype=T.int32)),
+    ("empty_2d", lambda T: T.zeros(0, 3)),
+    ("requires_grad", lambda T: T.tensor([1.0, 2.0], requires_grad=True)),
+    ("requires_grad_f64", lambda T: T.tensor([1.5], dtype=T.float64, requires_grad=True)),
+    ("grad_fn_mul", lambda T: T.tensor([1.0, 2.0], requires_grad=True) * 2),
+    ("grad_fn_sum", lambda T: T.tensor([1.0, 2.0], requires_grad=True).sum()),
+    ("grad_fn_f64", lambda T: T.tensor([1.0, 2.0], requires_grad=True).double()),
+    ("grad_fn_select", lambda T: T.ones(2, 2, requires_grad=True)[0]),
+    ("nan_inf", lambda T: T.tensor([math.nan, math.inf, -math.inf, 1.0])),
+    ("sci", lambda T: T.tensor([1e-5, 1e5])),
+    ("large_ints", lambda T: T.tensor([1e10, 2.0])),
+    ("detached", lambda T: (T.ones(2, requires_grad=True) * 2).detach()),
+    ("no_grad_result", lambda T: T.no_grad()(lambda: T.ones(2, requires_grad=True) * 2)()),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(REPR))
+def test_repr(name, fn):
+    both(lambda T: (repr(fn(T)), str(fn(T))))
+
+
+def test_repr_long_summarized():
+    both(lambda T: repr(T.arange(2000)))
