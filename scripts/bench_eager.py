@@ -1,6 +1,6 @@
 """Eager-mode latency of torchlike next to hand-written JAX and real PyTorch.
 
-    python scripts/bench_eager.py [--json PATH] [--budget SECONDS]
+    python scripts/bench_eager.py [--json PATH] [--budget SECONDS] [--window N]
 
 Cases (64x64 float32 unless said otherwise):
   a. one op, no grad:          a * b
@@ -8,7 +8,7 @@ Cases (64x64 float32 unless said otherwise):
   c. mul + sum + backward:     (a * b).sum().backward()   (jax: eager jax.grad)
   d. tiny MLP SGD step:        32-64-64-4, batch 16, relu, MSE loss; zero grads, backward,
                                p -= lr * p.grad under no_grad for the 6 parameters.
-                               jax eager: un-jitted jax.value_and_grad + tree_map update;
+                               jax eager: un-jitted jax.value_and_grad + per-parameter update;
                                jax jit: jax.jit(jax.value_and_grad(loss)) + update in one program.
 
 Each measurement warms up first, then times windows of --window back-to-back repetitions with

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _dtype as D
+from ._tensor import Tensor
 from .autograd import graph
 from .autograd.grad_mode import _state
 
@@ -65,18 +66,25 @@ def defop(name, node, **kwargs):
 
 # --- promotion ----------------------------------------------------------------------------------
 
-def _promoted(args, kind):
-    """The dtype PyTorch computes in for these operands (Tensors and Python scalars)."""
-    from ._tensor import Tensor
-    dims, zeros, scalars = [], [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            (dims if a._arr.ndim else zeros).append(a.dtype)
-        elif isinstance(a, _SCALARS):
-            scalars.append(D.scalar_dtype(a))
-    dt = D.result_type(dims, zeros, scalars)
-    if kind == "float" and not (dt.is_floating_point or dt.is_complex):
-        dt = D.get_default_dtype()
+_PROMOTIONS = {}
+
+
+def promoted_dtype(kind, key):
+    """The dtype PyTorch computes in, from a key of operand descriptions: (numpy dtype, is 0-dim)
+    for a Tensor, the Python type for a scalar.  Cached: the hot path is one dict lookup."""
+    cache_key = (kind, key, D.get_default_dtype())
+    dt = _PROMOTIONS.get(cache_key)
+    if dt is None:
+        dims, zeros, scalars = [], [], []
+        for k in key:
+            if isinstance(k, tuple):
+                (zeros if k[1] else dims).append(D.from_numpy_dtype(k[0]))
+            elif k is not None:
+                scalars.append(D.scalar_dtype(k(1)))
+        dt = D.result_type(dims, zeros, scalars)
+        if kind == "float" and not (dt.is_floating_point or dt.is_complex):
+            dt = D.get_default_dtype()
+        _PROMOTIONS[cache_key] = dt
     return dt
 
 
@@ -121,23 +129,29 @@ def _is_traced(arrays):
 def call(op, *args, static=()):
     """Run ``op`` on Tensors / Python scalars ``args`` with hashable ``static`` kwargs (a tuple of
     (name, value) pairs).  Returns a Tensor (or a tuple of Tensors for multi-output ops)."""
-    from ._tensor import Tensor
-    dt = _promoted(args[:op.promote_args], op.promote) if op.promote else None
     n_in = len(args) if op.inputs is None else op.inputs
-    arrays = []
-    edges = None
+    n_promote = len(args) if op.promote_args is None else op.promote_args
+    grad = _state.grad_enabled
+    arrays, key, edges, traced = [], [], None, False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            arrays.append(a._arr if a._root is None else a._sync())
-            if i < n_in and _state.grad_enabled and (
-                    a._grad_fn is not None or a._requires_grad):
+            arr = a._arr if a._root is None else a._sync()
+            if type(arr) is not _ArrayImpl and isinstance(arr, jax.core.Tracer):
+                traced = True
+            if i < n_promote:
+                key.append((arr.dtype, arr.ndim == 0))
+            if grad and i < n_in and (a._grad_fn is not None or a._requires_grad):
                 if edges is None:
                     edges = [None] * n_in
                 edges[i] = a._edge()
         else:
-            arrays.append(a)
+            arr = a
+            if i < n_promote:
+                key.append(type(a) if isinstance(a, _SCALARS) else None)
+        arrays.append(arr)
+    dt = promoted_dtype(op.promote, tuple(key)) if op.promote else None
     try:
-        if _is_traced(arrays):
+        if traced:
             out = _raw_fn(op, static, dt)(*arrays)
         else:
             out = forward_fn(op, static, dt)(*arrays)
@@ -164,7 +178,6 @@ def _broadcast_message(arrays):
 
 def wrap_outputs(op, static, dt, out, args, arrays, edges):
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode."""
-    from ._tensor import Tensor
     multi = isinstance(out, (tuple, list))
     outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
     if edges is not None and op._node_cls is not None:

@@ -17,8 +17,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import from_jax_device
-from .autograd.graph import AccumulateGrad, add_hook
-from .autograd.grad_mode import _state
+from ._size import Size
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -68,11 +67,10 @@ class Tensor:
     def _sync(self):
         root = self._root
         if root._gen != self._seen:
-            from ._ops import shape
-            self._arr = shape.apply_chain(root._arr, self._chain)
+            self._arr = _shape.apply_chain(root._arr, self._chain)
             self._seen = root._gen
             if self._track and root.requires_grad:
-                self._grad_fn = shape.as_strided_node(root, self._chain, self)
+                self._grad_fn = _shape.as_strided_node(root, self._chain, self)
                 self._output_nr = 0
         return self._arr
 
@@ -109,13 +107,12 @@ class Tensor:
 
     def _write(self, new_arr):
         """Store new contents (already this tensor's shape and dtype) and bump versions."""
-        from ._ops import shape
         if self._root is None:
             self._arr = new_arr
             self._gen += 1
         else:
             root = self._root
-            root._arr = shape.scatter_chain(root._value(), self._chain, new_arr)
+            root._arr = _shape.scatter_chain(root._value(), self._chain, new_arr)
             root._gen += 1
             self._arr = new_arr
             self._seen = root._gen
@@ -148,11 +145,9 @@ class Tensor:
 
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._arr.shape)
 
     def size(self, dim=None):
-        from ._size import Size
         shape = self._arr.shape
         if dim is None:
             return Size(shape)
@@ -463,7 +458,7 @@ class Tensor:
         device = self.device
         return format_tensor(np.asarray(arr), dtype_name=repr(dt), show_dtype=show_dtype,
                              suffixes=suffixes,
-                             device_str=None if device.type == "cpu" else f"'{device}'")
+                             device_str=None if device.type == "cpu" else str(device))
 
     __str__ = __repr__
 
@@ -520,3 +515,9 @@ def _contiguous_strides(shape):
 
 def is_grad_recording():
     return _state.grad_enabled
+
+
+# These modules use Tensor themselves, so they are imported once it exists.
+from ._ops import shape as _shape  # noqa: E402
+from .autograd.grad_mode import _state  # noqa: E402
+from .autograd.graph import AccumulateGrad, add_hook  # noqa: E402

@@ -1,4 +1,5 @@
 """torchlike.autograd: backward / grad over the graph torchlike records (mirrors torch.autograd)."""
+from .._tensor import Tensor
 from . import graph
 from .anomaly_mode import detect_anomaly as detect_anomaly
 from .anomaly_mode import set_detect_anomaly as set_detect_anomaly
@@ -17,7 +18,6 @@ __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "en
 
 
 def _tensors(x):
-    from .._tensor import Tensor
     if x is None:
         return []
     if isinstance(x, Tensor):
@@ -27,7 +27,6 @@ def _tensors(x):
 
 def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     """The gradient to start from at each output (PyTorch's _make_grads)."""
-    from .._tensor import Tensor
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -94,7 +93,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     capture = [t._edge() for t in non_leaves]
     captured = run_backward(roots, root_grads, retain_graph, create_graph, capture=capture,
                             exec_targets=exec_targets)
-    from .._tensor import Tensor
     for t, g in zip(non_leaves, captured):
         if g is None:
             continue
@@ -106,7 +104,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Mirrors ``torch.autograd.grad``: the gradients of ``outputs`` w.r.t. ``inputs``, returned
     as a tuple (nothing is accumulated into ``.grad``)."""
-    from .._tensor import Tensor
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")

@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 
 from . import anomaly_mode
+from .._tensor import Tensor
 from .grad_mode import _state as _grad_state
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, _add
 
-_add = jax.jit(jnp.add)
 _SEEDS = {}
 
 
@@ -33,19 +33,16 @@ def _accumulate(a, b):
         return b
     if isinstance(a, jax.Array) and isinstance(b, jax.Array):
         return _add(a, b)
-    from .._tensor import Tensor
     a = a if isinstance(a, Tensor) else Tensor._wrap(a)
     return a + b
 
 
 def _as_tensor(g):
-    from .._tensor import Tensor
     return g if g is None or isinstance(g, Tensor) else Tensor._wrap(g)
 
 
 def _as_grad(g, create_graph):
     """Back to the engine's currency: Tensors under create_graph, arrays otherwise."""
-    from .._tensor import Tensor
     if g is None or not isinstance(g, Tensor):
         return g
     return g if create_graph else g._value()

@@ -10,6 +10,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .._tensor import Tensor
 from .graph import Node, RELEASED_ERROR, _seq
 from .grad_mode import _state, no_grad
 
@@ -27,7 +28,6 @@ class FunctionCtx:
     _non_diff = ()
 
     def save_for_backward(self, *tensors):
-        from .._tensor import Tensor
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError("save_for_backward can only save variables, but argument "
@@ -77,7 +77,6 @@ class BackwardCFunction(FunctionCtx, Node):
         return len(self._out_meta)
 
     def apply(self, grads, create_graph):
-        from .._tensor import Tensor
         gs = []
         for g, (shape, dtype) in zip(grads, self._out_meta):
             if g is None and self.materialize_grads:
@@ -150,7 +149,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
         ctx = _node_class(cls)()
         tensor_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx._tensor_pos = tensor_pos
@@ -205,7 +203,6 @@ def _run_forward(cls, ctx, args, kwargs):
 
 def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs):
     """Recompute the outputs as a jax.custom_vjp whose rule is the user's backward."""
-    from .._tensor import Tensor
     out_pos = [k for k, o in enumerate(outs) if isinstance(o, Tensor)]
     keep = {}
 
@@ -263,7 +260,6 @@ def once_differentiable(fn):
     recording, and differentiating its result again raises."""
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .._tensor import Tensor
         with no_grad():
             outputs = fn(ctx, *args)
         if not _state.grad_enabled:

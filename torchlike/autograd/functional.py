@@ -192,7 +192,7 @@ def _prepare(fn_name, func, inputs, v, create_graph, strict, v_like):
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
     inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
     if v_like == "inputs":
-        v = _prepare_v(fn_name, v, inputs, is_inputs_tuple, create_graph, "the input to the "
+        v = _prepare_v(fn_name, v, inputs, is_inputs_tuple, create_graph, "input to the "
                        "user-provided function is a single Tensor with a single element.")
     outputs = func(*inputs)
     is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
@@ -359,8 +359,9 @@ def _jacfwd(func, inputs, create_graph, strict, vectorize):
     jac = []
     for col, out in zip(cols, outputs):   # col: (sum numels, *out.shape)
         col = col.reshape((col.shape[0], out.numel())).t()
-        jac.append(tuple(_split_cols(col, numels, out, inputs)))
-    jac = _grad_postprocess(tuple(jac), create_graph)
+        jac.append([j if create_graph else j.detach()
+                    for j in _split_cols(col, numels, out, inputs)])
+    # NOTE: lists, not tuples: torch's forward-mode jacobian returns lists too.
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 

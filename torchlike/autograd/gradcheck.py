@@ -163,7 +163,7 @@ def _central_difference(func, inputs, x, delta, eps, idx=None):
     """``(f(x + delta) - f(x - delta)) / (2 eps)`` per output, flattened, perturbing ``x`` in
     place through ``.data`` and restoring it afterwards."""
     data = x.data
-    orig = _np(x)
+    orig = _np(x).reshape(-1)
     try:
         data.copy_(_wrap(orig - delta, x))
         outa = _eval(func, inputs)

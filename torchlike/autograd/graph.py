@@ -11,8 +11,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import anomaly_mode
+from .. import _dispatch
+from .._tensor import Tensor
 
 _seq = itertools.count()
+_add = jax.jit(jnp.add)
 
 RELEASED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -117,7 +120,6 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads, create_graph):
-        from .._tensor import Tensor
         var = self.variable
         g = grads[0]
         if g is None:
@@ -128,19 +130,13 @@ class AccumulateGrad(Node):
                 g if isinstance(g, Tensor) else Tensor._wrap(g))
         elif create_graph or old.requires_grad:
             var._grad = old + g
-        else:
-            with _no_grad():
-                old.add_(g if isinstance(g, Tensor) else Tensor._wrap(g))
+        else:   # in place, so the .grad tensor the user holds stays the same object
+            old._write(_add(old._value(), g._value() if isinstance(g, Tensor) else g))
         hooks = var.__dict__.get("_post_acc_hooks")
         if hooks:
             for fn in tuple(hooks.values()):
                 fn(var)
         return ()
-
-
-def _no_grad():
-    from .grad_mode import no_grad
-    return no_grad()
 
 
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
@@ -180,7 +176,6 @@ class OpNode(Node):
 
     def save_versions(self, args, outs):
         """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
-        from .._tensor import Tensor
         saves = self._op.saves
         if saves == ():
             return
@@ -240,7 +235,6 @@ class OpNode(Node):
 
     def _fill(self, grads):
         """Gradients for the differentiable outputs, zeros where none arrived."""
-        from .._tensor import Tensor
         out = []
         for nr, g in enumerate(grads):
             if not self.out_diff[nr]:
@@ -252,8 +246,6 @@ class OpNode(Node):
         return out
 
     def apply(self, grads, create_graph):
-        from .. import _dispatch
-        from .._tensor import Tensor
         self._check_versions()
         primals = self._live_primals()
         gs = self._fill(grads)
