@@ -210,8 +210,7 @@ _INPLACE = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_
 
 def _properties():
     return {
-        "T": property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1)))
-                      if self.ndim != 2 else shape.t(self)),
+        "T": property(lambda self: shape.permute(self, tuple(range(self.ndim - 1, -1, -1)))),
         "mT": property(lambda self: shape.transpose(self, -2, -1)),
     }
 

@@ -261,7 +261,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains:
+        if self._grad is None and not self._retains and self.grad_fn is not None:
             import warnings
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad

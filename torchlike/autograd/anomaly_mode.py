@@ -1,6 +1,7 @@
 """Anomaly detection: ``set_detect_anomaly`` / ``detect_anomaly`` (mirrors torch.autograd)."""
 import threading
 import traceback
+import warnings
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
@@ -53,6 +54,8 @@ class detect_anomaly:
         self.check_nan = check_nan
 
     def __enter__(self):
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
         self._prev = (_state.enabled, _state.check_nan)
         _state.enabled, _state.check_nan = True, self.check_nan
 
