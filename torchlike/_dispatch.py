@@ -214,7 +214,11 @@ def _vjp_fn(op, static, dt, mask, out_mask):
                 return out
             return tuple(o for o, keep in zip(out, out_mask) if keep)
         _, pull = jax.vjp(f_diff, *[primals[i] for i in mask])
-        return pull(g)
+        if not any(jnp.iscomplexobj(x) for x in jax.tree_util.tree_leaves((g, primals))):
+            return pull(g)
+        # NOTE: PyTorch's complex gradients are conjugate Wirtinger derivatives; jax's vjp is
+        # the transpose of the plain Jacobian, so conjugate on the way in and out.
+        return tuple(jnp.conj(r) for r in pull(jax.tree_util.tree_map(jnp.conj, g)))
     return bwd
 
 
