@@ -362,6 +362,11 @@ class Tensor:
     # --- conversions ----------------------------------------------------------------------------
 
     def item(self):
+        if self.requires_grad:
+            import warnings
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         arr = self._value()
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")

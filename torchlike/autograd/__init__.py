@@ -30,7 +30,7 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
-            if out.numel() != 1:
+            if out._value().size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not (out.dtype.is_floating_point or out.dtype.is_complex):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "

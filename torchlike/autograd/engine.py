@@ -113,6 +113,22 @@ def _apply_with_trace(node, grads, create_graph):
         raise
 
 
+def _dependencies(roots):
+    """{node: number of edges into it} for every node reachable from the roots."""
+    deps = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                stack.append(child)
+    return deps
+
+
 def _discover(roots):
     """Every node reachable from the roots, parents before children (DFS post-order reversed)."""
     order, seen = [], set()
@@ -140,11 +156,11 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     exec_targets is), only nodes on a path to a capture edge or an exec target run.
     Returns the captured gradients (None where nothing arrived)."""
     root_nodes = [e[0] for e in roots]
-    order = _discover(root_nodes)
     if capture is None and exec_targets is None:
-        needed = set(order)
-        capture_nodes = set()
+        deps = _dependencies(root_nodes)
+        needed, capture_nodes = deps.keys(), ()
     else:
+        order = _discover(root_nodes)
         capture_nodes = {e[0] for e in capture or ()}
         targets = set(exec_targets or ()) | capture_nodes
         needed, reach = set(), set()
@@ -154,12 +170,11 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                 if node not in capture_nodes or node in (exec_targets or ()) or any(
                         c in reach for c, _ in node.next_functions):
                     needed.add(node)
-    relevant = needed | capture_nodes
-    deps = dict.fromkeys(relevant, 0)
-    for node in needed:
-        for child, _ in node.next_functions:
-            if child in deps:
-                deps[child] += 1
+        deps = dict.fromkeys(needed | capture_nodes, 0)
+        for node in needed:
+            for child, _ in node.next_functions:
+                if child in deps:
+                    deps[child] += 1
 
     buffers = {}
     for (node, nr), g in zip(roots, root_grads):
@@ -168,7 +183,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
             buf = buffers[node] = [None] * _num_outputs(node)
         buf[nr] = _accumulate(buf[nr], g)
     tie = itertools.count()
-    ready = [(-n._seq, next(tie), n) for n in buffers if deps.get(n, 0) == 0 and n in relevant]
+    ready = [(-n._seq, next(tie), n) for n in buffers if deps.get(n) == 0]
     heapq.heapify(ready)
     captured = {}
 

@@ -420,11 +420,15 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def _jacrev_output(i, out, inputs, create_graph, strict):
-    """The jacobian blocks of output ``i``: one ``autograd.grad`` per element of ``out``."""
+    """The jacobian blocks of output ``i``: one ``autograd.grad`` per element of ``out``, with
+    a unit cotangent (the same as differentiating ``out.reshape(-1)[j]``, which torch does,
+    but one compiled backward serves every ``j``)."""
+    Tensor = _tensor_cls()
     rows = [[] for _ in inputs]
-    flat = out.reshape(-1)
+    basis = _standard_basis((out,))[0]
     for j in range(out.nelement()):
-        vj = _autograd_grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+        e_j = Tensor._wrap(basis[j].reshape(tuple(out.shape)))
+        vj = _autograd_grad((out,), inputs, (e_j,), retain_graph=True, create_graph=create_graph)
         for el_idx, (acc, g, inp) in enumerate(zip(rows, vj, inputs)):
             if g is None:
                 if strict:

@@ -76,7 +76,7 @@ class Node:
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def metadata(self):
@@ -119,6 +119,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
 
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
     def apply(self, grads, create_graph):
         var = self.variable
         g = grads[0]
@@ -151,8 +154,8 @@ class OpNode(Node):
         self._static = static
         self._dt = dt
         self._primals = primals
-        self.next_functions = tuple((None, 0) if e is None else e for e in edges)
-        self._mask = tuple(i for i, e in enumerate(edges) if e is not None)
+        self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
+        self._mask = tuple([i for i, e in enumerate(edges) if e is not None])
         if not multi:
             self.out_diff = (outs[0]._arr.dtype.kind in _DIFF_KINDS,)
             self._out_mask = None
@@ -225,6 +228,8 @@ class OpNode(Node):
             return {j for i in self._mask for j in saves.get(i, ())}
         return range(len(self.next_functions))
 
+    _placeholders = False
+
     def release(self):
         """Free the saved primals after a backward without retain_graph.  A linear op (one that
         PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
@@ -232,19 +237,26 @@ class OpNode(Node):
         if self._primals is None:
             return
         if self._op.saves == ():
-            self._primals = tuple(jax.ShapeDtypeStruct(a.shape, a.dtype)
-                                  if isinstance(a, jax.Array) else a for a in self._primals)
+            self._primals = tuple([jax.ShapeDtypeStruct(a.shape, a.dtype)
+                                   if isinstance(a, jax.Array) else a for a in self._primals])
+            self._placeholders = True
         else:
             self._primals = None
 
     def _live_primals(self):
-        if self._primals is None:
+        primals = self._primals
+        if primals is None:
             raise RuntimeError(RELEASED_ERROR)
-        return tuple(jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct) else a
-                     for a in self._primals)
+        if self._placeholders:   # a linear op's backward reads no values: zeros will do
+            return tuple([jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct)
+                          else a for a in primals])
+        return primals
 
     def _fill(self, grads):
         """Gradients for the differentiable outputs, zeros where none arrived."""
+        if self._out_mask is None:
+            g = grads[0]
+            return [g._value() if isinstance(g, Tensor) else g]
         out = []
         for nr, g in enumerate(grads):
             if not self.out_diff[nr]:
@@ -260,7 +272,7 @@ class OpNode(Node):
         primals = self._live_primals()
         gs = self._fill(grads)
         g = gs[0] if self._out_mask is None else tuple(gs)
-        traced = _dispatch._is_traced(primals) or _dispatch._is_traced(gs)
+        traced = _dispatch._is_traced(gs) or _dispatch._is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
         if create_graph:
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
