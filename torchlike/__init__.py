@@ -119,9 +119,22 @@ from .autograd.grad_mode import no_grad as no_grad  # noqa: E402
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled  # noqa: E402
 from . import testing as testing  # noqa: E402
 
-for _name, _d in _dtype.ALIASES.items():
-    globals()[_name] = _d
-del _name, _d
+# dtypes, with torch's aliases (torchlike.float is torchlike.float32, .long is .int64, ...)
+bool = _dtype.bool_  # noqa: A001
+uint8 = _dtype.uint8
+uint16 = _dtype.uint16
+uint32 = _dtype.uint32
+uint64 = _dtype.uint64
+int8 = _dtype.int8
+int16 = short = _dtype.int16
+int32 = int = _dtype.int32  # noqa: A001
+int64 = long = _dtype.int64
+float16 = half = _dtype.float16
+bfloat16 = _dtype.bfloat16
+float32 = float = _dtype.float32  # noqa: A001
+float64 = double = _dtype.float64
+complex64 = cfloat = _dtype.complex64
+complex128 = cdouble = _dtype.complex128
 
 
 def is_tensor(obj):

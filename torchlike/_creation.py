@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype as D
-from ._device import CPU, device as _device_cls, from_jax_device, to_jax_device
+from ._device import CPU, device as _device_cls, to_jax_device
 from ._tensor import Tensor
 
 _default = {"device": CPU}
@@ -274,6 +274,3 @@ def _legacy_new(cls, *args, **kwargs):
 def _rebuild(values, dtype_name, requires_grad):
     return _finish(_place(np.asarray(values, D.ALIASES[dtype_name]._np), None), requires_grad)
 
-
-def device_of(arr):
-    return from_jax_device(next(iter(arr.devices())))

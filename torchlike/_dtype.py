@@ -125,16 +125,6 @@ def default_complex():
 
 # --- promotion (c10/core/ScalarType.h semantics) ------------------------------------------------
 
-def _category(d):
-    if d is None:
-        return -1
-    if d.is_complex:
-        return 3
-    if d.is_floating_point:
-        return 2
-    return 0 if d is bool_ else 1
-
-
 _PROMOTE = {}
 
 
@@ -190,7 +180,3 @@ def result_type(dims, zeros, scalars):
             r = d if r is None else promote_types(r, d)
         return r
     return _combine(fold(dims), _combine(fold(zeros), fold(scalars)))
-
-
-def category(d):
-    return _category(d)

@@ -518,9 +518,6 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def is_grad_recording():
-    return _state.grad_enabled
-
 
 # These modules use Tensor themselves, so they are imported once it exists.
 from ._ops import shape as _shape  # noqa: E402
