@@ -160,7 +160,7 @@ def _unary(name, fn, node, saves=(0,), promote="float"):
     return op, public
 
 
-NEG, neg = _unary("neg", jnp.negative, "NegBackward0", saves=(), promote=None)
+NEG, _neg = _unary("neg", jnp.negative, "NegBackward0", saves=(), promote=None)
 ABS, abs = _unary("abs", jnp.abs, "AbsBackward0", promote=None)
 EXP, exp = _unary("exp", jnp.exp, "ExpBackward0", saves=("result",))
 LOG, log = _unary("log", jnp.log, "LogBackward0")
@@ -172,6 +172,17 @@ SIGMOID, sigmoid = _unary("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", saves=(
 RECIPROCAL, _ = _unary("reciprocal", jnp.reciprocal, "ReciprocalBackward0", saves=("result",))
 # NOTE: jax.nn.relu's derivative at 0 is 0, as PyTorch's (threshold_backward); relu(nan) = nan.
 RELU, relu = _unary("relu", jax.nn.relu, "ReluBackward0", saves=("result",), promote=None)
+
+
+def neg(input, *, out=None):
+    """Mirrors ``torch.neg``."""
+    if input.dtype._name == "bool":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _neg(input, out=out)
+
+
 negative = neg
 absolute = abs
 
