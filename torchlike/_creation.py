@@ -32,7 +32,8 @@ def _place(arr, device):
 def _finish(arr, requires_grad):
     t = Tensor._wrap(arr)
     if requires_grad:
-        t._set_requires_grad(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
     return t
 
 
@@ -51,6 +52,36 @@ def _infer_dtype(data):
     if kind == "c":
         return D.default_complex()
     raise TypeError(f"Could not infer dtype of {a.dtype}")
+
+
+def _check_nested(data):
+    """PyTorch's errors for ragged or non-numeric nested data: sizes come from the first
+    element at each depth, and every sequence must match them."""
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    sizes, probe = [], data
+    while isinstance(probe, (list, tuple, str)):
+        if isinstance(probe, str):
+            raise ValueError("too many dimensions 'str'")
+        sizes.append(len(probe))
+        if not probe:
+            break
+        probe = probe[0]
+
+    def walk(seq, dim):
+        if dim == len(sizes):
+            if isinstance(seq, (list, tuple)):
+                raise ValueError(f"expected sequence of length 0 at dim {dim - 1} (got "
+                                 f"{len(seq)})" if not sizes[dim - 1] else "not a sequence")
+            return
+        if not isinstance(seq, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(seq) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got "
+                             f"{len(seq)})")
+        for item in seq:
+            walk(item, dim + 1)
+    walk(data, 0)
 
 
 def _numpy_data(data):
@@ -79,6 +110,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         np_data = np.asarray(data)
         dt = D.to_dtype(dtype) if dtype is not None else D.from_numpy_dtype(np_data.dtype)
     else:
+        if isinstance(data, (list, tuple, str)):
+            _check_nested(data)
         np_data = _numpy_data(data)
         dt = D.to_dtype(dtype) if dtype is not None else (
             _infer_dtype(np_data) if not isinstance(data, (list, tuple)) or len(data) else
@@ -120,12 +153,11 @@ def from_dlpack(ext_tensor):
     return Tensor._wrap(jnp.from_dlpack(ext_tensor))
 
 
-def scalar_tensor(value, *, dtype=None, device=None, like=None, requires_grad=False):
-    """Mirrors ``torch.scalar_tensor`` (integer values keep an integer dtype here when no
-    dtype is given, as a wrapped Python scalar would)."""
-    if like is not None and dtype is None:
-        dtype = D.result_type([], [like.dtype], [D.scalar_dtype(value)])
-    dt = D.to_dtype(dtype) if dtype is not None else D.scalar_dtype(value)
+def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+    """Mirrors ``torch.scalar_tensor``: a 0-dim tensor, of the default float dtype unless
+    ``dtype`` says otherwise."""
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
     return _finish(_place(np.asarray(value, dt._np), device), requires_grad)
 
 

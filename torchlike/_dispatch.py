@@ -29,10 +29,10 @@ class Op:
     inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
-                 "_fwd", "_bwd", "_node_cls")
+                 "no_grad_reason", "_fwd", "_bwd", "_node_cls")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
-                 promote_args=None):
+                 promote_args=None, no_grad_reason=None):
         self.name = name
         self.fn = fn
         self.node = node
@@ -40,7 +40,7 @@ class Op:
         # {input: inputs its gradient needs} saves only what the inputs requiring grad need.
         self.saves = saves
         # None: inputs keep their dtypes; "common": PyTorch promotion; "float": promotion then
-        # integers become the default float dtype; "compare": promote, output stays bool.
+        # integers become the default float dtype.
         self.promote = promote
         # For view ops: how the output's strides follow from the input's (see _ops/shape.py).
         self.view = view
@@ -49,6 +49,8 @@ class Op:
         self.inputs = inputs
         # How many leading operands take part in type promotion (None: all of them).
         self.promote_args = promote_args
+        # PyTorch records such an op but has no derivative for it: backward raises this.
+        self.no_grad_reason = no_grad_reason
         self._fwd = {}
         self._bwd = {}
         self._node_cls = graph.node_class(node) if node else None
@@ -86,6 +88,19 @@ def promoted_dtype(kind, key):
             dt = D.get_default_dtype()
         _PROMOTIONS[cache_key] = dt
     return dt
+
+
+def operand_key(x):
+    """How an operand takes part in promotion (see promoted_dtype)."""
+    if isinstance(x, Tensor):
+        arr = x._value()
+        return (arr.dtype, arr.ndim == 0)
+    return type(x) if isinstance(x, _SCALARS) else None
+
+
+def result_dtype(kind, *operands):
+    """PyTorch's result dtype for these Tensors / Python scalars ("common" or "float")."""
+    return promoted_dtype(kind, tuple(operand_key(x) for x in operands))
 
 
 def _cast_fn(fn, dt, static):
@@ -147,7 +162,7 @@ def call(op, *args, static=()):
         else:
             arr = a
             if i < n_promote:
-                key.append(type(a) if isinstance(a, _SCALARS) else None)
+                key.append(operand_key(a))
         arrays.append(arr)
     dt = promoted_dtype(op.promote, tuple(key)) if op.promote else None
     try:

@@ -29,6 +29,19 @@ def check_inplace(self):
         if base is not None and base._grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
+        if self._multi_view_of is not None and self.requires_grad:
+            raise RuntimeError(
+                f"Output {self._output_nr} of {self._multi_view_of} is a view and is being "
+                "modified inplace. This view is the output of a function that returns multiple "
+                "views. Such functions do not allow the output views to be modified inplace. "
+                "You should replace the inplace operation by an out-of-place one.")
+        if self._no_grad_view:
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
     shape.check_writable(self)
 
 
@@ -76,14 +89,16 @@ def _rebind(self, out):
 
 
 def _adopt_saved(node, self, out):
-    """The in-place op's own node saved ``self`` (or its result, now ``self``): it saved them
-    at the version the write just produced, so later writes, not this one, are caught."""
+    """Version records of the in-place op's own node.  Its first input is the value before the
+    write, which PyTorch saves as a copy (the node keeps that array): nothing to check.  Its
+    result is now ``self``, at the version this write produced.  ``y.mul_(y)`` still fails, as
+    in PyTorch: its second input was saved before the write."""
     saved = getattr(node, "_saved", ())
     if saved:
         vc = self._version_counter()
         node._saved = tuple(
-            (vc, vc[0], t, s, d) if (t is self or c is out._vc) else (c, v, t, s, d)
-            for c, v, t, s, d in saved)
+            (vc, vc[0], t, s, d, i) if i == "result" else (c, v, t, s, d, i)
+            for c, v, t, s, d, i in saved if i != 0)
 
 
 def shape_broadcast(a, b):

@@ -48,7 +48,7 @@ def to(self, *args, copy=False, non_blocking=False, memory_format=None, **kwargs
         if dtype is not out.dtype:
             out = call(TO_DTYPE, out, static=(("dtype", dtype._np),))
     if copy and out is self:
-        out = shape.clone(self)
+        out = call(TO_DTYPE, self, static=(("dtype", self.dtype._np),))
     return out
 
 
@@ -77,14 +77,15 @@ def _inplace_method(fn):
     return method
 
 
+ZERO = Op("zero", jax.numpy.zeros_like, "ZeroBackward0", saves=())
+FILL = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward2", saves=(),
+          inputs=1)
+FILL_T = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward3", saves=())
+
+
 def zero_(self):
     """Mirrors ``Tensor.zero_``."""
-    return fill_(self, 0)
-
-
-FILL = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward0", saves=(),
-          inputs=1)
-FILL_T = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward1", saves=())
+    return inplace(self, lambda: call(ZERO, self))
 
 
 def fill_(self, value):
@@ -170,7 +171,7 @@ _METHODS = {
     "reshape_as": shape.reshape_as, "transpose": shape.transpose, "t": shape.t,
     "permute": shape.permute, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "expand": shape.expand, "expand_as": shape.expand_as, "flatten": shape.flatten,
-    "select": shape.select, "clone": shape.clone, "contiguous": shape.contiguous,
+    "select": shape.select, "unbind": shape.unbind, "clone": shape.clone, "contiguous": shape.contiguous,
     "nonzero": index.nonzero, "copy_": index.copy_,
     # in-place
     "zero_": zero_, "fill_": fill_,

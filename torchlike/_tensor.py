@@ -46,7 +46,8 @@ class Tensor:
     _track = False         # views: created with autograd recording on
     _strides = None        # None: contiguous
     _retains = False
-    _is_param = False
+    _multi_view_of = None  # views from unbind/split: PyTorch forbids in-place writes with grad
+    _no_grad_view = False  # a view of a tensor requiring grad, made under no_grad
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -86,6 +87,7 @@ class Tensor:
         else:
             self._vbase = parent
         self._track = track or parent._track
+        self._no_grad_view = not track and not _state.grad_enabled and parent.requires_grad
         self._vc = parent._version_counter()
         self._strides = op.view(parent, self, dict(static))
 
@@ -249,14 +251,16 @@ class Tensor:
                     "use a computed variable in a subgraph that doesn't require differentiation "
                     "use var_no_grad = var.detach().")
             return self
-        self._set_requires_grad(requires_grad)
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require "
+                                               "gradients")
         return self
 
-    def _set_requires_grad(self, value):
+    def _set_requires_grad(self, value,
+                           message="only Tensors of floating point and complex dtype can require "
+                                   "gradients"):
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError(message)
         self._requires_grad = value
 
     @property
@@ -273,9 +277,18 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                from ._inplace import _scalar_type_name as name
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_c_type(value.dtype)}' to a "
+                    f"tensor with grad_dtype '{name(self.dtype)}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+                    "gradient may break downstream systems that assume they match.")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}'"
+                                   f" to a tensor of size '{list(self.shape)}'. Please ensure that"
+                                   " the gradient and the tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -385,7 +398,7 @@ class Tensor:
         return np.asarray(self._value())
 
     def __array__(self, dtype=None, copy=None):
-        a = np.asarray(self._value())
+        a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     def __dlpack__(self, *args, **kwargs):
@@ -405,7 +418,7 @@ class Tensor:
     def __iter__(self):
         if self._arr.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter([self[i] for i in range(self._arr.shape[0])])
+        return iter(_shape.unbind(self, 0))
 
     def _scalar_for_python(self, what):
         arr = self._value()
@@ -424,13 +437,13 @@ class Tensor:
     def __float__(self):
         arr = self._scalar_for_python("float()")
         if arr.size != 1:
-            raise TypeError("only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(np.asarray(arr).reshape(()))
 
     def __int__(self):
         arr = self._scalar_for_python("int()")
         if arr.size != 1:
-            raise TypeError("only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(np.asarray(arr).reshape(()))
 
     def __complex__(self):
@@ -494,6 +507,13 @@ class Tensor:
             new.__dict__.update({k: v for k, v in self.__dict__.items() if not k.startswith("_")})
         memo[id(self)] = new
         return new
+
+
+def _c_type(dt):
+    """The C type name PyTorch uses in some messages ('float', 'double', 'long', ...)."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "bool": "bool"}.get(dt._name, dt._name)
 
 
 def _py_scalar(a):

@@ -52,7 +52,7 @@ def _as_index(i):
         a = np.asarray(i)
         return ("adv", a, "bool" if a.dtype == np.bool_ else "int64")
     if isinstance(i, (bool, np.bool_)):
-        return ("adv", np.asarray(i), "bool")
+        return ("adv", bool(i), "pybool")   # see _python_bools
     if _is_int(i) or i is None or i is Ellipsis or isinstance(i, slice):
         return int(i) if _is_int(i) else i
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
@@ -64,7 +64,7 @@ def _components(x, index):
     consumed = 0
     for it in items:
         if isinstance(it, tuple):
-            consumed += it[1].ndim if it[2] == "bool" else 1
+            consumed += it[1].ndim if it[2] == "bool" else 0 if it[2] == "pybool" else 1
         elif it is not None and it is not Ellipsis:
             consumed += 1
     if sum(it is Ellipsis for it in items) > 1:
@@ -83,6 +83,8 @@ def _components(x, index):
 def getitem(x, index):
     """``x[index]`` (Tensor.__getitem__)."""
     items = _components(x, index)
+    if any(isinstance(it, tuple) and it[2] == "pybool" for it in items):
+        x, items = _python_bools(x, items)
     if any(isinstance(it, tuple) for it in items):
         structure, arrays = _advanced(x, items)
         return call(INDEX, x, *arrays, static=(("structure", structure),))
@@ -104,6 +106,19 @@ def getitem(x, index):
     return shape.alias(x) if t is x else t
 
 
+def _python_bools(x, items):
+    """x[True] is x[None][tensor([True])] in PyTorch (and x[False] selects nothing)."""
+    out, dim = [], 0
+    for it in items:
+        if isinstance(it, tuple) and it[2] == "pybool":
+            x = shape.unsqueeze(x, dim)
+            it = ("adv", np.asarray([it[1]]), "bool")
+        out.append(it)
+        if it is not None:
+            dim += it[1].ndim if isinstance(it, tuple) and it[2] == "bool" else 1
+    return x, out
+
+
 def _advanced(x, items):
     """(static structure, index arrays): bool masks become integer indices (eager only)."""
     structure, arrays, dim = [], [], 0
@@ -121,10 +136,13 @@ def _advanced(x, items):
                     raise IndexError(f"The shape of the mask {list(mask.shape)} at index {dim} "
                                      f"does not match the shape of the indexed tensor "
                                      f"{list(want)} at index {dim}")
-                for nz in (np.nonzero(mask) if mask.ndim else (np.asarray(mask)[None],)):
+                if mask.ndim == 0:   # a 0-dim bool tensor acts like a Python bool
+                    structure.append(bool(mask))
+                    continue
+                for nz in np.nonzero(mask):
                     structure.append(("a", len(arrays)))
-                    arrays.append(np.asarray(nz, np.int64) if mask.ndim else mask)
-                    dim += 1 if mask.ndim else 0
+                    arrays.append(np.asarray(nz, np.int64))
+                    dim += 1
                 continue
             if kind not in ("int64", "int32", "int16", "int8", "uint8"):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
@@ -160,15 +178,19 @@ def setitem(x, index, value):
     """``x[index] = value`` (Tensor.__setitem__): copy_ into a view, or index_put_."""
     from .._creation import scalar_tensor
     from .._inplace import inplace
-    if not isinstance(value, Tensor):
+    from .._methods import fill_
+    scalar = not isinstance(value, Tensor)
+    if scalar:
         value = scalar_tensor(value, dtype=x.dtype, device=x.device)
     items = _components(x, index)
     if any(isinstance(it, tuple) for it in items):
         structure, arrays = _advanced(x, items)
         static = (("structure", structure), ("accumulate", False))
         inplace(x, lambda: call(INDEX_PUT, x, value, *arrays, static=static))
-        return
-    copy_(getitem(x, index), value)
+    elif all(it == slice(None) for it in items):   # x[...] = v and x[:] = v: no view needed
+        fill_(x, value) if scalar else copy_(x, value)
+    else:
+        copy_(getitem(x, index), value)
 
 
 COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype), dst.shape),

@@ -31,21 +31,6 @@ def _matmul(a, b, precision):
     return jnp.matmul(a, b, precision=precision)
 
 
-# PyTorch's grad_fn for each (a.ndim, b.ndim) case of matmul (what its decomposition ends with)
-_MATMUL_NODE = {(1, 1): "DotBackward0", (2, 2): "MmBackward0", (2, 1): "MvBackward0",
-                (1, 2): "SqueezeBackward4", (2, 3): "CloneBackward0"}
-_MATMUL_OPS = {}
-# each operand's gradient needs the other operand
-_CROSS = {0: (1,), 1: (0,)}
-
-
-def _matmul_op(node):
-    op = _MATMUL_OPS.get(node)
-    if op is None:
-        op = _MATMUL_OPS[node] = Op("matmul", _matmul, node, saves=_CROSS)
-    return op
-
-
 def _same_dtype(a, b):
     if a.dtype is not b.dtype:
         from .._inplace import _scalar_type_name as n
@@ -57,35 +42,92 @@ def _static():
     return (("precision", _PRECISION[_state["precision"]]),)
 
 
+SQUEEZE_ = Op("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", saves=())
+
+
 def matmul(input, other, *, out=None):
-    """Mirrors ``torch.matmul``: dot, mv, mm, and broadcast batched products."""
+    """Mirrors ``torch.matmul``: dot, mv, mm, and broadcast batched products, decomposed into
+    the same ops PyTorch uses (so the recorded graph has PyTorch's nodes)."""
     a, b = input, other
-    if a.ndim == 0 or b.ndim == 0:
+    da, db = a.ndim, b.ndim
+    if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
-    _same_dtype(a, b)
-    ka, kb = a.shape[-1], b.shape[-2] if b.ndim > 1 else b.shape[0]
-    if ka != kb:
-        if a.ndim == 1 and b.ndim == 1:
-            raise RuntimeError(f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] "
-                               f"to have the same number of elements, but got {ka} and {kb} "
-                               "elements respectively")
-        if a.ndim == 2 and b.ndim == 1:
-            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
-                               f"({a.shape[0]}x{ka}), vec ({kb})")
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({_rows(a)}x{ka} and {kb}x{b.shape[-1] if b.ndim > 1 else 1})")
-    node = _MATMUL_NODE.get((min(a.ndim, 3), min(b.ndim, 3)), "UnsafeViewBackward0")
-    return _out(call(_matmul_op(node), a, b, static=_static()), out)
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return _out(dot(a, b), out)
+    if da == 2 and db == 1:
+        return _out(mv(a, b), out)
+    if da == 1 and db == 2:
+        return _out(call(SQUEEZE_, mm(a.unsqueeze(0), b), static=(("dim", 0),)), out)
+    if da == 2 and db == 2:
+        return _out(mm(a, b), out)
+    if ((da >= 3 and db <= 2) or (db >= 3 and da <= 2)) and _should_fold(a, b):
+        return _out(_folded(a, b), out)
+    return _out(_batched(a, b), out)
 
 
-def _rows(a):
-    n = 1
-    for s in a.shape[:-1]:
-        n *= s
-    return n
+def _should_fold(a, b):
+    """Fold the batch dims into one mm/mv when it needs no copy (or the left operand requires
+    grad, where the fold saves a large intermediate in backward), as PyTorch decides."""
+    if a.requires_grad:
+        return True
+    t1 = a if a.ndim >= b.ndim else b.mT
+    if t1.numel() == 0:
+        return True
+    shape, strides = t1.shape, t1.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1.ndim - 2))
 
 
+def _folded(a, b):
+    """(..., n, k) @ (k[, p]): fold the batch dims into one matrix and use mm / mv."""
+    transpose = b.ndim > a.ndim
+    t1 = b.mT if transpose else a
+    t2 = (a.t() if a.ndim == 2 else a) if transpose else b
+    out_shape = list(t1.shape[:-1])
+    rows = 1
+    for s in out_shape:
+        rows *= s
+    folded = t1.reshape(rows, t1.shape[-1])
+    if t2.ndim == 2:
+        out_shape.append(t2.shape[1])
+        result = _unsafe_view(mm(folded, t2), out_shape)
+        return result.mT.contiguous() if transpose else result
+    return _unsafe_view(mv(folded, t2), out_shape)
+
+
+def _batched(a, b):
+    """Broadcast the batch dims, flatten them, and use bmm (a vector operand becomes a
+    one-row or one-column matrix)."""
+    import numpy as np
+    n = a.shape[-2] if a.ndim > 1 else 1
+    m1 = a.shape[-1]
+    m2 = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    p = b.shape[-1] if b.ndim > 1 else 1
+    try:
+        batch = list(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    except ValueError:
+        from .._dispatch import _broadcast_message
+        raise RuntimeError(_broadcast_message([a._arr[..., 0, 0], b._arr[..., 0, 0]])) from None
+    count = int(np.prod(batch, dtype=np.int64))
+    if m1 != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{count}, {m1}] but got: [{count}, {m2}].")
+    a3 = a.expand(*batch, n, m1).reshape(count, n, m1)
+    if b.ndim == 1:
+        b3 = b.expand(*batch, m2).reshape(count, m2).unsqueeze(2)
+        return _unsafe_view(bmm(a3, b3).squeeze(-1), batch + [n])
+    b3 = b.expand(*batch, m2, p).reshape(count, m2, p)
+    out_shape = batch + ([n] if a.ndim > 1 else []) + [p]
+    return _unsafe_view(bmm(a3, b3), out_shape)
+
+
+def _unsafe_view(x, shape):
+    from .shape import UNSAFE_VIEW
+    return call(UNSAFE_VIEW, x, static=(("shape", tuple(shape)),))
+
+
+# each operand's gradient needs the other operand
+_CROSS = {0: (1,), 1: (0,)}
 MM = Op("mm", _matmul, "MmBackward0", saves=_CROSS)
 BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS)
 MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)

@@ -7,7 +7,7 @@ promote_types with Python scalars weak; "float": integers compute in the default
 import jax
 import jax.numpy as jnp
 
-from .._dispatch import Op, call, with_out as _out
+from .._dispatch import Op, call, result_dtype, with_out as _out
 from .._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -26,15 +26,38 @@ SUB_ALPHA = Op("sub", lambda a, b, alpha: a - alpha * b, "SubBackward0", saves=(
 RSUB = Op("rsub", lambda a, s: s - a, "RsubBackward1", saves=(), promote="common", inputs=1)
 MUL = _binary("mul", jnp.multiply, "MulBackward0", saves={0: (1,), 1: (0,)})
 DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float", saves={0: (1,), 1: (0, 1)})
-POW = _binary("pow", jnp.power, "PowBackward1")
-POW_SCALAR = Op("pow", lambda a, exponent: a ** exponent, "PowBackward0", saves=(0,),
-                promote="common")
-RPOW = Op("pow", lambda a, base: jnp.power(base, a), "PowBackward2", saves=("result",),
-          promote="common")
-REMAINDER = _binary("remainder", jnp.remainder, "RemainderBackward0", saves=())
-FLOOR_DIVIDE = _binary("floor_divide", jnp.floor_divide, "FloorDivideBackward0", saves=())
+REMAINDER = _binary("remainder", jnp.remainder, "RemainderBackward1", saves={1: (0, 1)})
+REMAINDER_SCALAR = Op("remainder", jnp.remainder, "RemainderBackward0", saves=(),
+                      promote="common", inputs=1)
+FLOOR_DIVIDE = Op("floor_divide", jnp.floor_divide, "NotImplemented", saves=(), promote="common",
+                  no_grad_reason="derivative for aten::floor_divide is not implemented")
 MAXIMUM = _binary("maximum", jnp.maximum, "MaximumBackward0")
 MINIMUM = _binary("minimum", jnp.minimum, "MinimumBackward0")
+
+
+@jax.custom_jvp
+def _pow(a, b):
+    return jnp.power(a, b)
+
+
+@_pow.defjvp
+def _pow_jvp(primals, tangents):
+    # NOTE: PyTorch masks pow's derivatives: none w.r.t. the base where the exponent is 0, and
+    # none w.r.t. the exponent where the base is 0 and the exponent >= 0 (jnp.power gives nan).
+    a, b = primals
+    ta, tb = tangents
+    y = jnp.power(a, b)
+    da = jnp.where(b == 0, jnp.zeros_like(y), b * jnp.power(a, b - 1))
+    safe_log = jnp.log(jnp.where(a == 0, jnp.ones_like(a), a))
+    db = jnp.where((a == 0) & (jnp.real(b) >= 0), jnp.zeros_like(y), y * safe_log)
+    return y, da * ta + db * tb
+
+
+POW = _binary("pow", _pow, "PowBackward1")
+POW_SCALAR = Op("pow", lambda a, exponent, dtype: a.astype(dtype) ** exponent, "PowBackward0",
+                saves=(0,))
+RPOW = Op("pow", lambda a, base, dtype: _pow(jnp.asarray(base, dtype), a.astype(dtype)),
+          "PowBackward2", saves=("result",))
 
 
 def _scalar_or_tensor(x, name):
@@ -42,6 +65,10 @@ def _scalar_or_tensor(x, name):
         return x
     raise TypeError(f"{name}(): argument 'other' must be Tensor or Number, not "
                     f"{type(x).__name__}")
+
+
+def _is_bool(x):
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype._name == "bool")
 
 
 def _arith(op, op_alpha, input, other, alpha):
@@ -59,8 +86,19 @@ def add(input, other, *, alpha=1, out=None):
     return _out(_arith(ADD, ADD_ALPHA, input, other, alpha), out)
 
 
+def _check_sub(a, b):
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
 def sub(input, other, *, alpha=1, out=None):
     """Mirrors ``torch.sub``: input - alpha * other."""
+    _check_sub(input, other)
     return _out(_arith(SUB, SUB_ALPHA, input, other, alpha), out)
 
 
@@ -68,6 +106,7 @@ def rsub(input, other, *, alpha=1):
     """Mirrors ``torch.rsub``: other - alpha * input."""
     if isinstance(other, Tensor):
         return sub(other, input, alpha=alpha)
+    _check_sub(input, other)
     return call(RSUB, input if alpha == 1 else mul(input, alpha), other)
 
 
@@ -76,17 +115,31 @@ def mul(input, other, *, out=None):
     return _out(call(MUL, input, _scalar_or_tensor(other, "mul")), out)
 
 
+def _check_integer_division(input, other):
+    """Integer division by zero raises in PyTorch (it has no inf to return).  Needs the values,
+    so it is checked in eager mode only."""
+    if result_dtype("common", input, other).is_floating_point or \
+            result_dtype("common", input, other).is_complex:
+        return
+    if isinstance(other, Tensor):
+        arr = other._value()
+        if isinstance(arr, jax.core.Tracer) or not bool(jnp.any(arr == 0)):
+            return
+    elif other != 0:
+        return
+    raise RuntimeError("ZeroDivisionError")
+
+
 def div(input, other, *, rounding_mode=None, out=None):
     """Mirrors ``torch.div`` (true division; ``rounding_mode`` 'trunc' or 'floor')."""
     other = _scalar_or_tensor(other, "div")
     if rounding_mode is None:
         return _out(call(DIV, input, other), out)
-    if rounding_mode == "floor":
-        return _out(call(FLOOR_DIVIDE, input, other), out)
-    if rounding_mode == "trunc":
-        return _out(call(DIV_TRUNC, input, other), out)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                       f"found '{rounding_mode}'")
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    _check_integer_division(input, other)
+    return _out(call(DIV_ROUNDED[rounding_mode], input, other), out)
 
 
 def _trunc_div(a, b):
@@ -96,7 +149,9 @@ def _trunc_div(a, b):
     return jnp.trunc(a / b)
 
 
-DIV_TRUNC = Op("div", _trunc_div, "DivBackward2", saves=(), promote="common")
+# NOTE: PyTorch's derivative of a rounded division is zero (its DivBackward2 formula).
+DIV_ROUNDED = {"trunc": Op("div", _trunc_div, "DivBackward2", saves=(), promote="common"),
+               "floor": Op("div", jnp.floor_divide, "DivBackward2", saves=(), promote="common")}
 
 
 def true_divide(input, other, *, out=None):
@@ -116,26 +171,42 @@ def rdiv(input, other):
 def pow(input, exponent, *, out=None):
     """Mirrors ``torch.pow`` (tensor ** tensor, tensor ** scalar, scalar ** tensor)."""
     if isinstance(input, _SCALAR):
-        return _out(call(RPOW, exponent, static=(("base", input),)), out)
+        dt = result_dtype("common", input, exponent)
+        return _out(call(RPOW, exponent, static=(("base", input), ("dtype", dt._np))), out)
     if isinstance(exponent, _SCALAR):
-        return _out(call(POW_SCALAR, input, static=(("exponent", exponent),)), out)
+        dt = result_dtype("common", input, exponent)
+        if isinstance(exponent, int) and exponent < 0 and not (
+                dt.is_floating_point or dt.is_complex):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return _out(call(POW_SCALAR, input, static=(("exponent", exponent),
+                                                    ("dtype", dt._np))), out)
     return _out(call(POW, input, exponent), out)
+
+
+def _scalar_operand(value):
+    """A Python scalar on the left of % or //, as a 0-dim tensor of its own dtype."""
+    from .._creation import scalar_tensor
+    from .. import _dtype as D
+    return scalar_tensor(value, dtype=D.scalar_dtype(value))
 
 
 def remainder(input, other, *, out=None):
     """Mirrors ``torch.remainder`` (the result has the sign of the divisor, as Python's %)."""
     if isinstance(input, _SCALAR):
-        from .._creation import scalar_tensor
-        input = scalar_tensor(input, like=other)
-    return _out(call(REMAINDER, input, _scalar_or_tensor(other, "remainder")), out)
+        input = _scalar_operand(input)
+    other = _scalar_or_tensor(other, "remainder")
+    _check_integer_division(input, other)
+    op = REMAINDER if isinstance(other, Tensor) else REMAINDER_SCALAR
+    return _out(call(op, input, other), out)
 
 
 def floor_divide(input, other, *, out=None):
-    """Mirrors ``torch.floor_divide``."""
+    """Mirrors ``torch.floor_divide`` (not differentiable in PyTorch either)."""
     if isinstance(input, _SCALAR):
-        from .._creation import scalar_tensor
-        input = scalar_tensor(input, like=other)
-    return _out(call(FLOOR_DIVIDE, input, _scalar_or_tensor(other, "floor_divide")), out)
+        input = _scalar_operand(input)
+    other = _scalar_or_tensor(other, "floor_divide")
+    _check_integer_division(input, other)
+    return _out(call(FLOOR_DIVIDE, input, other), out)
 
 
 def maximum(input, other, *, out=None):
@@ -161,7 +232,14 @@ def _unary(name, fn, node, saves=(0,), promote="float"):
 
 
 NEG, _neg = _unary("neg", jnp.negative, "NegBackward0", saves=(), promote=None)
-ABS, abs = _unary("abs", jnp.abs, "AbsBackward0", promote=None)
+
+
+def _abs(x):
+    # NOTE: x * sign(x), not jnp.abs, so the derivative at 0 is sign(0) = 0 as in PyTorch.
+    return jnp.abs(x) if jnp.iscomplexobj(x) else x * jnp.sign(x)
+
+
+ABS, abs = _unary("abs", _abs, "AbsBackward0", promote=None)
 EXP, exp = _unary("exp", jnp.exp, "ExpBackward0", saves=("result",))
 LOG, log = _unary("log", jnp.log, "LogBackward0")
 SQRT, sqrt = _unary("sqrt", jnp.sqrt, "SqrtBackward0", saves=("result",))
@@ -262,8 +340,7 @@ def where(condition, input=None, other=None, *, out=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_type_name(condition.dtype)}")
     if isinstance(input, _SCALAR) and isinstance(other, _SCALAR):
-        from .._creation import scalar_tensor
-        input = scalar_tensor(input)
+        input = _scalar_operand(input)   # where(c, 1., 0.) is float32, where(c, 1, 0) int64
     return _out(call(WHERE, input, other, condition), out)
 
 
@@ -277,15 +354,28 @@ def _clamp(x, lo, hi):
     return x
 
 
-CLAMP = Op("clamp", lambda x, min, max: _clamp(x, min, max), "ClampBackward1", saves=(0,),
-           promote="common")
-CLAMP_T = {
-    (True, True): Op("clamp", _clamp, "ClampBackward0", promote="common"),
-    (True, False): Op("clamp", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
-                      promote="common"),
-    (False, True): Op("clamp", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
-                      promote="common"),
-}
+def _clamp_scalar(x, min, max, dtype):
+    return _clamp(x.astype(dtype), min, max)
+
+
+def _clamp_tensor(x, lo, hi, has_min, has_max):
+    return _clamp(x, lo if has_min else None, hi if has_max else None)
+
+
+CLAMP = Op("clamp", _clamp_scalar, "ClampBackward1", saves=(0,))
+CLAMP_MIN = Op("clamp_min", _clamp_scalar, "ClampMinBackward0", saves=(0,))
+CLAMP_MAX = Op("clamp_max", _clamp_scalar, "ClampMaxBackward0", saves=(0,))
+# a missing bound is passed as a 0 that never takes effect, so next_functions has 3 entries
+CLAMP_T = Op("clamp", _clamp_tensor, "ClampBackward0", promote="common")
+CLAMP_MIN_T = Op("clamp_min", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
+                 promote="common")
+CLAMP_MAX_T = Op("clamp_max", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
+                 promote="common")
+
+
+def _clamp_scalars(op, input, min, max):
+    dt = result_dtype("common", input, *[b for b in (min, max) if b is not None])
+    return call(op, input, static=(("min", min), ("max", max), ("dtype", dt._np)))
 
 
 def clamp(input, min=None, max=None, *, out=None):
@@ -293,18 +383,24 @@ def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        bounds = [b for b in (min, max) if b is not None]
-        op = CLAMP_T[(min is not None, max is not None)]
-        return _out(call(op, input, *bounds), out)
-    return _out(call(CLAMP, input, static=(("min", min), ("max", max))), out)
+        static = (("has_min", min is not None), ("has_max", max is not None))
+        return _out(call(CLAMP_T, input, 0 if min is None else min, 0 if max is None else max,
+                         static=static), out)
+    return _out(_clamp_scalars(CLAMP, input, min, max), out)
 
 
 def clamp_min(input, min):
-    return clamp(input, min=min)
+    """Mirrors ``torch.clamp_min``."""
+    if isinstance(min, Tensor):
+        return call(CLAMP_MIN_T, input, min)
+    return _clamp_scalars(CLAMP_MIN, input, min, None)
 
 
 def clamp_max(input, max):
-    return clamp(input, max=max)
+    """Mirrors ``torch.clamp_max``."""
+    if isinstance(max, Tensor):
+        return call(CLAMP_MAX_T, input, max)
+    return _clamp_scalars(CLAMP_MAX, input, None, max)
 
 
 clip = clamp

@@ -14,6 +14,8 @@ def _dims(dim, ndim):
     if not dims:
         return None
     wrapped = tuple(sorted(_wrap_dim(d, ndim) for d in dims))
+    if ndim == 0:   # a 0-dim tensor reduces over its one implicit dim: nothing to do
+        return ()
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
     return wrapped

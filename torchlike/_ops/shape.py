@@ -365,6 +365,24 @@ def alias(x):
     return call(ALIAS, x)
 
 
+UNBIND = Op("unbind", lambda x, dim: tuple(jax.lax.index_in_dim(x, i, dim, keepdims=False)
+                                           for i in range(x.shape[dim])),
+            "UnbindBackward0", saves=())
+
+
+def unbind(input, dim=0):
+    """Mirrors ``torch.unbind``: views of each slice along ``dim`` (writing to one in place
+    while autograd records is an error, as in PyTorch)."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = _wrap_dim(dim, input.ndim)
+    outs = call(UNBIND, input, static=(("dim", dim),))
+    for i, o in enumerate(outs):
+        o._become_view(input, SELECT, (("dim", dim), ("index", i)), o._grad_fn is not None)
+        o._multi_view_of = "Unbind"
+    return outs
+
+
 CLONE = Op("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", saves=())
 
 
@@ -391,7 +409,7 @@ def _stack(*xs, dim):
 def _tensor_list(tensors, name):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for i, t_ in enumerate(tensors):
         if not isinstance(t_, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "

@@ -50,6 +50,8 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
                                f"to have the same dtype. Mismatch in dtype: grad_output[{i}] has "
                                f"a dtype of {g.dtype} and output[{i}] has a dtype of "
                                f"{out.dtype}.")
+        if g.dtype is not out.dtype:   # PyTorch casts the gradient to the output's dtype
+            g = g.to(out.dtype)
         grads.append(g if create_graph else g._value())
     return grads
 
@@ -77,7 +79,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None and not _tensors(inputs):
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     inputs = _tensors(inputs)
     roots = _roots(outputs)
     root_grads = _root_grads(outputs, grads, create_graph)

@@ -52,6 +52,9 @@ def _call_tensor_hooks(fn_hooks, g, create_graph):
     for hook in tuple(fn_hooks.values()):
         r = hook(_as_tensor(g))
         if r is not None:
+            if tuple(r.shape) != tuple(g.shape):
+                name = getattr(hook, "__name__", type(hook).__name__)
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
             g = _as_grad(r, create_graph)
     return g
 
@@ -192,12 +195,17 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     try:
         while ready:
             node = heapq.heappop(ready)[2]
-            buf = _tensor_pre_hooks(node, buffers.pop(node), create_graph)
+            buf = buffers.pop(node)
             if node in capture_nodes:
+                # As PyTorch: a node that runs captures its gradient before its tensor hooks
+                # (they run with the node); one that only captures runs the hooks first.
+                if node not in needed:
+                    buf = _tensor_pre_hooks(node, buf, create_graph)
                 for nr, g in enumerate(buf):
                     captured[(node, nr)] = g
-            if node not in needed:
-                continue
+                if node not in needed:
+                    continue
+            buf = _tensor_pre_hooks(node, buf, create_graph)
             if any(g is not None for g in buf):
                 outs = call_node(node, buf, create_graph)
                 if not keep_graph:

@@ -6,11 +6,13 @@ hold jax tracers, the outputs are also routed through ``jax.custom_vjp``, so a J
 the traced program (``jax.grad`` of ``to_jax(fn)``) uses the same user-written rule.
 """
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
 
 from .._tensor import Tensor
+from . import anomaly_mode
 from .graph import Node, RELEASED_ERROR, _seq
 from .grad_mode import _state, no_grad
 
@@ -147,6 +149,18 @@ class Function:
 
     vjp = backward
 
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions "
+                      "are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = _node_class(cls)()
@@ -174,6 +188,12 @@ class Function:
         ctx._out_meta = tuple((tuple(o.shape), o._value().dtype) if isinstance(o, Tensor)
                               else ((), jnp.float32) for o in results)
         if record:
+            for d in ctx._dirty:
+                if d._grad_fn is None and d._requires_grad:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                       "in-place operation.")
+            if anomaly_mode._state.enabled:
+                ctx._trace = anomaly_mode.forward_trace()
             ctx.next_functions = tuple(
                 args[i]._edge() if args[i].requires_grad else (None, 0) for i in tensor_pos)
             for nr, o in enumerate(results):

@@ -23,6 +23,7 @@ the results are the same.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
@@ -284,14 +285,20 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 def _standard_basis(tensors):
     """The identity of size ``sum(numels)`` split into one column block per tensor, each in that
-    tensor's dtype: row ``k`` is the k-th unit vector of the stacked, flattened tensors."""
+    tensor's dtype: row ``k`` is the k-th unit vector of the stacked, flattened tensors.
+    Built in numpy so that no jax kernel is compiled for it."""
     numels = [t.numel() for t in tensors]
-    eye = jnp.eye(sum(numels))
+    eye = np.eye(sum(numels))
     blocks, start = [], 0
     for t, n in zip(tensors, numels):
         blocks.append(eye[:, start:start + n].astype(t._value().dtype))
         start += n
     return blocks
+
+
+def _as_cotangent(row, shape):
+    """A numpy row as a Tensor of the given shape."""
+    return _tensor_cls()._wrap(jnp.asarray(np.ascontiguousarray(row).reshape(shape)))
 
 
 def _batched_grad(outputs, inputs, batch, shapes, retain_graph=None):
@@ -305,7 +312,7 @@ def _batched_grad(outputs, inputs, batch, shapes, retain_graph=None):
         grads = _autograd_grad(outputs, inputs, gouts, retain_graph=retain_graph)
         return tuple(None if g is None else g._value() for g in grads)
 
-    return jax.vmap(one)(*batch)
+    return jax.vmap(one)(*(jnp.asarray(b) for b in batch))
 
 
 def _rows(outputs, inputs, batch, shapes, create_graph, vectorize):
@@ -316,11 +323,12 @@ def _rows(outputs, inputs, batch, shapes, create_graph, vectorize):
     n = batch[0].shape[0]
     if vectorize and not create_graph:
         res = _batched_grad(outputs, inputs, batch, shapes)
-        return [Tensor._wrap(jnp.zeros((n,) + tuple(inp.shape), inp._value().dtype))
-                if r is None else Tensor._wrap(r) for r, inp in zip(res, inputs)]
+        return [Tensor._wrap(r if r is not None else
+                             jnp.asarray(np.zeros((n,) + tuple(inp.shape), inp._value().dtype)))
+                for r, inp in zip(res, inputs)]
     rows = [[] for _ in inputs]
     for k in range(n):
-        gouts = tuple(Tensor._wrap(b[k].reshape(shape)) for b, shape in zip(batch, shapes))
+        gouts = tuple(_as_cotangent(b[k], shape) for b, shape in zip(batch, shapes))
         grads = _autograd_grad(outputs, inputs, gouts, create_graph=create_graph,
                                retain_graph=True)
         for acc, g, inp in zip(rows, grads, inputs):
@@ -423,11 +431,10 @@ def _jacrev_output(i, out, inputs, create_graph, strict):
     """The jacobian blocks of output ``i``: one ``autograd.grad`` per element of ``out``, with
     a unit cotangent (the same as differentiating ``out.reshape(-1)[j]``, which torch does,
     but one compiled backward serves every ``j``)."""
-    Tensor = _tensor_cls()
     rows = [[] for _ in inputs]
     basis = _standard_basis((out,))[0]
     for j in range(out.nelement()):
-        e_j = Tensor._wrap(basis[j].reshape(tuple(out.shape)))
+        e_j = _as_cotangent(basis[j], tuple(out.shape))
         vj = _autograd_grad((out,), inputs, (e_j,), retain_graph=True, create_graph=create_graph)
         for el_idx, (acc, g, inp) in enumerate(zip(rows, vj, inputs)):
             if g is None:

@@ -91,7 +91,8 @@ def _show(a):
 def _wrap(arr, like):
     """A Tensor holding numpy ``arr`` in ``like``'s dtype and shape."""
     import jax.numpy as jnp
-    return _Tensor()._wrap(jnp.asarray(arr, dtype=like._value().dtype).reshape(tuple(like.shape)))
+    arr = np.asarray(arr, dtype=like._value().dtype).reshape(tuple(like.shape))
+    return _Tensor()._wrap(jnp.asarray(arr))
 
 
 def _zeros_like(t):
@@ -390,7 +391,7 @@ def _slow_mode_error(func, inputs, func_out, input_idx, output_idx, out_pos, rto
     return msg
 
 
-# --- extra backward checks -------------------------------------------------------------------------
+# --- extra backward checks -----------------------------------------------------------------
 
 def _batched_msg(output_idx, input_idx, res, exp, forward=False):
     return (f"For output {output_idx} and input {input_idx}:\n\n"

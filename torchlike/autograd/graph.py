@@ -194,15 +194,15 @@ class OpNode(Node):
         for i in idx:
             if i == "result":
                 t = outs[0]
-                saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype))
+                saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype, i))
             elif isinstance(args[i], Tensor):
                 t = args[i]
                 vc = t._version_counter()
-                saved.append((vc, vc[0], t, None, None))
+                saved.append((vc, vc[0], t, None, None, i))
         self._saved = tuple(saved)
 
     def _check_versions(self):
-        for vc, version, t, shape, dtype in self._saved:
+        for vc, version, t, shape, dtype, _ in self._saved:
             if vc[0] != version:
                 if t is None:
                     where = f"[torch.{dtype._tensor_type} {list(shape)}], which is output 0 of " \
@@ -268,6 +268,8 @@ class OpNode(Node):
         return out
 
     def apply(self, grads, create_graph):
+        if self._op.no_grad_reason:
+            raise RuntimeError(self._op.no_grad_reason)
         self._check_versions()
         primals = self._live_primals()
         gs = self._fill(grads)
