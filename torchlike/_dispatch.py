@@ -266,6 +266,28 @@ def backward_op(op, static, dt, mask, out_mask):
     return bop
 
 
+_READS = {}
+
+
+def inputs_read(op, arrays):
+    """For each positional input of ``op``, whether its outputs depend on it at all (jax's
+    dead-code elimination of the traced function).  The graph of a graph links only these, so
+    a derivative that is constant (x*x -> 2x -> 2) does not require grad, as in PyTorch."""
+    avals = tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays)
+    key = (op, avals)
+    reads = _READS.get(key)
+    if reads is None:
+        specs = [jax.ShapeDtypeStruct(*a) if isinstance(a, tuple) else a(0) for a in avals]
+        closed = jax.make_jaxpr(op.fn)(*specs)
+        try:
+            from jax._src.interpreters import partial_eval as pe
+            _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+        except (ImportError, AttributeError):   # private jax API moved: link every input
+            used = [True] * len(specs)
+        reads = _READS[key] = tuple(used)
+    return reads
+
+
 def with_out(result, out):
     """Honour an op's ``out=`` keyword."""
     if out is None:

@@ -66,6 +66,32 @@ def _roots(outputs):
     return edges
 
 
+def _batched_capture(outs, ins, gouts, retain_graph, create_graph):
+    """autograd.grad for each row of the batched grad_outputs (their leading dim).  Without
+    create_graph this is one backward under ``jax.vmap`` (the engine runs on tracers); a graph
+    cannot be recorded through vmap, so with create_graph each row runs on its own."""
+    import jax
+    from .._ops.shape import stack
+    if any(g is None for g in gouts):
+        raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each "
+                           "grad_output as the batch dimension. The sizes of the remaining "
+                           "dimensions are expected to match the shape of corresponding output,"
+                           " but a grad_output is None")
+    n = gouts[0].shape[0]
+    if create_graph:
+        rows = [run_backward(_roots(outs), _root_grads(outs, [g[i] for g in gouts], True),
+                             True, True, capture=[t._edge() for t in ins]) for i in range(n)]
+        return [None if rows[0][k] is None else stack([r[k] for r in rows])
+                for k in range(len(ins))]
+
+    def one(*gs):
+        caps = run_backward(_roots(outs), _root_grads(outs, [Tensor._wrap(g) for g in gs], False),
+                            True, False, capture=[t._edge() for t in ins])
+        return tuple(None if c is None else (c._value() if isinstance(c, Tensor) else c)
+                     for c in caps)
+    return list(jax.vmap(one)(*[g._value() for g in gouts]))
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Mirrors ``torch.autograd.backward``: accumulate d(tensors)/d(leaf) into each leaf's
@@ -124,10 +150,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise TypeError(f"expected Tensor as element of inputs, got {type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots = _roots(outs)
-    root_grads = _root_grads(outs, gouts, create_graph)
-    captured = run_backward(roots, root_grads, retain_graph, create_graph,
-                            capture=[t._edge() for t in ins])
+    if is_grads_batched:
+        captured = _batched_capture(outs, ins, gouts, retain_graph, create_graph)
+    else:
+        captured = run_backward(_roots(outs), _root_grads(outs, gouts, create_graph),
+                                retain_graph, create_graph, capture=[t._edge() for t in ins])
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:

@@ -141,7 +141,8 @@ def _check_requires_grad(inputs, input_type, strict):
             "strict mode.")
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None,
+                   is_grads_batched=False):
     """``autograd.grad`` that skips outputs which are None or do not require grad (and returns
     all-None when none is left) and never complains about unused inputs."""
     if grad_outputs is None:
@@ -151,7 +152,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
         return (None,) * len(inputs)
     outs, gouts = zip(*pairs)
     return _grad(list(outs), list(inputs), list(gouts), allow_unused=True,
-                 create_graph=create_graph, retain_graph=retain_graph)
+                 create_graph=create_graph, retain_graph=retain_graph,
+                 is_grads_batched=is_grads_batched)
 
 
 _STRICT_NONE = {
@@ -306,13 +308,11 @@ def _batched_grad(outputs, inputs, batch, shapes, retain_graph=None):
     batched cotangents (``batch[k]`` reshaped to ``shapes[k]``), in one vmapped backward
     (NOTE [ vectorized backward ]). Returns one jax array per input (None where unused)."""
     Tensor = _tensor_cls()
-
-    def one(*flat_gouts):
-        gouts = tuple(Tensor._wrap(g.reshape(shape)) for g, shape in zip(flat_gouts, shapes))
-        grads = _autograd_grad(outputs, inputs, gouts, retain_graph=retain_graph)
-        return tuple(None if g is None else g._value() for g in grads)
-
-    return jax.vmap(one)(*(jnp.asarray(b) for b in batch))
+    gouts = tuple(Tensor._wrap(jnp.asarray(b).reshape((-1,) + tuple(shape)))
+                  for b, shape in zip(batch, shapes))
+    grads = _autograd_grad(outputs, inputs, gouts, retain_graph=retain_graph,
+                           is_grads_batched=True)
+    return tuple(None if g is None else g._value() for g in grads)
 
 
 def _rows(outputs, inputs, batch, shapes, create_graph, vectorize):

@@ -218,16 +218,6 @@ class OpNode(Node):
                     "that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
-    def _primals_backward_reads(self):
-        """Inputs whose values this backward reads: the graph of the graph links only these
-        (a linear op's backward is the same whatever its inputs were)."""
-        saves = self._op.saves
-        if saves == ():
-            return ()
-        if isinstance(saves, dict):
-            return {j for i in self._mask for j in saves.get(i, ())}
-        return range(len(self.next_functions))
-
     _placeholders = False
 
     def release(self):
@@ -283,11 +273,11 @@ class OpNode(Node):
             if len(g_tensors) != len(gs):   # some outputs got no gradient: use zeros
                 g_tensors = [Tensor._wrap(x) for x in gs]
             edges = [t._edge() if t.requires_grad else None for t in g_tensors]
-            deps = self._primals_backward_reads()
-            edges += [e if e[0] is not None and i in deps else None
-                      for i, e in enumerate(self.next_functions)]
+            edges += [e if e[0] is not None else None for e in self.next_functions]
             edges += [None] * (len(primals) - len(self.next_functions))
             arrays = tuple(t._value() for t in g_tensors) + primals
+            reads = _dispatch.inputs_read(bop, arrays)
+            edges = [e if r else None for e, r in zip(edges, reads)]
             fn = _dispatch._raw_fn(bop, (), None) if traced else _dispatch.forward_fn(bop, (), None)
             outs = _dispatch.record(bop, (), None, arrays, edges if any(edges) else None,
                                     fn(*arrays))
