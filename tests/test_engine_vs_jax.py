@@ -153,3 +153,95 @@ def test_custom_function_under_jax_grad_uses_its_backward():
     (g_jax,) = grads_from_jax(lambda t: ScaledExp.apply(t).sum(), x)
     np.testing.assert_allclose(np.asarray(g_jax), 2 * np.exp(x.numpy()), rtol=1e-12)
     assert_grads_match_jax(lambda t: ScaledExp.apply(t).sum(), x, rtol=1e-12, atol=1e-12)
+
+
+# --- the fused backward (NOTE [ fused backward ]) against the per-node walk ---------------------
+
+@settings(max_examples=25, deadline=None)
+@given(shapes=st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
+       steps=st.lists(step, min_size=1, max_size=6),
+       outputs=st.lists(st.integers(0, 99), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1))
+def test_fused_backward_matches_the_per_node_walk(shapes, steps, outputs, seed):
+    """The second backward of a graph shape runs as one program: same gradients, accumulated
+    into the same .grad tensors."""
+    from torchlike.autograd import fused
+    rng = np.random.default_rng(seed)
+    program = make_program(steps, outputs)
+    leaves = [tl.tensor(rng.standard_normal(s), dtype=tl.float64, requires_grad=True)
+              for s in shapes]
+    program(*leaves).backward()                      # first sighting: node by node
+    first = [None if x.grad is None else x.grad.numpy().copy() for x in leaves]
+    held = [x.grad for x in leaves]
+    compiled = []
+    original = fused._program
+    fused._program = lambda signature: compiled.append(signature) or original(signature)
+    try:
+        program(*leaves).backward()                  # same signature: fused, accumulating
+    finally:
+        fused._program = original
+    for x, g, h in zip(leaves, first, held):
+        if g is None:
+            assert x.grad is None
+            continue
+        assert x.grad is h                           # accumulated in place, as PyTorch does
+        np.testing.assert_allclose(x.grad.numpy(), 2 * g, rtol=1e-12, atol=1e-12)
+    assert len(compiled) <= 1    # compiled now, or earlier for the same graph shape
+
+
+def test_fused_backward_is_used_and_keeps_engine_semantics():
+    from torchlike.autograd import fused
+    x = tl.randn(3, 4, dtype=tl.float64, requires_grad=True)
+    w = tl.randn(4, 2, dtype=tl.float64, requires_grad=True)
+
+    def step():
+        loss = ((x @ w).tanh() ** 2).mean()
+        loss.backward()
+        return loss
+
+    step()
+    calls = []
+    original = fused._program
+
+    def spy(signature):
+        calls.append(signature)
+        return original(signature)
+    fused._program = spy
+    try:
+        loss = step()                                # compiles the fused program once
+        step()
+    finally:
+        fused._program = original
+    assert len(calls) == 1
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()                              # the fused run released the graph
+    y = x * 2
+    z = (y * y).sum()
+    y.add_(1)                                        # version counter, checked before it runs
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.backward(retain_graph=True)
+
+
+def test_fused_and_per_node_agree_on_an_mlp():
+    from torchlike.autograd import fused
+    rng = np.random.default_rng(0)
+    x = tl.tensor(rng.standard_normal((8, 5)))
+    params = [tl.tensor(rng.standard_normal(s), requires_grad=True)
+              for s in [(5, 7), (7,), (7, 3), (3,)]]
+
+    def grads():
+        for p in params:
+            p.grad = None
+        h = tl.relu(x @ params[0] + params[1])
+        ((h @ params[2] + params[3]) ** 2).mean().backward()
+        return [p.grad.numpy().copy() for p in params]
+
+    fused.enabled = False
+    try:
+        reference = grads()
+    finally:
+        fused.enabled = True
+    for _ in range(3):
+        for got, want in zip(grads(), reference):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -74,7 +74,7 @@ _PROMOTIONS = {}
 def promoted_dtype(kind, key):
     """The dtype PyTorch computes in, from a key of operand descriptions: (numpy dtype, is 0-dim)
     for a Tensor, the Python type for a scalar.  Cached: the hot path is one dict lookup."""
-    cache_key = (kind, key, D.get_default_dtype())
+    cache_key = (kind, key, D._defaults.float)
     dt = _PROMOTIONS.get(cache_key)
     if dt is None:
         dims, zeros, scalars = [], [], []
@@ -144,10 +144,11 @@ def _is_traced(arrays):
 def call(op, *args, static=()):
     """Run ``op`` on Tensors / Python scalars ``args`` with hashable ``static`` kwargs (a tuple of
     (name, value) pairs).  Returns a Tensor (or a tuple of Tensors for multi-output ops)."""
-    n_in = len(args) if op.inputs is None else op.inputs
-    n_promote = len(args) if op.promote_args is None else op.promote_args
+    n = len(args)
+    n_in = n if op.inputs is None else op.inputs
+    n_promote = n if op.promote_args is None else op.promote_args
     grad = _state.grad_enabled
-    arrays, key, edges, traced = [], [], None, False
+    arrays, key, edges, mask, traced = [], [], None, [], False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arr = a._arr if a._root is None else a._sync()
@@ -159,22 +160,37 @@ def call(op, *args, static=()):
                 if edges is None:
                     edges = [None] * n_in
                 edges[i] = a._edge()
+                mask.append(i)
         else:
             arr = a
             if i < n_promote:
                 key.append(operand_key(a))
         arrays.append(arr)
-    dt = promoted_dtype(op.promote, tuple(key)) if op.promote else None
+    dt = None
+    if op.promote:
+        dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
+        if dt is None:
+            dt = promoted_dtype(op.promote, tuple(key))
     try:
         if traced:
             out = _raw_fn(op, static, dt)(*arrays)
         else:
-            out = forward_fn(op, static, dt)(*arrays)
+            fn = op._fwd.get((static, dt))
+            if fn is None:
+                fn = forward_fn(op, static, dt)
+            out = fn(*arrays)
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
-    return wrap_outputs(op, static, dt, out, args, arrays, edges)
+    if type(out) is _ArrayImpl and edges is None and op.view is None:
+        t = _new_tensor(Tensor)   # the common no-grad case, kept short
+        t._arr = out
+        return t
+    return wrap_outputs(op, static, dt, out, args, arrays, edges, mask)
+
+
+_new_tensor = object.__new__
 
 
 def _broadcast_message(arrays):
@@ -191,14 +207,17 @@ def _broadcast_message(arrays):
     return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
-def wrap_outputs(op, static, dt, out, args, arrays, edges):
+def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None):
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode."""
     multi = isinstance(out, (tuple, list))
     outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
     if edges is not None and op._node_cls is not None:
-        node = op._node_cls(op, static, dt, tuple(arrays), tuple(edges), outs, multi)
+        if mask is None:
+            mask = [i for i, e in enumerate(edges) if e is not None]
+        node = op._node_cls(op, static, dt, tuple(arrays), edges, tuple(mask), outs, multi)
         if node.differentiable:
-            node.save_versions(args, outs)
+            if op.saves != ():
+                node.save_versions(args, outs)
             for nr, t in enumerate(outs):
                 if node.out_diff[nr]:
                     t._grad_fn = node

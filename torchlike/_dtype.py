@@ -99,7 +99,8 @@ def to_dtype(d):
 
 # --- defaults -----------------------------------------------------------------------------------
 
-class _Defaults(threading.local):
+class _Defaults:
+    """Process-wide, as torch.set_default_dtype is."""
     float = float32
 
 

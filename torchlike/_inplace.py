@@ -21,6 +21,8 @@ def can_cast(src, dst):
 
 def check_inplace(self):
     """The errors PyTorch raises before any in-place op."""
+    if self._root is not None:
+        shape.check_writable(self)
     if _state.grad_enabled:
         if self._grad_fn is None and self._requires_grad and self._root is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
@@ -42,7 +44,6 @@ def check_inplace(self):
                 "forbidden. You can clarify your code by moving both the view and the inplace "
                 "either both inside the no_grad block (if you don't want the inplace to be "
                 "tracked) or both outside (if you want the inplace to be tracked).")
-    shape.check_writable(self)
 
 
 def inplace(self, compute):
@@ -54,17 +55,18 @@ def inplace(self, compute):
 
 def store(self, out):
     """Write the Tensor ``out`` (broadcastable to self, castable to its dtype) into ``self``."""
-    dt = self.dtype
-    if out.dtype is not dt:
+    mine, theirs = self._value(), out._value()
+    if theirs.dtype != mine.dtype:
+        dt = self.dtype
         if not can_cast(out.dtype, dt):
             raise RuntimeError(f"result type {_scalar_type_name(out.dtype)} can't be cast to the "
                                f"desired output type {_scalar_type_name(dt)}")
         out = out.to(dt)
-    if out.shape != self.shape:
-        if shape_broadcast(out.shape, self.shape) != tuple(self.shape):
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(out.shape)}")
-        out = out.expand(self.shape)
+    if theirs.shape != mine.shape:
+        if shape_broadcast(theirs.shape, mine.shape) != mine.shape:
+            raise RuntimeError(f"output with shape {list(mine.shape)} doesn't match the "
+                               f"broadcast shape {list(theirs.shape)}")
+        out = out.expand(mine.shape)
     if _state.grad_enabled and out._grad_fn is not None:
         if self._root is None:
             _rebind(self, out)

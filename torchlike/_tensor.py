@@ -157,7 +157,8 @@ class Tensor:
 
     @property
     def dtype(self):
-        return D.from_numpy_dtype(self._arr.dtype)
+        dt = D._FROM_NP.get(self._arr.dtype)
+        return dt if dt is not None else D.from_numpy_dtype(self._arr.dtype)
 
     @property
     def device(self):

@@ -12,7 +12,7 @@ from .._dispatch import Op, call, with_out as _out
 
 _PRECISION = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
               "medium": jax.lax.Precision.DEFAULT}
-_state = {"precision": "highest"}
+_state = {"precision": "highest", "static": (("precision", _PRECISION["highest"]),)}
 
 
 def set_float32_matmul_precision(precision):
@@ -21,6 +21,7 @@ def set_float32_matmul_precision(precision):
         raise RuntimeError(f"Invalid precision: {precision}; expected 'highest', 'high' or "
                            "'medium'")
     _state["precision"] = precision
+    _state["static"] = (("precision", _PRECISION[precision]),)
 
 
 def get_float32_matmul_precision():
@@ -32,14 +33,14 @@ def _matmul(a, b, precision):
 
 
 def _same_dtype(a, b):
-    if a.dtype is not b.dtype:
+    if a._arr.dtype != b._arr.dtype:
         from .._inplace import _scalar_type_name as n
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{n(a.dtype).lower()} != {n(b.dtype).lower()}")
 
 
 def _static():
-    return (("precision", _PRECISION[_state["precision"]]),)
+    return _state["static"]
 
 
 SQUEEZE_ = Op("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", saves=())
@@ -49,7 +50,7 @@ def matmul(input, other, *, out=None):
     """Mirrors ``torch.matmul``: dot, mv, mm, and broadcast batched products, decomposed into
     the same ops PyTorch uses (so the recorded graph has PyTorch's nodes)."""
     a, b = input, other
-    da, db = a.ndim, b.ndim
+    da, db = a._arr.ndim, b._arr.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")
@@ -136,13 +137,14 @@ DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 
 def mm(input, mat2, *, out=None):
     """Mirrors ``torch.mm``."""
-    if input.ndim != 2:
+    s1, s2 = input._arr.shape, mat2._arr.shape
+    if len(s1) != 2:
         raise RuntimeError("self must be a matrix")
-    if mat2.ndim != 2:
+    if len(s2) != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x"
-                           f"{input.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s1[0]}x{s1[1]} and "
+                           f"{s2[0]}x{s2[1]})")
     _same_dtype(input, mat2)
     return _out(call(MM, input, mat2, static=_static()), out)
 

@@ -6,6 +6,7 @@ promote_types with Python scalars weak; "float": integers compute in the default
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._dispatch import Op, call, result_dtype, with_out as _out
 from .._tensor import Tensor
@@ -68,7 +69,7 @@ def _scalar_or_tensor(x, name):
 
 
 def _is_bool(x):
-    return isinstance(x, bool) or (isinstance(x, Tensor) and x.dtype._name == "bool")
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._arr.dtype == np.bool_)
 
 
 def _arith(op, op_alpha, input, other, alpha):

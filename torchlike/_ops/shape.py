@@ -178,7 +178,7 @@ COPY_SLICES = Op("copy_slices", lambda root, value, chain: _scatter_fn(chain)(ro
 def as_strided_node(root, chain, view):
     """The grad_fn a view gets after its storage was written: its chain, from the root."""
     static = (("chain", chain),)
-    return AS_STRIDED._node_cls(AS_STRIDED, static, None, (root._value(),), (root._edge(),),
+    return AS_STRIDED._node_cls(AS_STRIDED, static, None, (root._value(),), (root._edge(),), (0,),
                                 (view,))
 
 

@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from . import anomaly_mode
+from . import anomaly_mode, fused
 from .._tensor import Tensor
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
@@ -158,6 +158,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     capture: list of edges whose incoming gradient is returned (autograd.grad); when given (or
     exec_targets is), only nodes on a path to a capture edge or an exec target run.
     Returns the captured gradients (None where nothing arrived)."""
+    if capture is None and exec_targets is None and not create_graph and \
+            fused.try_run(roots, root_grads, keep_graph):
+        return []
     root_nodes = [e[0] for e in roots]
     if capture is None and exec_targets is None:
         deps = _dependencies(root_nodes)

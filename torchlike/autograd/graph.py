@@ -148,26 +148,28 @@ _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 class OpNode(Node):
     """The backward of one op of the op table: the VJP of ``op.fn`` at the saved primals."""
 
-    def __init__(self, op, static, dt, primals, edges, outs, multi=False):
+    def __init__(self, op, static, dt, primals, edges, mask, outs, multi=False):
         self._seq = next(_seq)
         self._op = op
         self._static = static
         self._dt = dt
         self._primals = primals
         self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
-        self._mask = tuple([i for i, e in enumerate(edges) if e is not None])
+        self._mask = mask
         if not multi:
             self.out_diff = (outs[0]._arr.dtype.kind in _DIFF_KINDS,)
-            self._out_mask = None
-            self._out_meta = None
+            self.differentiable = self.out_diff[0]
         else:
             self.out_diff = tuple(o._arr.dtype.kind in _DIFF_KINDS for o in outs)
             self._out_mask = self.out_diff
             self._out_meta = tuple((o._arr.shape, o._arr.dtype) for o in outs)
-        self.differentiable = any(self.out_diff)
-        self._saved = ()
+            self.differentiable = any(self.out_diff)
         if anomaly_mode._state.enabled:
             self._trace = anomaly_mode.forward_trace()
+
+    _out_mask = None   # multi-output ops: which outputs are differentiable
+    _out_meta = None   # multi-output ops: (shape, dtype) of each, for missing gradients
+    _saved = ()
 
     @property
     def num_outputs(self):
@@ -179,19 +181,8 @@ class OpNode(Node):
 
     def save_versions(self, args, outs):
         """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
-        saves = self._op.saves
-        if saves == ():
-            return
-        if saves is None:
-            idx = range(len(args))
-        elif saves == "indices":   # the extra operands after the graph inputs
-            idx = range(self._op.inputs, len(args))
-        elif isinstance(saves, dict):   # what each input's gradient needs, as PyTorch saves it
-            idx = sorted({j for i in self._mask for j in saves.get(i, ())})
-        else:
-            idx = saves
         saved = []
-        for i in idx:
+        for i in _saved_positions(self._op, self._mask, len(args)):
             if i == "result":
                 t = outs[0]
                 saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype, i))
@@ -227,8 +218,8 @@ class OpNode(Node):
         if self._primals is None:
             return
         if self._op.saves == ():
-            self._primals = tuple([jax.ShapeDtypeStruct(a.shape, a.dtype)
-                                   if isinstance(a, jax.Array) else a for a in self._primals])
+            self._primals = tuple([(a.shape, a.dtype) if isinstance(a, jax.Array) else (a,)
+                                   for a in self._primals])
             self._placeholders = True
         else:
             self._primals = None
@@ -238,8 +229,7 @@ class OpNode(Node):
         if primals is None:
             raise RuntimeError(RELEASED_ERROR)
         if self._placeholders:   # a linear op's backward reads no values: zeros will do
-            return tuple([jnp.zeros(a.shape, a.dtype) if isinstance(a, jax.ShapeDtypeStruct)
-                          else a for a in primals])
+            return tuple([jnp.zeros(*p) if len(p) == 2 else p[0] for p in primals])
         return primals
 
     def _fill(self, grads):
@@ -287,6 +277,27 @@ class OpNode(Node):
         for i, o in zip(mask, outs):
             result[i] = o
         return result
+
+
+_SAVED_POSITIONS = {}
+
+
+def _saved_positions(op, mask, n_args):
+    """Which operands (or "result") PyTorch saves for this op when ``mask`` require grad."""
+    key = (op, mask, n_args)
+    pos = _SAVED_POSITIONS.get(key)
+    if pos is None:
+        saves = op.saves
+        if saves is None:
+            pos = tuple(range(n_args))
+        elif saves == "indices":   # the extra operands after the graph inputs
+            pos = tuple(range(op.inputs, n_args))
+        elif isinstance(saves, dict):   # what each input's gradient needs
+            pos = tuple(sorted({j for i in mask for j in saves.get(i, ())}))
+        else:
+            pos = tuple(saves)
+        _SAVED_POSITIONS[key] = pos
+    return pos
 
 
 def _short(name):

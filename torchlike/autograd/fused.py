@@ -1,0 +1,165 @@
+"""Fused backward: the whole backward pass of a plain graph as one XLA program.
+
+NOTE [ fused backward ]
+A training loop records the same graph every step.  Walking it node by node costs one jitted call
+per node (measured on the 2-core CPU: a 32-64-64-4 MLP's backward took 340 µs as 17 calls; torch
+takes ~100 µs); the same walk traced once into one ``jax.jit`` runs in one call.  So ``backward()``
+computes a signature of the graph it is given (ops, static arguments, shapes, dtypes, edges) and,
+the second time it sees a signature, compiles the walk and runs it as one program from then on.
+The first sighting stays per node, so code whose graphs never repeat compiles nothing extra.
+
+Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
+retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
+``inputs=``, and concrete (not traced) values.  Anything else runs node by node, which stays the
+reference: the two paths give the same gradients (tests compare them).  Version counters are
+checked before the program runs and the graph is released after, as the per-node walk does.
+"""
+import jax
+import jax.numpy as jnp
+
+from .. import _dispatch
+from .._tensor import Tensor
+from . import anomaly_mode
+from .graph import AccumulateGrad, OpNode
+
+_ArrayImpl = type(jnp.zeros(()))
+_SEEN = {}          # signature -> 1 (seen once) or the compiled program
+_MAX_SIGNATURES = 256
+enabled = True      # tests switch it off to compare against the per-node walk
+
+
+def _plain(node):
+    return not (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
+                or node._retains_grad or node._trace is not None)
+
+
+def _plan(roots, root_grads):
+    """Topological order, signature and operands of the graph, or None if it is not plain."""
+    index, order, stack = {}, [], [e[0] for e in roots]
+    deps = {}
+    while stack:   # discover nodes and count the edges into each
+        node = stack.pop()
+        if node in index:
+            continue
+        index[node] = None
+        t = type(node)
+        if t is AccumulateGrad:
+            var = node.variable
+            d = var.__dict__
+            if not _plain(node) or d.get("_hooks") or d.get("_post_acc_hooks") or (
+                    var._grad is not None and var._grad._grad_fn is not None):
+                return None
+            continue
+        if not isinstance(node, OpNode) or not _plain(node) or node._primals is None or \
+                node._op.no_grad_reason:
+            return None
+        for child, _ in node.next_functions:
+            if child is not None:
+                deps[child] = deps.get(child, 0) + 1
+                stack.append(child)
+    ready = [n for n in index if n not in deps]
+    while ready:
+        node = ready.pop()
+        index[node] = len(order)
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is not None:
+                deps[child] -= 1
+                if deps[child] == 0:
+                    ready.append(child)
+    sig, operands = [], []
+    for node in order:
+        if type(node) is AccumulateGrad:
+            old = node.variable._grad
+            sig.append(("leaf", old is not None))
+            operands.append(None if old is None else old._value())
+            continue
+        primals = node._live_primals()
+        avals = []
+        for p in primals:
+            if type(p) is _ArrayImpl:
+                avals.append((p.shape, p.dtype))
+            elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
+                return None
+            else:
+                avals.append(type(p))
+        edges = tuple((-1, 0) if c is None else (index[c], nr) for c, nr in node.next_functions)
+        sig.append((node._op, node._static, node._dt, node._mask, node._out_mask,
+                    node._out_meta, tuple(avals), edges))
+        operands.append(primals)
+    for g in root_grads:
+        if type(g) is not _ArrayImpl:
+            return None
+    root_sig = tuple((index[n], nr, g.shape, g.dtype) for (n, nr), g in zip(roots, root_grads))
+    return (tuple(sig), root_sig), order, operands
+
+
+def _program(signature):
+    """The backward walk of ``signature`` as a function of (root grads, operands)."""
+    nodes, roots = signature
+    vjps = [None if d[0] == "leaf" else _dispatch._vjp_fn(d[0], d[1], d[2], d[3], d[4])
+            for d in nodes]
+
+    def run(root_grads, operands):
+        bufs = [dict() for _ in nodes]
+        for (i, nr, _, _), g in zip(roots, root_grads):
+            bufs[i][nr] = bufs[i][nr] + g if nr in bufs[i] else g
+        results = []
+        for i, d in enumerate(nodes):
+            buf = bufs[i]
+            if d[0] == "leaf":
+                g = buf.get(0)
+                old = operands[i]
+                results.append(g if old is None or g is None else old + g)
+                continue
+            if not buf:
+                continue
+            op, static, dt, mask, out_mask, out_meta, _, edges = d
+            if out_mask is None:
+                g = buf[0]
+            else:
+                g = tuple(buf[nr] if nr in buf else jnp.zeros(*out_meta[nr])
+                          for nr, keep in enumerate(out_mask) if keep)
+            outs = vjps[i](g, *operands[i])
+            for pos, o in zip(mask, outs):
+                j, nr = edges[pos]
+                if j >= 0:
+                    bufs[j][nr] = bufs[j][nr] + o if nr in bufs[j] else o
+        return results
+    return jax.jit(run)
+
+
+def try_run(roots, root_grads, keep_graph):
+    """Run the backward as one program if this graph's signature was seen before.  Returns
+    False (having done nothing) when the per-node walk should run instead."""
+    if not enabled or anomaly_mode._state.enabled:
+        return False
+    plan = _plan(roots, root_grads)
+    if plan is None:
+        return False
+    signature, order, operands = plan
+    program = _SEEN.get(signature)
+    if program is None:
+        if len(_SEEN) >= _MAX_SIGNATURES:
+            _SEEN.clear()
+        _SEEN[signature] = 1
+        return False
+    if program == 1:
+        program = _SEEN[signature] = _program(signature)
+    for node in order:
+        if type(node) is not AccumulateGrad:
+            node._check_versions()
+    results = program(list(root_grads), operands)
+    leaves = (n for n in order if type(n) is AccumulateGrad)
+    for node, g in zip(leaves, results):
+        if g is None:
+            continue
+        var = node.variable
+        if var._grad is None:
+            var._grad = Tensor._wrap(g)
+        else:
+            var._grad._write(g)
+    if not keep_graph:
+        for node in order:
+            node.release()
+    return True
