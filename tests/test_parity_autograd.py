@@ -2011,3 +2011,17 @@ GRAPH = [
 @pytest.mark.parametrize("fn,match", cases(GRAPH))
 def test_graph(fn, match):
     both(fn, match=match)
+
+
+# --- the same cases again, now that their graph shapes have been seen --------------------------
+
+ENGINE_CASES = ACCUMULATE + HOOKS + BACKWARD + INPLACE + GRAD_MODES + FUNCTION + GRAPH
+
+
+@pytest.mark.parametrize("fn,match", cases(ENGINE_CASES))
+def test_cases_again_once_graph_shapes_repeat(fn, match):
+    """A graph shape seen before runs its backward as one program (NOTE [ fused backward ] in
+    torchlike/autograd/fused.py) wherever the graph is plain: results must still be torch's."""
+    from test_parity_ops import run
+    run(fn, tl)
+    both(fn, match=match)
