@@ -66,7 +66,19 @@ OPS = {
     "maximum": (lambda L, a, b: L.maximum(a, b), (A, B)),
     "minimum": (lambda L, a, b: L.minimum(a, b), (A, B)),
     "composite_mlp": (lambda L, a, s: ((a @ s).tanh() * 2).sigmoid().mean(), (A, SQ)),
+    "rsub_rdiv": (lambda L, a: 2.0 - 3.0 / a, (POS,)),
+    "advanced_index": (lambda L, a: a[L.tensor([1, 0, 1])][:, L.tensor([2, 0])], (A,)),
+    "mask_index": (lambda L, a: a[a > 0], (A,)),
+    "setitem": (lambda L, a, b: _setitem(a, b), (A, B)),
+    "clamp_tensor": (lambda L, a, b: a.clamp(min=b, max=b + 1.0), (A, B)),
 }
+
+
+def _setitem(a, b):
+    u = a * 1.0
+    u[0] = b[1]                    # basic index: CopySlices
+    u[:, [0, 2]] += b[:, :2] * b[:, 1:]  # advanced read-modify-write: IndexPutBackward0
+    return u
 
 
 def tl_inputs(arrays):
