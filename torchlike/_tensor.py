@@ -435,17 +435,17 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(np.asarray(arr).reshape(()))
 
-    def __float__(self):
-        arr = self._scalar_for_python("float()")
+    def _one_element(self, convert):
+        arr = self._scalar_for_python(f"{convert.__name__}()")
         if arr.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(np.asarray(arr).reshape(()))
+        return convert(np.asarray(arr).reshape(()))
+
+    def __float__(self):
+        return self._one_element(float)
 
     def __int__(self):
-        arr = self._scalar_for_python("int()")
-        if arr.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(np.asarray(arr).reshape(()))
+        return self._one_element(int)
 
     def __complex__(self):
         return complex(np.asarray(self._scalar_for_python("complex()")).reshape(()))

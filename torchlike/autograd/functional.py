@@ -506,6 +506,17 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
+def _scalar_fn_gradient(name, func, inputs, v, create_graph, strict):
+    """What vhp and hvp share: run ``func``, check it is scalar, take its differentiable
+    gradient (the vector ``v`` is then multiplied with its derivative)."""
+    is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(
+        name, func, inputs, v, create_graph, strict, v_like="inputs")
+    _check_scalar_output(name, outputs, is_outputs_tuple)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """Mirrors ``torch.autograd.functional.vhp``: ``v^T H`` of a scalar function.
 
@@ -520,11 +531,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         ``(func_output, vhp)``; ``vhp`` has the structure and shapes of ``inputs``.
     """
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(
-            "vhp", func, inputs, v, create_graph, strict, v_like="inputs")
-        _check_scalar_output("vhp", outputs, is_outputs_tuple)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_fn_gradient(
+            "vhp", func, inputs, v, create_graph, strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
@@ -548,11 +556,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         ``(func_output, hvp)``; ``hvp`` has the structure and shapes of ``inputs``.
     """
     with enable_grad():
-        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _prepare(
-            "hvp", func, inputs, v, create_graph, strict, v_like="inputs")
-        _check_scalar_output("hvp", outputs, is_outputs_tuple)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _scalar_fn_gradient(
+            "hvp", func, inputs, v, create_graph, strict)
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
