@@ -48,7 +48,6 @@ from ._creation import set_default_device as set_default_device  # noqa: E402
 from ._creation import tensor as tensor  # noqa: E402
 from ._creation import zeros as zeros  # noqa: E402
 from ._creation import zeros_like as zeros_like  # noqa: E402
-from ._methods import to as _to  # noqa: E402,F401
 from ._ops.index import nonzero as nonzero  # noqa: E402
 from ._ops.linalg import bmm as bmm  # noqa: E402
 from ._ops.linalg import dot as dot  # noqa: E402

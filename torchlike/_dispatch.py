@@ -103,13 +103,15 @@ def result_dtype(kind, *operands):
     return promoted_dtype(kind, tuple(operand_key(x) for x in operands))
 
 
-def _cast_fn(fn, dt, static):
-    """fn with every array/scalar operand converted to dt first (promotion happens inside jit)."""
-    npdt = dt._np
-    if static:
-        kw = dict(static)
-        return lambda *xs: fn(*[jnp.asarray(x, npdt) for x in xs], **kw)
-    return lambda *xs: fn(*[jnp.asarray(x, npdt) for x in xs])
+def _cast_fn(fn, dt, static, n):
+    """fn with its first ``n`` operands (None: all) converted to dt first, so promotion happens
+    inside the jitted function."""
+    npdt, kw = dt._np, dict(static)
+
+    def cast(*xs):
+        k = len(xs) if n is None else n
+        return fn(*[jnp.asarray(x, npdt) for x in xs[:k]], *xs[k:], **kw)
+    return cast
 
 
 def _plain_fn(fn, static):
@@ -129,7 +131,9 @@ def forward_fn(op, static, dt):
 
 
 def _raw_fn(op, static, dt):
-    return _cast_fn(op.fn, dt, static) if dt is not None else _plain_fn(op.fn, static)
+    if dt is None:
+        return _plain_fn(op.fn, static)
+    return _cast_fn(op.fn, dt, static, op.promote_args)
 
 
 def _is_traced(arrays):

@@ -1,5 +1,4 @@
 """torch-named dtypes mapped onto jax/numpy dtypes, and PyTorch's type promotion."""
-import threading
 
 import jax.numpy as jnp
 import ml_dtypes

@@ -130,9 +130,6 @@ class Tensor:
             self._sync()
         return self._vbase
 
-    def _is_view(self):
-        return self._vbase is not None
-
     def _edge(self):
         fn = self._grad_fn
         if fn is not None:

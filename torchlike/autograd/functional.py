@@ -21,7 +21,6 @@ batched cotangent. The graph cannot be recorded through vmap (its values are tra
 ``create_graph=True`` the vectorized paths fall back to one ``autograd.grad`` per basis vector;
 the results are the same.
 """
-import jax
 import jax.numpy as jnp
 import numpy as np
 

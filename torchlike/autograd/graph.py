@@ -8,7 +8,6 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import anomaly_mode
 from .. import _dispatch
@@ -307,6 +306,3 @@ def _short(name):
             return name[: -len(suffix)]
     return name
 
-
-def is_diff_dtype(np_dtype):
-    return np.dtype(np_dtype).kind in _DIFF_KINDS
