@@ -157,6 +157,7 @@ def jax_cases(data):
              "jit": [jnp.asarray(p) for p in data["params"]]}
     mul = lambda a, b: a * b  # noqa: E731
     mul_sum_grad = jax.grad(lambda a, b: jnp.sum(a * b))
+    jit_mul, jit_mul_sum_grad = jax.jit(mul), jax.jit(mul_sum_grad)
     value_and_grad = jax.value_and_grad(mlp_loss)
 
     @jax.jit
@@ -175,8 +176,10 @@ def jax_cases(data):
 
     return {
         "a": lambda: a * b,
+        "a_jit": lambda: jit_mul(a, b),
         "b": lambda: jax.vjp(mul, a, b),
         "c": lambda: mul_sum_grad(a, b),
+        "c_jit": lambda: jit_mul_sum_grad(a, b),
         "d": mlp_eager,
         "d_jit": mlp_jit,
     }, state
@@ -227,8 +230,10 @@ def main(argv=None):
 
     # (row label, case key per implementation)
     rows = [("a. mul 64x64, no grad", {"torchlike": "a", "jax": "a", "torch": "a"}),
+            ("a. mul 64x64 (jax jit)", {"torchlike": "a", "jax": "a_jit", "torch": "a"}),
             ("b. mul 64x64, recorded", {"torchlike": "b", "jax": "b", "torch": "b"}),
             ("c. mul+sum+backward", {"torchlike": "c", "jax": "c", "torch": "c"}),
+            ("c. mul+sum+backward (jax jit)", {"torchlike": "c", "jax": "c_jit", "torch": "c"}),
             ("d. MLP SGD step (jax eager)", {"torchlike": "d", "jax": "d", "torch": "d"}),
             ("d. MLP SGD step (jax jit)", {"torchlike": "d", "jax": "d_jit", "torch": "d"})]
 
