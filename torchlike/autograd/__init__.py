@@ -107,6 +107,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None and not _tensors(inputs):
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     inputs = _tensors(inputs)
+    if create_graph:
+        import warnings
+        warnings.warn("Using backward() with create_graph=True will create a reference cycle "
+                      "between the parameter and its gradient which can cause a memory leak. We "
+                      "recommend using autograd.grad when creating the graph to avoid this. If "
+                      "you have to use this function, make sure to reset the .grad fields of your "
+                      "parameters to None after use to break the cycle and avoid the leak.",
+                      UserWarning, stacklevel=3)
     roots = _roots(outputs)
     root_grads = _root_grads(outputs, grads, create_graph)
     if not inputs:
