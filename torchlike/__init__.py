@@ -124,7 +124,16 @@ from .autograd.grad_mode import is_grad_enabled as is_grad_enabled  # noqa: E402
 from .autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled  # noqa
 from .autograd.grad_mode import no_grad as no_grad  # noqa: E402
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled  # noqa: E402
+from . import special as special  # noqa: E402
 from . import testing as testing  # noqa: E402
+from ._ops import index as _index, pointwise as _pointwise, reduce as _reduce  # noqa: E402
+from ._ops import sorting as _sorting  # noqa: E402
+
+# The op families of issue 3 list their public names in PUBLIC while they are being built; each
+# name moves to an explicit import above once its family is complete.
+for _family in (_pointwise, _reduce, _index, _sorting):
+    for _name in getattr(_family, "PUBLIC", ()):
+        globals().setdefault(_name, getattr(_family, _name))
 
 # dtypes, with torch's aliases (torchlike.float is torchlike.float32, .long is .int64, ...)
 bool = _dtype.bool_  # noqa: A001

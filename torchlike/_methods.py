@@ -9,7 +9,7 @@ from . import _dtype as D
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
-from ._ops import index, linalg, pointwise as pw, reduce, shape
+from ._ops import index, linalg, pointwise as pw, reduce, shape, sorting
 from ._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -219,6 +219,10 @@ def _properties():
 def install():
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
+    # op families add their own methods (see TENSOR_METHODS in each _ops module)
+    for family in (pw, reduce, index, sorting):
+        for name, fn in getattr(family, "TENSOR_METHODS", {}).items():
+            setattr(Tensor, name, fn)
     for name in _INPLACE:
         setattr(Tensor, name + "_", _inplace_method(_METHODS[name]))
     for name, prop in _properties().items():

@@ -1,0 +1,1 @@
+"""torchlike.special: mirrors torch.special."""
