@@ -132,8 +132,9 @@ from ._ops import sorting as _sorting  # noqa: E402
 # The op families of issue 3 list their public names in PUBLIC while they are being built; each
 # name moves to an explicit import above once its family is complete.
 for _family in (_pointwise, _reduce, _index, _sorting):
-    for _name in getattr(_family, "PUBLIC", ()):
+    for _name in _family.PUBLIC:
         globals().setdefault(_name, getattr(_family, _name))
+del _family, _name
 
 # dtypes, with torch's aliases (torchlike.float is torchlike.float32, .long is .int64, ...)
 bool = _dtype.bool_  # noqa: A001

@@ -29,6 +29,14 @@ def _place(arr, device):
     return jax.device_put(arr, jd)
 
 
+def from_host(values, like, dtype=None):
+    """A Tensor of host (numpy) ``values`` on ``like``'s device, committed there like every
+    array torchlike makes, so jitted ops see one kind of argument and compile once."""
+    arr = np.asarray(values, dtype)
+    like = like._value() if isinstance(like, Tensor) else like
+    return Tensor._wrap(jax.device_put(arr, getattr(like, "sharding", None)))
+
+
 def _finish(arr, requires_grad):
     t = Tensor._wrap(arr)
     if requires_grad:

@@ -66,8 +66,7 @@ def initial_seed():
 
 def _draw(fn, size, dtype, device, requires_grad, generator):
     gen = generator or default_generator
-    arr = fn(gen.next_key(), size, dtype)
-    t = Tensor._wrap(_place(arr, device) if device is not None else arr)
+    t = Tensor._wrap(_place(fn(gen.next_key(), size, dtype), device))
     if requires_grad:
         t._set_requires_grad(True)
     return t

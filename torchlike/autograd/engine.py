@@ -17,14 +17,16 @@ from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
 
 _SEEDS = {}
+_ArrayImpl = type(jnp.zeros(()))
 
 
 def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output."""
-    key = (arr.dtype, getattr(arr, "sharding", None))
+    sharding = getattr(arr, "sharding", None) if type(arr) is _ArrayImpl else None
+    key = (arr.dtype, sharding)
     s = _SEEDS.get(key)
     if s is None:
-        s = _SEEDS[key] = jnp.ones((), arr.dtype)
+        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), sharding)
     return s
 
 
