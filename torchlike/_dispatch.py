@@ -49,7 +49,8 @@ class Op:
         self.inputs = inputs
         # How many leading operands take part in type promotion (None: all of them).
         self.promote_args = promote_args
-        # PyTorch records such an op but has no derivative for it: backward raises this.
+        # PyTorch records such an op but has no derivative for it: backward raises this (a
+        # message for a RuntimeError, or an (exception type, message) pair).
         self.no_grad_reason = no_grad_reason
         self._fwd = {}
         self._bwd = {}

@@ -185,7 +185,8 @@ def _gather_rows(x, idx, dim):
 # PyTorch records these ops but has no derivative for them.
 _UNIQUE_VALUES = {
     name: Op(name, _gather_rows, node, inputs=1, saves=(),
-             no_grad_reason=f"the derivative for '{name}' is not implemented.")
+             no_grad_reason=(NotImplementedError,
+                             f"the derivative for '{name}' is not implemented."))
     for name, node in (("_unique2", "Unique2Backward0"), ("unique_dim", "UniqueDimBackward0"),
                        ("unique_consecutive", "UniqueConsecutiveBackward0"))}
 

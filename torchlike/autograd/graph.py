@@ -247,8 +247,10 @@ class OpNode(Node):
         return out
 
     def apply(self, grads, create_graph):
-        if self._op.no_grad_reason:
-            raise RuntimeError(self._op.no_grad_reason)
+        reason = self._op.no_grad_reason
+        if reason:   # a message (RuntimeError), or an exception type and message
+            exc, message = reason if isinstance(reason, tuple) else (RuntimeError, reason)
+            raise exc(message)
         self._check_versions()
         primals = self._live_primals()
         gs = self._fill(grads)
