@@ -65,21 +65,7 @@ def ndtr(input, *, out=None):
     return _out(call(_MUL_SCALAR, call(_ADD_SCALAR, _pw.erf(x), 1), 0.5), out)
 
 
-def _xlog1py_value(x, y):
-    return jnp.where(jnp.isnan(y), y, jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log1p(y)))
-
-
-@jax.custom_jvp
-def _xlog1py(x, y):
-    return _xlog1py_value(x, y)
-
-
-@_xlog1py.defjvp
-def _xlog1py_jvp(p, t):
-    # NOTE: as xlogy: PyTorch's d/dx is log1p(y), masked to 0 where x == 0 and y <= -1.
-    x, y = p
-    dx = jnp.where((x == 0) & (y <= -1), jnp.zeros_like(y), jnp.log1p(y))
-    return _xlog1py(x, y), dx * t[0] + (x / (1 + y)) * t[1]
+_xlog1py = _pw.x_times_log(jnp.log1p, -1)
 
 
 XLOG1PY = Op("xlog1py", _xlog1py, "SpecialXlog1PyBackward0", promote="float")

@@ -650,21 +650,25 @@ def _hypot_jvp(p, t):
     return r, (a * t[0] + b * t[1]) / r
 
 
-def _xlogy_value(x, y):
-    return jnp.where(jnp.isnan(y), y, jnp.where(x == 0, jnp.zeros_like(x), x * jnp.log(y)))
+def x_times_log(log, pole):
+    """``x * log(y)`` that is 0 where x == 0 (PyTorch's xlogy with log, xlog1py with log1p).
+
+    NOTE: PyTorch's d/dx is log(y), masked to 0 where x == 0 and y <= pole (where log(y) is -inf
+    or nan); jax's would give nan there."""
+    @jax.custom_jvp
+    def f(x, y):
+        return jnp.where(jnp.isnan(y), y, jnp.where(x == 0, jnp.zeros_like(x), x * log(y)))
+
+    @f.defjvp
+    def f_jvp(p, t):
+        x, y = p
+        dx = jnp.where((x == 0) & (y <= pole), jnp.zeros_like(y), log(y))
+        _, dlog = jax.jvp(log, (y,), (t[1],))
+        return f(x, y), dx * t[0] + x * dlog
+    return f
 
 
-@jax.custom_jvp
-def _xlogy(x, y):
-    return _xlogy_value(x, y)
-
-
-@_xlogy.defjvp
-def _xlogy_jvp(p, t):
-    # NOTE: PyTorch's d/dx is log(y), masked to 0 where x == 0 and y <= 0 (log(y) -inf or nan).
-    x, y = p
-    dx = jnp.where((x == 0) & (y <= 0), jnp.zeros_like(y), jnp.log(y))
-    return _xlogy(x, y), dx * t[0] + (x / y) * t[1]
+_xlogy = x_times_log(jnp.log, 0)
 
 
 @jax.custom_jvp
