@@ -98,10 +98,10 @@ def higher_order():
     (dy,) = torch.autograd.grad(y, x, create_graph=True)  # 3x^2
     (d2y,) = torch.autograd.grad(dy, x, create_graph=True)  # 6x
     (d3y,) = torch.autograd.grad(d2y, x)  # 6
-    print(f"x = {x.item()}, y = x**3 = {y.item()}")
-    print(f"dy/dx     = 3x^2 = {dy.item()}")
-    print(f"d2y/dx2   = 6x   = {d2y.item()}")
-    print(f"d3y/dx3   = 6    = {d3y.item()}")
+    print(f"x = {x.detach().item()}, y = x**3 = {y.detach().item()}")
+    print(f"dy/dx     = 3x^2 = {dy.detach().item()}")
+    print(f"d2y/dx2   = 6x   = {d2y.detach().item()}")
+    print(f"d3y/dx3   = 6    = {d3y.detach().item()}")
 
 
 def fit_a_line():
@@ -121,8 +121,8 @@ def fit_a_line():
             w -= lr * w.grad
             b -= lr * b.grad
         if step % 25 == 0 or step == 99:
-            print(f"step {step:3d}  loss {loss.item():.6f}  w {w.item():.4f}  b {b.item():.4f}")
-    print(f"fitted: w = {w.item():.2f}, b = {b.item():.2f}")
+            print(f"step {step:3d}  loss {loss.detach().item():.6f}  w {w.detach().item():.4f}  b {b.detach().item():.4f}")
+    print(f"fitted: w = {w.detach().item():.2f}, b = {b.detach().item():.2f}")
 
 
 def main():
