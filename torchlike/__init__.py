@@ -22,6 +22,8 @@ from ._dtype import get_default_dtype as get_default_dtype  # noqa: E402
 from ._dtype import promote_types as promote_types  # noqa: E402
 from ._dtype import set_default_dtype as set_default_dtype  # noqa: E402
 from ._device import device as device  # noqa: E402
+from ._info import finfo as finfo  # noqa: E402
+from ._info import iinfo as iinfo  # noqa: E402
 from ._size import Size as Size  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from . import _methods  # noqa: E402
@@ -41,11 +43,14 @@ from ._creation import full as full  # noqa: E402
 from ._creation import full_like as full_like  # noqa: E402
 from ._creation import get_default_device as get_default_device  # noqa: E402
 from ._creation import linspace as linspace  # noqa: E402
+from ._creation import logspace as logspace  # noqa: E402
 from ._creation import ones as ones  # noqa: E402
 from ._creation import ones_like as ones_like  # noqa: E402
 from ._creation import scalar_tensor as scalar_tensor  # noqa: E402
 from ._creation import set_default_device as set_default_device  # noqa: E402
 from ._creation import tensor as tensor  # noqa: E402
+from ._creation import tril_indices as tril_indices  # noqa: E402
+from ._creation import triu_indices as triu_indices  # noqa: E402
 from ._creation import zeros as zeros  # noqa: E402
 from ._creation import zeros_like as zeros_like  # noqa: E402
 from ._ops.index import nonzero as nonzero  # noqa: E402

@@ -285,6 +285,40 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(_place(arr.astype(dt._np), device), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
+             out=None, layout=None):
+    """Mirrors ``torch.logspace``: ``base ** linspace(start, end, steps)``."""
+    dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    exponents = linspace(start, end, steps, dtype=D.float64).numpy()
+    values = np.power(float(base), exponents)
+    if not (dt.is_floating_point or dt.is_complex):
+        values = np.trunc(values)
+    return _finish(_place(values.astype(dt._np), device), requires_grad)
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
+                           f"col must be non-negative, got{col}")
+    dt = D.to_dtype(dtype) if dtype is not None else D.int64
+    if dt not in (D.int32, D.int64):
+        raise RuntimeError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented for "
+                           f"'{dt._name}'")
+    r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return _finish(_place(np.stack([r, c]).astype(dt._np), device), False)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Mirrors ``torch.tril_indices``: the (row, col) coordinates of the lower triangle of a
+    row x col matrix, as a 2 x N tensor (int64)."""
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Mirrors ``torch.triu_indices``: the coordinates of the upper triangle."""
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
         pin_memory=False):
     """Mirrors ``torch.eye``."""

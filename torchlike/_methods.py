@@ -5,6 +5,7 @@ method ``x.exp_()`` computes the out-of-place result and stores it (see _inplace
 """
 import jax
 
+from . import _creation as C
 from . import _dtype as D
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
@@ -66,6 +67,29 @@ def cpu(self, memory_format=None):
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     return to(self, _device_cls("cuda", device if isinstance(device, int) else None)
               if not isinstance(device, (str, _device_cls)) else device)
+
+
+def type_as(self, other):
+    """Mirrors ``Tensor.type_as``: this tensor cast to ``other``'s dtype."""
+    return to(self, other.dtype)
+
+
+def _new(factory):
+    """``Tensor.new_zeros`` and friends: a factory whose dtype and device default to self's."""
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        t = factory(*args, dtype=self.dtype if dtype is None else dtype,
+                    device=self.device if device is None else device, **kwargs)
+        return t.requires_grad_() if requires_grad else t
+    method.__name__ = "new_" + factory.__name__
+    return method
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """Mirrors ``Tensor.new_tensor``: a copy of ``data`` with self's dtype and device by
+    default."""
+    return C.tensor(data, dtype=self.dtype if dtype is None else dtype,
+                    device=self.device if device is None else device,
+                    requires_grad=requires_grad)
 
 
 # --- in-place -----------------------------------------------------------------------------------
@@ -173,6 +197,9 @@ _METHODS = {
     "expand": shape.expand, "expand_as": shape.expand_as, "flatten": shape.flatten,
     "select": shape.select, "unbind": shape.unbind, "clone": shape.clone, "contiguous": shape.contiguous,
     "nonzero": index.nonzero, "copy_": index.copy_,
+    # factories on a tensor
+    "new_zeros": _new(C.zeros), "new_ones": _new(C.ones), "new_empty": _new(C.empty),
+    "new_full": _new(C.full), "new_tensor": new_tensor, "type_as": type_as,
     # in-place
     "zero_": zero_, "fill_": fill_,
     # operators
