@@ -11,7 +11,7 @@ class dtype:
     """Mirrors ``torch.dtype``: an immutable, singleton description of an element type."""
 
     __slots__ = ("_name", "_np", "is_floating_point", "is_complex", "is_signed", "itemsize",
-                 "_tensor_type")
+                 "_tensor_type", "_scalar_name")
 
     def __init__(self, name, np_dtype, tensor_type):
         self._name = name
@@ -21,7 +21,8 @@ class dtype:
         self.is_complex = kind == "c"
         self.is_signed = kind != "u" and kind != "b"
         self.itemsize = self._np.itemsize
-        self._tensor_type = tensor_type
+        self._tensor_type = tensor_type                      # 'FloatTensor', as Tensor.type()
+        self._scalar_name = tensor_type[:-len("Tensor")]     # 'Float', as in PyTorch's errors
 
     def __repr__(self):
         # Users write `import torchlike as torch`, so `torch.float32` is the public spelling.

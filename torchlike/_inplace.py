@@ -59,8 +59,8 @@ def store(self, out):
     if theirs.dtype != mine.dtype:
         dt = self.dtype
         if not can_cast(out.dtype, dt):
-            raise RuntimeError(f"result type {_scalar_type_name(out.dtype)} can't be cast to the "
-                               f"desired output type {_scalar_type_name(dt)}")
+            raise RuntimeError(f"result type {out.dtype._scalar_name} can't be cast to the "
+                               f"desired output type {dt._scalar_name}")
         out = out.to(dt)
     if theirs.shape != mine.shape:
         if shape_broadcast(theirs.shape, mine.shape) != mine.shape:
@@ -109,13 +109,6 @@ def shape_broadcast(a, b):
         return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
     except ValueError:
         return None
-
-
-def _scalar_type_name(dt):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"
-            }.get(dt._name, dt._name)
 
 
 def copy_into_out(out, result):

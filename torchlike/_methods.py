@@ -195,7 +195,8 @@ _METHODS = {
     "reshape_as": shape.reshape_as, "transpose": shape.transpose, "t": shape.t,
     "permute": shape.permute, "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze,
     "expand": shape.expand, "expand_as": shape.expand_as, "flatten": shape.flatten,
-    "select": shape.select, "unbind": shape.unbind, "clone": shape.clone, "contiguous": shape.contiguous,
+    "select": shape.select, "unbind": shape.unbind, "clone": shape.clone,
+    "contiguous": shape.contiguous,
     "nonzero": index.nonzero, "copy_": index.copy_,
     # factories on a tensor
     "new_zeros": _new(C.zeros), "new_ones": _new(C.ones), "new_empty": _new(C.empty),

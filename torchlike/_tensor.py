@@ -275,10 +275,10 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                from ._inplace import _scalar_type_name as name
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_type(value.dtype)}' to a "
-                    f"tensor with grad_dtype '{name(self.dtype)}'. The gradient must match the "
+                    f"tensor with grad_dtype '{self.dtype._scalar_name}'. The gradient must match "
+                    "the "
                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
                     "tensor's grad_dtype attribute with a specific dtype, or None to allow any "
                     "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "

@@ -43,15 +43,13 @@ def round(input, *, decimals=0, out=None):   # noqa: A001 - torch's name
 
 # --- functions that live only in torch.special --------------------------------------------------
 
-ENTR, entr = _unary("entr", jss.entr, "SpecialEntrBackward0")
-I0E, i0e = _unary("i0e", jss.i0e, "SpecialI0EBackward0")
-I1, i1 = _unary("i1", jss.i1, "SpecialI1Backward0")
-I1E, i1e = _unary("i1e", jss.i1e, "SpecialI1EBackward0")
-NDTRI, ndtri = _unary("ndtri", jss.ndtri, "SpecialNdtriBackward0")
-LOG_NDTR, log_ndtr = _unary("log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0")
-for _f, _n in ((entr, "entr"), (i0e, "i0e"), (i1, "i1"), (i1e, "i1e"), (ndtri, "ndtri"),
-               (log_ndtr, "log_ndtr")):
-    _f.__doc__ = f"Mirrors ``torch.special.{_n}``."
+ENTR, entr = _unary("entr", jss.entr, "SpecialEntrBackward0", namespace="torch.special")
+I0E, i0e = _unary("i0e", jss.i0e, "SpecialI0EBackward0", namespace="torch.special")
+I1, i1 = _unary("i1", jss.i1, "SpecialI1Backward0", namespace="torch.special")
+I1E, i1e = _unary("i1e", jss.i1e, "SpecialI1EBackward0", namespace="torch.special")
+NDTRI, ndtri = _unary("ndtri", jss.ndtri, "SpecialNdtriBackward0", namespace="torch.special")
+LOG_NDTR, log_ndtr = _unary("log_ndtr", jss.log_ndtr, "SpecialLogNdtrBackward0",
+                            namespace="torch.special")
 
 # PyTorch writes ndtr as a composite of scalar ops, ((1 + erf(x / sqrt(2))) * 0.5): the same
 # nodes (MulBackward1, AddBackward1) show in its graph.

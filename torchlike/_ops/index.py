@@ -252,9 +252,6 @@ def _dim(dim, ndim):
     return _wrap_dim(dim, max(ndim, 1))
 
 
-def _type_name(dt):
-    from .._inplace import _scalar_type_name
-    return _scalar_type_name(dt)
 
 
 def _not_traced(t, name):
@@ -432,7 +429,7 @@ def _index_dtype(index, allowed, message, exc=RuntimeError):
     if not isinstance(index, Tensor):
         raise TypeError(f"expected Tensor as index argument, but got {type(index).__name__}")
     if index.dtype._name not in allowed:
-        raise exc(message.format(name=_type_name(index.dtype)))
+        raise exc(message.format(name=index.dtype._scalar_name))
 
 
 def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
@@ -450,7 +447,8 @@ _OOB = "index {bad} is out of bounds for dimension {dim} with size {size}"
 
 def _same_dtype(input, src, message):
     if src.dtype is not input.dtype:
-        raise RuntimeError(message.format(self=_type_name(input.dtype), src=_type_name(src.dtype)))
+        raise RuntimeError(message.format(self=input.dtype._scalar_name,
+                                          src=src.dtype._scalar_name))
 
 
 def _gather_checks(name, input, dim, index, src=None):
@@ -546,7 +544,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 def _vector_index(name, index, message=None):
     if index.ndim > 1:
         raise IndexError(message or f"{name}(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {_type_name(index.dtype)} and size: "
+                         f"{index.ndim} with type: {index.dtype._scalar_name} and size: "
                          f"{list(index.shape)}")
 
 
@@ -596,8 +594,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
                  "{name}")
     _vector_index("index_add_", index)
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"index_add_(): self ({_type_name(input.dtype)}) and source "
-                           f"({_type_name(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"index_add_(): self ({input.dtype._scalar_name}) and source "
+                           f"({source.dtype._scalar_name}) must have the same scalar type")
     _slice_shapes("index_add", input, dim, index, source)
     _bounds(index, input.shape[dim] if input.ndim else 1, dim, _OOB)
     return with_out(call(INDEX_ADD, input, source, index, alpha, static=(("dim", dim),)), out)
@@ -611,8 +609,8 @@ def index_copy(input, dim, index, source, *, out=None):
     _vector_index("index_copy_", index)
     if source.dtype is not input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
-                           f"got (self) {_type_name(input.dtype)} and (source) "
-                           f"{_type_name(source.dtype)}")
+                           f"got (self) {input.dtype._scalar_name} and (source) "
+                           f"{source.dtype._scalar_name}")
     _slice_shapes("index_copy", input, dim, index, source)
     _bounds(index, input.shape[dim] if input.ndim else 1, dim, "index_copy_(): " + _OOB,
             IndexError)
@@ -646,8 +644,8 @@ def index_put(input, indices, values, accumulate=False):
                         f"{type(values).__name__}")
     if values.dtype is not input.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{_type_name(input.dtype)} for the destination and "
-                           f"{_type_name(values.dtype)} for the source.")
+                           f"{input.dtype._scalar_name} for the destination and "
+                           f"{values.dtype._scalar_name} for the source.")
     for n, i in enumerate(indices):
         if not isinstance(i, Tensor):
             raise TypeError(f"expected Tensor as element {n} in argument 1, but got "
@@ -704,10 +702,10 @@ def masked_scatter(input, mask, source):
     in row-major order."""
     if mask.dtype._name != "bool":
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{_type_name(mask.dtype)}")
+                           f"{mask.dtype._scalar_name}")
     if source.dtype is not input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
-                           f"{_type_name(input.dtype)} and {_type_name(source.dtype)}")
+                           f"{input.dtype._scalar_name} and {source.dtype._scalar_name}")
     m = _concrete(mask)
     if m is not None and int(np.broadcast_to(m, np.broadcast_shapes(m.shape, tuple(
             input.shape))).sum()) > source.numel():
@@ -782,8 +780,8 @@ def put(input, index, source, accumulate=False):
     _index_dtype(index, ("int64",), "put_(): Expected a long tensor for index, but got {name}")
     if source.dtype is not input.dtype:
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_type_name(input.dtype)} and source.dtype = "
-                           f"{_type_name(source.dtype)}")
+                           f"self.dtype = {input.dtype._scalar_name} and source.dtype = "
+                           f"{source.dtype._scalar_name}")
     if source.numel() != index.numel():
         raise IndexError("put_(): Expected source and index to have the same number of elements, "
                          f"but got source.numel() = {source.numel()}, index.numel() = "

@@ -34,9 +34,8 @@ def _matmul(a, b, precision):
 
 def _same_dtype(a, b):
     if a._arr.dtype != b._arr.dtype:
-        from .._inplace import _scalar_type_name as n
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{n(a.dtype).lower()} != {n(b.dtype).lower()}")
+                           f"{a.dtype._scalar_name.lower()} != {b.dtype._scalar_name.lower()}")
 
 
 def _static():

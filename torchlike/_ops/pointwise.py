@@ -226,13 +226,13 @@ def minimum(input, other, *, out=None):
 
 # --- unary --------------------------------------------------------------------------------------
 
-def _unary(name, fn, node, saves=(0,), promote="float"):
+def _unary(name, fn, node, saves=(0,), promote="float", namespace="torch"):
     op = Op(name, fn, node, saves=saves, promote=promote)
 
     def public(input, *, out=None):
         return _out(call(op, input), out)
     public.__name__ = name
-    public.__doc__ = f"Mirrors ``torch.{name}``."
+    public.__doc__ = f"Mirrors ``{namespace}.{name}``."
     return op, public
 
 
@@ -297,7 +297,7 @@ def _bitwise(name, fn, kernel=None, commutes=True):
         for t in (input, other):
             if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
                 raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for '
-                                   f"'{_type_name(t.dtype)}'")
+                                   f"'{t.dtype._scalar_name}'")
         if isinstance(input, _SCALAR):
             if commutes:
                 input, other = other, input
@@ -320,13 +320,10 @@ _BITWISE_NOT = Op("bitwise_not", jnp.invert, None, saves=())
 def bitwise_not(input, *, out=None):
     """Mirrors ``torch.bitwise_not`` (logical not on bool tensors)."""
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{_type_name(input.dtype)}'")
+        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype._scalar_name}'")
     return _out(call(_BITWISE_NOT, input), out)
 
 
-def _type_name(dt):
-    from .._inplace import _scalar_type_name
-    return _scalar_type_name(dt)
 
 
 # --- where, clamp -------------------------------------------------------------------------------
@@ -346,7 +343,7 @@ def where(condition, input=None, other=None, *, out=None):
         raise TypeError("where(): argument 'condition' must be Tensor")
     if condition.dtype._name != "bool":
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_type_name(condition.dtype)}")
+                           f"with dtype {condition.dtype._scalar_name}")
     if isinstance(input, _SCALAR) and isinstance(other, _SCALAR):
         input = _scalar_operand(input)   # where(c, 1., 0.) is float32, where(c, 1, 0) int64
     return _out(call(WHERE, input, other, condition), out)
@@ -557,7 +554,7 @@ FRAC = Op("frac", lambda x: x - jnp.trunc(x), "FracBackward0", saves=())
 
 
 def _no_kernel(kernel, dt):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dt)}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dt._scalar_name}\'')
 
 
 def _rounding(name, op):
@@ -912,7 +909,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Mirrors ``torch.isclose``: |input - other| <= atol + rtol * |other| (same dtypes)."""
     _tensors("isclose", input, other)
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_type_name(input.dtype)} did not match {_type_name(other.dtype)}")
+        raise RuntimeError(f"{input.dtype._scalar_name} did not match {other.dtype._scalar_name}")
     for name, v in (("rtol", rtol), ("atol", atol)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater than or equal to zero, but got {v}")

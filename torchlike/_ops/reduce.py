@@ -33,9 +33,6 @@ def _dims(dim, ndim):
     return wrapped
 
 
-def _type_name(dt):
-    from .._inplace import _scalar_type_name
-    return _scalar_type_name(dt)
 
 
 def _is_float(dt):
@@ -122,7 +119,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
     if not _is_float(dt):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           "floating point or complex dtype. Got: " + _type_name(dt))
+                           "floating point or complex dtype. Got: " + dt._scalar_name)
     dims = _dims(dim, input.ndim)
     static = (("dims", dims), ("keepdim", bool(keepdim)), ("dtype", dt._np))
     return _out(call(MEAN[dim is not None], input, static=static), out)
@@ -140,7 +137,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     composes it (its grad_fn is ``DivBackward0``)."""
     if not _is_float(input.dtype):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_type_name(input.dtype)}")
+                           f"but got {input.dtype._scalar_name}")
     from .pointwise import div
     dims = _dims(dim, input.ndim)
     count = call(NOT_NAN, input, static=(("dims", dims), ("keepdim", bool(keepdim))))
@@ -442,7 +439,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     matrices over the two dims ``dim``, the last two by default)."""
     if not _is_float(input.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {_type_name(input.dtype)}")
+                           f"input. Got {input.dtype._scalar_name}")
     dims = _dims(dim, input.ndim)
     if isinstance(p, str):
         if p == "nuc":   # the sum of the singular values of the matrices over ``dim``
@@ -707,7 +704,7 @@ def logcumsumexp(input, dim, *, out=None):
     """Mirrors ``torch.logcumsumexp`` (floating-point input)."""
     if not _is_float(input.dtype):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
-                                  f"'{_type_name(input.dtype)}'")
+                                  f"'{input.dtype._scalar_name}'")
     return _cumulative(LOGCUMSUMEXP, input, dim, None, out)
 
 

@@ -274,9 +274,8 @@ def _check_sorter(sorted_sequence, sorter):
                            f"but got boundary tensor {list(sorted_sequence.shape)}and got sorter "
                            f"tensor {list(sorter.shape)}")
     if sorter.dtype != D.int64:
-        from .._inplace import _scalar_type_name
         raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got "
-                           f"dtype {_scalar_type_name(sorter.dtype)}")
+                           f"dtype {sorter.dtype._scalar_name}")
     arr = sorter._value()
     if not isinstance(arr, jax.core.Tracer) and arr.size:
         a = np.asarray(arr)
@@ -309,11 +308,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise TypeError(f"searchsorted(): argument 'input' must be Tensor or Number, not "
                         f"{type(input).__name__}")
     if out is not None and out.dtype != (D.int32 if out_int32 else D.int64):
-        from .._inplace import _scalar_type_name
         raise RuntimeError(f"torch.searchsorted(): output tensor's dtype is wrong, it can only "
                            f"be Int(int32) or Long(int64) depending on whether out_int32 flag is "
                            f"True, but we got output tensor's dtype "
-                           f"{_scalar_type_name(out.dtype)} and out_int32 flag is "
+                           f"{out.dtype._scalar_name} and out_int32 flag is "
                            f"{'True' if out_int32 else 'False'}")
     if sorter is not None:
         _check_sorter(sorted_sequence, sorter)
@@ -386,10 +384,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         tensor([0., 2., 1., 0.])
     """
     if not input.dtype.is_floating_point:
-        from .._inplace import _scalar_type_name
         kernel = "linspace_cpu" if input.dtype == D.bool_ else "histogram_cpu"
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
-                                  f"'{_scalar_type_name(input.dtype)}'")
+                                  f"'{input.dtype._scalar_name}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -436,9 +433,8 @@ def bincount(input, weights=None, minlength=0):
     Returns int64 counts; float32 weights give float32 sums, other weights float64.
     """
     if input.dtype._name not in _INTEGRAL:
-        from .._inplace import _scalar_type_name
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
-                                  f"'{_scalar_type_name(input.dtype)}'")
+                                  f"'{input.dtype._scalar_name}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     a = _concrete(input, "bincount")
