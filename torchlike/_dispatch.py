@@ -232,11 +232,6 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None):
     return outs if multi else outs[0]
 
 
-def record(op, static, dt, arrays, edges, out, inputs=None):
-    """Record an OpNode for an already-computed ``out`` (used by create_graph backward)."""
-    return wrap_outputs(op, static, dt, out, inputs or (), arrays, edges)
-
-
 # --- backward -----------------------------------------------------------------------------------
 
 def _vjp_fn(op, static, dt, mask, out_mask):

@@ -113,7 +113,6 @@ class AccumulateGrad(Node):
 
     _seq = math.inf   # runs as soon as it is ready, as in PyTorch
     num_outputs = 1
-    _has_saved = False
 
     def __init__(self, variable):
         self.variable = variable
@@ -174,10 +173,6 @@ class OpNode(Node):
     def num_outputs(self):
         return len(self.out_diff)
 
-    @property
-    def _has_saved(self):
-        return self._op.saves != ()
-
     def save_versions(self, args, outs):
         """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
         saved = []
@@ -232,19 +227,12 @@ class OpNode(Node):
         return primals
 
     def _fill(self, grads):
-        """Gradients for the differentiable outputs, zeros where none arrived."""
+        """Gradients (Tensors or arrays) for the differentiable outputs, zeros where none
+        arrived."""
         if self._out_mask is None:
-            g = grads[0]
-            return [g._value() if isinstance(g, Tensor) else g]
-        out = []
-        for nr, g in enumerate(grads):
-            if not self.out_diff[nr]:
-                continue
-            if g is None:
-                shape, dtype = self._out_meta[nr]
-                g = jnp.zeros(shape, dtype)
-            out.append(g._value() if isinstance(g, Tensor) else g)
-        return out
+            return [grads[0]]
+        return [jnp.zeros(*self._out_meta[nr]) if g is None else g
+                for nr, g in enumerate(grads) if self.out_diff[nr]]
 
     def apply(self, grads, create_graph):
         reason = self._op.no_grad_reason
@@ -254,25 +242,23 @@ class OpNode(Node):
         self._check_versions()
         primals = self._live_primals()
         gs = self._fill(grads)
-        g = gs[0] if self._out_mask is None else tuple(gs)
-        traced = _dispatch._is_traced(gs) or _dispatch._is_traced(primals)
+        values = [g._value() if isinstance(g, Tensor) else g for g in gs]
+        traced = _dispatch._is_traced(values) or _dispatch._is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
-        if create_graph:
+        if create_graph:   # run the backward as a recorded op of (grads, primals) (DESIGN §4)
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
-            g_tensors = [g if isinstance(g, Tensor) else Tensor._wrap(g)
-                         for g, d in zip(grads, self.out_diff) if d and g is not None]
-            if len(g_tensors) != len(gs):   # some outputs got no gradient: use zeros
-                g_tensors = [Tensor._wrap(x) for x in gs]
-            edges = [t._edge() if t.requires_grad else None for t in g_tensors]
+            arrays = tuple(values) + primals
+            edges = [g._edge() if isinstance(g, Tensor) and g.requires_grad else None
+                     for g in gs]
             edges += [e if e[0] is not None else None for e in self.next_functions]
             edges += [None] * (len(primals) - len(self.next_functions))
-            arrays = tuple(t._value() for t in g_tensors) + primals
             reads = _dispatch.inputs_read(bop, arrays)
             edges = [e if r else None for e, r in zip(edges, reads)]
             fn = _dispatch._raw_fn(bop, (), None) if traced else _dispatch.forward_fn(bop, (), None)
-            outs = _dispatch.record(bop, (), None, arrays, edges if any(edges) else None,
-                                    fn(*arrays))
+            outs = _dispatch.wrap_outputs(bop, (), None, fn(*arrays), (), arrays,
+                                          edges if any(edges) else None)
         else:
+            g = values[0] if self._out_mask is None else tuple(values)
             outs = _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced)(g, *primals)
         result = [None] * len(self.next_functions)
         for i, o in zip(mask, outs):
