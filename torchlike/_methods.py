@@ -10,7 +10,8 @@ from . import _dtype as D
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
-from ._ops import index, linalg, pointwise as pw, reduce, shape, sorting
+from . import _random
+from ._ops import complex as cplx, index, join, linalg, pointwise as pw, reduce, shape, sorting
 from ._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -248,7 +249,7 @@ def install():
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
-    for family in (pw, reduce, index, sorting):
+    for family in (pw, reduce, index, sorting, shape, join, linalg, cplx, _random):
         for name, fn in getattr(family, "TENSOR_METHODS", {}).items():
             setattr(Tensor, name, fn)
     for name in _INPLACE:

@@ -101,3 +101,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     dt = D.to_dtype(dtype) if dtype is not None else D.int64
     return _draw(lambda k, s, d: jax.random.randint(k, s, low, high, d._np), _size((size,)), dt,
                  device, requires_grad, generator)
+
+
+PUBLIC = ()
+TENSOR_METHODS = {}

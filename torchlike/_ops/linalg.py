@@ -184,3 +184,8 @@ def dot(input, tensor, *, out=None):
                            f"got {input.shape[0]} and {tensor.shape[0]} elements respectively")
     _same_dtype(input, tensor)
     return _out(call(DOT, input, tensor, static=_static()), out)
+
+
+# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
+PUBLIC = ()
+TENSOR_METHODS = {}

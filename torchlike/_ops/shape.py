@@ -450,3 +450,8 @@ def stack(tensors, dim=0, *, out=None):
                                f"{list(shape)} at entry 0 and {list(t_.shape)} at entry {i}")
     dim = _wrap_dim(dim, len(shape) + 1)
     return _out(call(_stack, *tensors, static=(("dim", dim),)), out)
+
+
+# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
+PUBLIC = ()
+TENSOR_METHODS = {}

@@ -1,0 +1,1 @@
+"""``torchlike.fft``: mirrors ``torch.fft``."""

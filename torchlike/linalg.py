@@ -1,0 +1,1 @@
+"""``torchlike.linalg``: mirrors ``torch.linalg``."""
