@@ -11,24 +11,24 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from ._dispatch import Op, call, with_out as _out
-from ._ops import pointwise as _pw
+from ._ops import binary as _binary_ops, pointwise as _pw, unary as _unary_ops
 from ._ops.pointwise import _unary
 from ._tensor import Tensor, _wrap_dim
 
 # --- aliases of the pointwise ops ---------------------------------------------------------------
 
-erf = _pw.erf
-erfc = _pw.erfc
-erfinv = _pw.erfinv
-exp2 = _pw.exp2
-expm1 = _pw.expm1
-log1p = _pw.log1p
-sinc = _pw.sinc
-i0 = _pw.i0
-xlogy = _pw.xlogy
-logit = _pw.logit
-digamma = psi = _pw.digamma
-gammaln = _pw.lgamma
+erf = _unary_ops.erf
+erfc = _unary_ops.erfc
+erfinv = _unary_ops.erfinv
+exp2 = _unary_ops.exp2
+expm1 = _unary_ops.expm1
+log1p = _unary_ops.log1p
+sinc = _unary_ops.sinc
+i0 = _unary_ops.i0
+xlogy = _binary_ops.xlogy
+logit = _unary_ops.logit
+digamma = psi = _unary_ops.digamma
+gammaln = _unary_ops.lgamma
 
 
 def expit(input, *, out=None):
@@ -38,7 +38,7 @@ def expit(input, *, out=None):
 
 def round(input, *, decimals=0, out=None):   # noqa: A001 - torch's name
     """Mirrors ``torch.special.round`` (always PyTorch's ``round.decimals``: RoundBackward1)."""
-    return _pw.round(input, decimals=decimals, out=out)
+    return _unary_ops.round(input, decimals=decimals, out=out)
 
 
 # --- functions that live only in torch.special --------------------------------------------------
@@ -60,10 +60,10 @@ _ADD_SCALAR = Op("add", lambda a, s: a + s, "AddBackward1", saves=(), promote="c
 def ndtr(input, *, out=None):
     """Mirrors ``torch.special.ndtr``: the standard normal CDF."""
     x = call(_MUL_SCALAR, input, math.sqrt(0.5))
-    return _out(call(_MUL_SCALAR, call(_ADD_SCALAR, _pw.erf(x), 1), 0.5), out)
+    return _out(call(_MUL_SCALAR, call(_ADD_SCALAR, _unary_ops.erf(x), 1), 0.5), out)
 
 
-_xlog1py = _pw.x_times_log(jnp.log1p, -1)
+_xlog1py = _binary_ops.x_times_log(jnp.log1p, -1)
 
 
 XLOG1PY = Op("xlog1py", _xlog1py, "SpecialXlog1PyBackward0", promote="float")

@@ -1,5 +1,6 @@
-"""Pointwise ops: arithmetic, unary maths, activations, comparisons, where, clamp, rounding,
-special functions, floating-point classification and logic.
+"""Pointwise ops, the core: arithmetic, the common unary maths and activations, comparisons,
+bitwise ops, where, clamp, floating-point classification and logic.  The rest of the pointwise
+surface is in unary.py (exp2 ... digamma, rounding) and binary.py (atan2 ... addcdiv).
 
 Each op is one jnp function; ``promote`` says how PyTorch types its operands ("common":
 promote_types with Python scalars weak; "float": integers compute in the default float dtype).
@@ -7,7 +8,6 @@ promote_types with Python scalars weak; "float": integers compute in the default
 """
 import jax
 import jax.numpy as jnp
-import jax.scipy.special as jss
 import numpy as np
 
 from .. import _dtype as D
@@ -411,199 +411,7 @@ def clamp_max(input, max):
 clip = clamp
 
 
-# --- more unary maths (integers compute in the default float dtype) -----------------------------
-
-@jax.custom_jvp
-def _digamma(x):
-    # NOTE: PyTorch's digamma(+-0) is -+inf (jax: nan); its derivative is polygamma(1, x).
-    return jnp.where(x == 0, jnp.copysign(jnp.array(jnp.inf, x.dtype), -x), jss.digamma(x))
-
-
-_digamma.defjvp(lambda p, t: (_digamma(p[0]), jss.polygamma(1, p[0]) * t[0]))
-
-
-@jax.custom_jvp
-def _lgamma(x):
-    return jss.gammaln(x)
-
-
-# NOTE: lgamma's derivative is digamma, so lgamma'(0) = -inf as in PyTorch (jax: nan).
-_lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma(p[0]) * t[0]))
-
-
-@jax.custom_jvp
-def _i0(x):
-    return jss.i0(x)
-
-
-# NOTE: i0' = i1 (jax's own rule gives 1 at x = 0; PyTorch gives i1(0) = 0).
-_i0.defjvp(lambda p, t: (_i0(p[0]), jss.i1(p[0]) * t[0]))
-
-
-@jax.custom_jvp
-def _logit(x):
-    return jnp.log(x / (1 - x))
-
-
-@_logit.defjvp
-def _logit_jvp(p, t):
-    # NOTE: PyTorch's logit derivative is nan outside [0, 1] (where the value is nan too).
-    x, = p
-    d = jnp.where((x < 0) | (x > 1), jnp.nan, 1 / (x * (1 - x)))
-    return _logit(x), d * t[0]
-
-
-def _logit_eps(x, eps):
-    if eps is None:
-        return _logit(x)
-    # the clamp passes the gradient on its bounds, as PyTorch's (lo <= x <= hi)
-    return _logit(_clamp(x, eps, 1 - eps))
-
-
-def _sign(x):
-    return x if x.dtype == jnp.bool_ else jnp.sign(x)
-
-
-def _sgn(x):
-    if not jnp.iscomplexobj(x):
-        return _sign(x)
-    a = jnp.abs(x)
-    return jnp.where(a == 0, jnp.zeros_like(x), x / jnp.where(a == 0, jnp.ones_like(a), a))
-
-
-EXP2, exp2 = _unary("exp2", jnp.exp2, "Exp2Backward0", saves=("result",))
-EXPM1, expm1 = _unary("expm1", jnp.expm1, "Expm1Backward0", saves=("result",))
-LOG2, log2 = _unary("log2", jnp.log2, "Log2Backward0")
-LOG10, log10 = _unary("log10", jnp.log10, "Log10Backward0")
-LOG1P, log1p = _unary("log1p", jnp.log1p, "Log1PBackward0")
-RSQRT, rsqrt = _unary("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", saves=("result",))
-TAN, tan = _unary("tan", jnp.tan, "TanBackward0", saves=("result",))
-ASIN, asin = _unary("asin", jnp.arcsin, "AsinBackward0")
-ACOS, acos = _unary("acos", jnp.arccos, "AcosBackward0")
-ATAN, atan = _unary("atan", jnp.arctan, "AtanBackward0")
-SINH, sinh = _unary("sinh", jnp.sinh, "SinhBackward0")
-COSH, cosh = _unary("cosh", jnp.cosh, "CoshBackward0")
-ASINH, asinh = _unary("asinh", jnp.arcsinh, "AsinhBackward0")
-ACOSH, acosh = _unary("acosh", jnp.arccosh, "AcoshBackward0")
-ATANH, atanh = _unary("atanh", jnp.arctanh, "AtanhBackward0")
-ERF, erf = _unary("erf", jss.erf, "ErfBackward0")
-ERFC, erfc = _unary("erfc", jss.erfc, "ErfcBackward0")
-ERFINV, erfinv = _unary("erfinv", jss.erfinv, "ErfinvBackward0")
-LGAMMA, lgamma = _unary("lgamma", _lgamma, "LgammaBackward0")
-DIGAMMA, digamma = _unary("digamma", _digamma, "DigammaBackward0")
-I0, i0 = _unary("i0", _i0, "I0Backward0")
-SINC, sinc = _unary("sinc", jnp.sinc, "SincBackward0")
-LOGIT = Op("logit", _logit_eps, "LogitBackward0", saves=(0,), promote="float")
-SIGN = Op("sign", _sign, "SignBackward0", saves=())
-SGN = Op("sgn", _sgn, "SgnBackward0", saves=(0, "result"))
-
-arcsin, arccos, arctan = asin, acos, atan
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
-
-
-def logit(input, eps=None, *, out=None):
-    """Mirrors ``torch.logit``: log(p / (1 - p)), with p clamped to [eps, 1 - eps] if given."""
-    eps = None if eps is None or eps < 0 else float(eps)   # PyTorch: a negative eps: no clamp
-    return _out(call(LOGIT, input, static=(("eps", eps),)), out)
-
-
-def sign(input, *, out=None):
-    """Mirrors ``torch.sign`` (bool stays bool; complex inputs need ``sgn``)."""
-    if input.dtype.is_complex:
-        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
-                                  "numbers. Please use torch.sgn instead.")
-    return _out(call(SIGN, input), out)
-
-
-def sgn(input, *, out=None):
-    """Mirrors ``torch.sgn``: sign for real tensors, x / |x| (0 at 0) for complex ones."""
-    return _out(call(SGN, input), out)
-
-
-def square(input, *, out=None):
-    """Mirrors ``torch.square`` (``pow(input, 2)``: bool becomes int64, as in PyTorch)."""
-    return pow(input, 2, out=out)
-
-
-# --- rounding: integer tensors come back unchanged, the derivative is zero ----------------------
-
-def _keep_int(fn):
-    def f(x):
-        return x if jnp.issubdtype(x.dtype, jnp.integer) else fn(x)
-    return f
-
-
-def _round(x, decimals):
-    if jnp.issubdtype(x.dtype, jnp.integer) or decimals is None:
-        return x if jnp.issubdtype(x.dtype, jnp.integer) else jnp.round(x)
-    # PyTorch's formula (so float32 results agree bit for bit): scale, round half to even, unscale
-    if decimals > 0:
-        p = 10.0 ** decimals
-        return jnp.round(x * p) / p
-    p = 10.0 ** -decimals
-    return jnp.round(x / p) * p
-
-
-FLOOR = Op("floor", _keep_int(jnp.floor), "FloorBackward0", saves=())
-CEIL = Op("ceil", _keep_int(jnp.ceil), "CeilBackward0", saves=())
-TRUNC = Op("trunc", _keep_int(jnp.trunc), "TruncBackward0", saves=())
-ROUND = Op("round", _round, "RoundBackward0", saves=())
-ROUND_DECIMALS = Op("round", _round, "RoundBackward1", saves=())
-# NOTE: frac = x - trunc(x) has derivative 1, as PyTorch's FracBackward0 (grad passes through).
-FRAC = Op("frac", lambda x: x - jnp.trunc(x), "FracBackward0", saves=())
-
-
-def _no_kernel(kernel, dt):
-    return NotImplementedError(f'"{kernel}" not implemented for \'{dt._scalar_name}\'')
-
-
-def _rounding(name, op):
-    def public(input, *, out=None):
-        if input.dtype._name == "bool":
-            raise _no_kernel(f"{name}_vml_cpu", input.dtype)
-        return _out(call(op, input), out)
-    public.__name__ = name
-    public.__doc__ = f"Mirrors ``torch.{name}`` (integer tensors are returned unchanged)."
-    return public
-
-
-floor = _rounding("floor", FLOOR)
-ceil = _rounding("ceil", CEIL)
-trunc = fix = _rounding("trunc", TRUNC)
-
-
-def round(input, *, decimals=None, out=None):   # noqa: A001 - torch's name
-    """Mirrors ``torch.round``: round half to even, to ``decimals`` decimal places (PyTorch's
-    default is 0; passing it selects its ``round.decimals`` overload, RoundBackward1)."""
-    if decimals is None:
-        if input.dtype._name == "bool":
-            raise _no_kernel("round_vml_cpu", input.dtype)
-        return _out(call(ROUND, input, static=(("decimals", None),)), out)
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise _no_kernel("round_vml_cpu" if decimals == 0 else "round_cpu", input.dtype)
-    return _out(call(ROUND_DECIMALS, input, static=(("decimals", int(decimals)),)), out)
-
-
-def frac(input, *, out=None):
-    """Mirrors ``torch.frac``: input - trunc(input) (floating-point tensors only)."""
-    if not input.dtype.is_floating_point:
-        raise _no_kernel("frac_cpu", input.dtype)
-    return _out(call(FRAC, input), out)
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    """Mirrors ``torch.nan_to_num`` (infinities become the dtype's largest finite values)."""
-    static = (("nan", float(nan)), ("posinf", None if posinf is None else float(posinf)),
-              ("neginf", None if neginf is None else float(neginf)))
-    return _out(call(NAN_TO_NUM, input, static=static), out)
-
-
-NAN_TO_NUM = Op("nan_to_num", lambda x, nan, posinf, neginf: x if not jnp.issubdtype(
-    x.dtype, jnp.inexact) else jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
-    "NanToNumBackward0", saves=(0,))
-
-
-# --- binary maths -------------------------------------------------------------------------------
+# --- argument checks ---------------------------------------------------------------------------
 
 def _need_tensor(fn, x, arg, pos):
     if not isinstance(x, Tensor):
@@ -616,254 +424,9 @@ def _tensors(fn, input, other, arg="other"):
     _need_tensor(fn, other, arg, 2)
 
 
-def _safe_div(n, d):
-    """n / d, and 0 where d == 0, with no nan reaching the derivative of the unused branch."""
-    return jnp.where(d == 0, jnp.zeros_like(n), n / jnp.where(d == 0, jnp.ones_like(d), d))
 
-
-@jax.custom_jvp
-def _atan2(a, b):
-    return jnp.arctan2(a, b)
-
-
-@_atan2.defjvp
-def _atan2_jvp(p, t):
-    # NOTE: PyTorch's atan2 derivative is 0 at (0, 0) (jax: nan).
-    a, b = p
-    r = a * a + b * b
-    return _atan2(a, b), _safe_div(b, r) * t[0] - _safe_div(a, r) * t[1]
-
-
-@jax.custom_jvp
-def _hypot(a, b):
-    return jnp.hypot(a, b)
-
-
-@_hypot.defjvp
-def _hypot_jvp(p, t):
-    # NOTE: PyTorch's hypot derivative is a / result: nan at (0, 0) (jax: 0.5).
-    a, b = p
-    r = _hypot(a, b)
-    return r, (a * t[0] + b * t[1]) / r
-
-
-def x_times_log(log, pole):
-    """``x * log(y)`` that is 0 where x == 0 (PyTorch's xlogy with log, xlog1py with log1p).
-
-    NOTE: PyTorch's d/dx is log(y), masked to 0 where x == 0 and y <= pole (where log(y) is -inf
-    or nan); jax's would give nan there."""
-    @jax.custom_jvp
-    def f(x, y):
-        return jnp.where(jnp.isnan(y), y, jnp.where(x == 0, jnp.zeros_like(x), x * log(y)))
-
-    @f.defjvp
-    def f_jvp(p, t):
-        x, y = p
-        dx = jnp.where((x == 0) & (y <= pole), jnp.zeros_like(y), log(y))
-        _, dlog = jax.jvp(log, (y,), (t[1],))
-        return f(x, y), dx * t[0] + x * dlog
-    return f
-
-
-_xlogy = x_times_log(jnp.log, 0)
-
-
-@jax.custom_jvp
-def _logaddexp(a, b):
-    return jnp.logaddexp(a, b)
-
-
-@_logaddexp.defjvp
-def _logaddexp_jvp(p, t):
-    # NOTE: PyTorch's formula, 1 / (1 + exp(b - a)): nan at (inf, inf) (jax: 1/2 ... 1).
-    a, b = p
-    return _logaddexp(a, b), t[0] / (1 + jnp.exp(b - a)) + t[1] / (1 + jnp.exp(a - b))
-
-
-@jax.custom_jvp
-def _copysign(a, b):
-    return jnp.copysign(a, b)
-
-
-@_copysign.defjvp
-def _copysign_jvp(p, t):
-    # NOTE: PyTorch's d/da is result / a with 0 where a == 0; nothing flows to b.
-    a, b = p
-    s = jnp.where(jnp.signbit(b), -jnp.ones_like(a), jnp.ones_like(a))
-    return _copysign(a, b), jnp.sign(a) * s * t[0]
-
-
-def _fmax(a, b):
-    # NOTE: where, not jnp.fmax: a tie (and a nan in b) sends the whole gradient to a, as in
-    # PyTorch's FmaxBackward0.
-    return jnp.where((a >= b) | jnp.isnan(b), a, b)
-
-
-def _fmin(a, b):
-    return jnp.where((a <= b) | jnp.isnan(b), a, b)
-
-
-def _heaviside(x, values):
-    return jnp.where(x == 0, values, (x > 0).astype(x.dtype))
-
-
-ATAN2 = Op("atan2", _atan2, "Atan2Backward0", promote="float")
-HYPOT = Op("hypot", _hypot, "HypotBackward0", saves=(0, 1, "result"), promote="common")
-XLOGY = Op("xlogy", _xlogy, "XlogyBackward0", promote="float")
-XLOGY_SCALAR_SELF = Op("xlogy", lambda y, x: _xlogy(x, y), "XlogyBackward1", saves=(0,),
-                       promote="float", inputs=1)
-XLOGY_SCALAR_OTHER = Op("xlogy", _xlogy, "XlogyBackward2", saves=(0,), promote="float",
-                        inputs=1)
-LOGADDEXP = Op("logaddexp", _logaddexp, "LogaddexpBackward0", promote="common")
-COPYSIGN = Op("copysign", _copysign, "CopysignBackward0", saves=(0, "result"), promote="float")
-COPYSIGN_SCALAR = Op("copysign", _copysign, "CopysignBackward1", saves=(0, "result"),
-                     promote="float", inputs=1)
-FMAX = Op("fmax", _fmax, "FmaxBackward0", promote="common")
-FMIN = Op("fmin", _fmin, "FminBackward0", promote="common")
-HEAVISIDE = Op("heaviside", _heaviside, "NotImplemented", saves=(),
-               no_grad_reason="derivative for aten::heaviside is not implemented")
-
-
-def atan2(input, other, *, out=None):
-    """Mirrors ``torch.atan2``: the angle of (other, input), in (-pi, pi]."""
-    _tensors("atan2", input, other)
-    return _out(call(ATAN2, input, other), out)
-
-
-def arctan2(input, other, *, out=None):
-    """Mirrors ``torch.arctan2`` (alias of ``atan2``)."""
-    _tensors("arctan2", input, other)
-    return _out(call(ATAN2, input, other), out)
-
-
-def _float_only(kernel, input, other):
-    dt = result_dtype("common", input, other)
-    if not dt.is_floating_point:
-        raise _no_kernel(kernel, dt)
-
-
-def hypot(input, other, *, out=None):
-    """Mirrors ``torch.hypot``: sqrt(input**2 + other**2) (floating-point tensors)."""
-    _tensors("hypot", input, other)
-    _float_only("hypot_cpu", input, other)
-    return _out(call(HYPOT, input, other), out)
-
-
-def logaddexp(input, other, *, out=None):
-    """Mirrors ``torch.logaddexp``: log(exp(input) + exp(other)) without overflow."""
-    _tensors("logaddexp", input, other)
-    _float_only("logaddexp_cpu", input, other)
-    return _out(call(LOGADDEXP, input, other), out)
-
-
-def xlogy(input, other, *, out=None):
-    """Mirrors ``torch.xlogy``: input * log(other), 0 where input == 0 (nan if other is nan)."""
-    if isinstance(input, _SCALAR) and isinstance(other, Tensor):
-        return _out(call(XLOGY_SCALAR_SELF, other, input), out)
-    _need_tensor("xlogy", input, "input", 1)
-    if isinstance(other, _SCALAR):
-        return _out(call(XLOGY_SCALAR_OTHER, input, other), out)
-    _need_tensor("xlogy", other, "other", 2)
-    return _out(call(XLOGY, input, other), out)
-
-
-def copysign(input, other, *, out=None):
-    """Mirrors ``torch.copysign``: |input| with the sign (bit) of other."""
-    _need_tensor("copysign", input, "input", 1)
-    if isinstance(other, _SCALAR):
-        return _out(call(COPYSIGN_SCALAR, input, other), out)
-    _need_tensor("copysign", other, "other", 2)
-    return _out(call(COPYSIGN, input, other), out)
-
-
-def fmax(input, other, *, out=None):
-    """Mirrors ``torch.fmax``: elementwise maximum that ignores a nan when the other is a number."""
-    _tensors("fmax", input, other)
-    return _out(call(FMAX, input, other), out)
-
-
-def fmin(input, other, *, out=None):
-    """Mirrors ``torch.fmin``: elementwise minimum that ignores a nan when the other is a number."""
-    _tensors("fmin", input, other)
-    return _out(call(FMIN, input, other), out)
-
-
-def heaviside(input, values, *, out=None):
-    """Mirrors ``torch.heaviside``: 0 below zero, ``values`` at zero, 1 above (not
-    differentiable, as in PyTorch)."""
-    _tensors("heaviside", input, values, "values")
-    if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    return _out(call(HEAVISIDE, input, values), out)
-
-
-# --- lerp, addcmul, addcdiv ---------------------------------------------------------------------
-
-_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
-def _lerp(a, b, w):
-    # PyTorch's formula: from the nearer end, so lerp(a, b, 1) == b exactly
-    d = b - a
-    return jnp.where(jnp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
-
-
-LERP = Op("lerp", _lerp, "LerpBackward0", saves=(), promote="common", inputs=2, promote_args=2)
-LERP_T = Op("lerp", _lerp, "LerpBackward1", saves={0: (2,), 1: (2,), 2: (0, 1)},
-            promote="common")
-
-
-def lerp(input, end, weight, *, out=None):
-    """Mirrors ``torch.lerp``: input + weight * (end - input), for a scalar or tensor weight."""
-    _tensors("lerp", input, end, "end")
-    names = [("end", end)] + ([("weight", weight)] if isinstance(weight, Tensor) and
-                              weight.ndim else [])
-    for arg, t in names:
-        if t.dtype is not input.dtype:
-            raise RuntimeError(f"expected dtype {_C10_NAMES.get(input.dtype._name)} for `{arg}` "
-                               f"but got dtype {_C10_NAMES.get(t.dtype._name)}")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        kernel = "tensor" if isinstance(weight, Tensor) else "scalar"
-        raise _no_kernel(f"lerp_kernel_{kernel}", input.dtype)
-    if isinstance(weight, Tensor):
-        return _out(call(LERP_T, input, end, weight.to(input.dtype)), out)
-    return _out(call(LERP, input, end, weight), out)
-
-
-ADDCMUL = Op("addcmul", lambda x, t1, t2, value: x + value * t1 * t2, "AddcmulBackward0",
-             saves={1: (2,), 2: (1,)}, promote="common", inputs=3, promote_args=3)
-ADDCDIV = Op("addcdiv", lambda x, t1, t2, value: x + value * t1 / t2, "AddcdivBackward0",
-             saves={1: (2,), 2: (1, 2)}, promote="common", inputs=3, promote_args=3)
-
-
-def _addc(op, input, tensor1, tensor2, value):
-    dt = result_dtype("common", input, tensor1, tensor2)
-    if not (dt.is_floating_point or dt.is_complex):
-        value = int(value)   # PyTorch casts the scalar to the integer result type
-    return call(op, input, tensor1, tensor2, value)
-
-
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """Mirrors ``torch.addcmul``: input + value * tensor1 * tensor2."""
-    return _out(_addc(ADDCMUL, input, tensor1, tensor2, value), out)
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """Mirrors ``torch.addcdiv``: input + value * tensor1 / tensor2 (floating-point division)."""
-    if not (tensor1.dtype.is_floating_point or tensor1.dtype.is_complex) and not (
-            tensor2.dtype.is_floating_point or tensor2.dtype.is_complex):
-        raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future  release "
-            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
-            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
-            "float inputs. The future addcdiv behavior is just the latter implementation: "
-            "(input + value * tensor1 / tensor2), for all dtypes.")
-    return _out(_addc(ADDCDIV, input, tensor1, tensor2, value), out)
+def _no_kernel(kernel, dt):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{dt._scalar_name}\'')
 
 
 # --- classification and closeness (bool results) ------------------------------------------------
@@ -967,27 +530,19 @@ def _inplace_of(fn):
     return method
 
 
-_WITH_INPLACE = {
-    "sign": sign, "sgn": sgn, "exp2": exp2, "expm1": expm1, "log2": log2, "log10": log10,
-    "log1p": log1p, "rsqrt": rsqrt, "square": square, "tan": tan, "asin": asin,
-    "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan,
-    "atan2": atan2, "arctan2": arctan2, "sinh": sinh, "cosh": cosh, "asinh": asinh,
-    "arcsinh": asinh, "acosh": acosh, "arccosh": acosh, "atanh": atanh, "arctanh": atanh,
-    "logit": logit, "erf": erf, "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma,
-    "digamma": digamma, "i0": i0, "sinc": sinc, "xlogy": xlogy, "hypot": hypot,
-    "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix, "frac": frac,
-    "lerp": lerp, "addcmul": addcmul, "addcdiv": addcdiv, "nan_to_num": nan_to_num,
-    "copysign": copysign, "heaviside": heaviside, "logical_and": logical_and,
-    "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
-    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
-}
-_NO_INPLACE = {
-    "fmax": fmax, "fmin": fmin, "logaddexp": logaddexp, "isnan": isnan, "isinf": isinf,
-    "isfinite": isfinite, "isposinf": isposinf, "isneginf": isneginf, "signbit": signbit,
-    "isclose": isclose, "allclose": allclose, "equal": equal,
-}
+def family(with_inplace, no_inplace=None):
+    """A pointwise family's public names and Tensor methods: every function is a method, and
+    those in ``with_inplace`` also get an in-place ``name_`` method."""
+    no_inplace = no_inplace or {}
+    methods = {**with_inplace, **no_inplace,
+               **{name + "_": _inplace_of(fn) for name, fn in with_inplace.items()}}
+    return tuple(with_inplace) + tuple(no_inplace), methods
 
-# Public names this family adds to the torchlike namespace, and the Tensor methods it binds.
-PUBLIC = tuple(_WITH_INPLACE) + tuple(_NO_INPLACE)
-TENSOR_METHODS = {**_WITH_INPLACE, **_NO_INPLACE,
-                  **{name + "_": _inplace_of(fn) for name, fn in _WITH_INPLACE.items()}}
+
+PUBLIC, TENSOR_METHODS = family(
+    {"logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+     "logical_not": logical_not, "bitwise_left_shift": bitwise_left_shift,
+     "bitwise_right_shift": bitwise_right_shift},
+    {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
+     "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
+     "equal": equal})

@@ -1,0 +1,204 @@
+"""Pointwise maths of one tensor beyond the core (pointwise.py): exp2 ... digamma, logit, sign,
+sgn, rounding, nan_to_num.  Integer inputs compute in the default float dtype unless noted."""
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jss
+
+from .._dispatch import Op, call, with_out as _out
+from .pointwise import _clamp, _no_kernel, _unary, family, pow
+
+@jax.custom_jvp
+def _digamma(x):
+    # NOTE: PyTorch's digamma(+-0) is -+inf (jax: nan); its derivative is polygamma(1, x).
+    return jnp.where(x == 0, jnp.copysign(jnp.array(jnp.inf, x.dtype), -x), jss.digamma(x))
+
+
+_digamma.defjvp(lambda p, t: (_digamma(p[0]), jss.polygamma(1, p[0]) * t[0]))
+
+
+@jax.custom_jvp
+def _lgamma(x):
+    return jss.gammaln(x)
+
+
+# NOTE: lgamma's derivative is digamma, so lgamma'(0) = -inf as in PyTorch (jax: nan).
+_lgamma.defjvp(lambda p, t: (_lgamma(p[0]), _digamma(p[0]) * t[0]))
+
+
+@jax.custom_jvp
+def _i0(x):
+    return jss.i0(x)
+
+
+# NOTE: i0' = i1 (jax's own rule gives 1 at x = 0; PyTorch gives i1(0) = 0).
+_i0.defjvp(lambda p, t: (_i0(p[0]), jss.i1(p[0]) * t[0]))
+
+
+@jax.custom_jvp
+def _logit(x):
+    return jnp.log(x / (1 - x))
+
+
+@_logit.defjvp
+def _logit_jvp(p, t):
+    # NOTE: PyTorch's logit derivative is nan outside [0, 1] (where the value is nan too).
+    x, = p
+    d = jnp.where((x < 0) | (x > 1), jnp.nan, 1 / (x * (1 - x)))
+    return _logit(x), d * t[0]
+
+
+def _logit_eps(x, eps):
+    if eps is None:
+        return _logit(x)
+    # the clamp passes the gradient on its bounds, as PyTorch's (lo <= x <= hi)
+    return _logit(_clamp(x, eps, 1 - eps))
+
+
+def _sign(x):
+    return x if x.dtype == jnp.bool_ else jnp.sign(x)
+
+
+def _sgn(x):
+    if not jnp.iscomplexobj(x):
+        return _sign(x)
+    a = jnp.abs(x)
+    return jnp.where(a == 0, jnp.zeros_like(x), x / jnp.where(a == 0, jnp.ones_like(a), a))
+
+
+EXP2, exp2 = _unary("exp2", jnp.exp2, "Exp2Backward0", saves=("result",))
+EXPM1, expm1 = _unary("expm1", jnp.expm1, "Expm1Backward0", saves=("result",))
+LOG2, log2 = _unary("log2", jnp.log2, "Log2Backward0")
+LOG10, log10 = _unary("log10", jnp.log10, "Log10Backward0")
+LOG1P, log1p = _unary("log1p", jnp.log1p, "Log1PBackward0")
+RSQRT, rsqrt = _unary("rsqrt", jax.lax.rsqrt, "RsqrtBackward0", saves=("result",))
+TAN, tan = _unary("tan", jnp.tan, "TanBackward0", saves=("result",))
+ASIN, asin = _unary("asin", jnp.arcsin, "AsinBackward0")
+ACOS, acos = _unary("acos", jnp.arccos, "AcosBackward0")
+ATAN, atan = _unary("atan", jnp.arctan, "AtanBackward0")
+SINH, sinh = _unary("sinh", jnp.sinh, "SinhBackward0")
+COSH, cosh = _unary("cosh", jnp.cosh, "CoshBackward0")
+ASINH, asinh = _unary("asinh", jnp.arcsinh, "AsinhBackward0")
+ACOSH, acosh = _unary("acosh", jnp.arccosh, "AcoshBackward0")
+ATANH, atanh = _unary("atanh", jnp.arctanh, "AtanhBackward0")
+ERF, erf = _unary("erf", jss.erf, "ErfBackward0")
+ERFC, erfc = _unary("erfc", jss.erfc, "ErfcBackward0")
+ERFINV, erfinv = _unary("erfinv", jss.erfinv, "ErfinvBackward0")
+LGAMMA, lgamma = _unary("lgamma", _lgamma, "LgammaBackward0")
+DIGAMMA, digamma = _unary("digamma", _digamma, "DigammaBackward0")
+I0, i0 = _unary("i0", _i0, "I0Backward0")
+SINC, sinc = _unary("sinc", jnp.sinc, "SincBackward0")
+LOGIT = Op("logit", _logit_eps, "LogitBackward0", saves=(0,), promote="float")
+SIGN = Op("sign", _sign, "SignBackward0", saves=())
+SGN = Op("sgn", _sgn, "SgnBackward0", saves=(0, "result"))
+
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+
+def logit(input, eps=None, *, out=None):
+    """Mirrors ``torch.logit``: log(p / (1 - p)), with p clamped to [eps, 1 - eps] if given."""
+    eps = None if eps is None or eps < 0 else float(eps)   # PyTorch: a negative eps: no clamp
+    return _out(call(LOGIT, input, static=(("eps", eps),)), out)
+
+
+def sign(input, *, out=None):
+    """Mirrors ``torch.sign`` (bool stays bool; complex inputs need ``sgn``)."""
+    if input.dtype.is_complex:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return _out(call(SIGN, input), out)
+
+
+def sgn(input, *, out=None):
+    """Mirrors ``torch.sgn``: sign for real tensors, x / |x| (0 at 0) for complex ones."""
+    return _out(call(SGN, input), out)
+
+
+def square(input, *, out=None):
+    """Mirrors ``torch.square`` (``pow(input, 2)``: bool becomes int64, as in PyTorch)."""
+    return pow(input, 2, out=out)
+
+
+# --- rounding: integer tensors come back unchanged, the derivative is zero ----------------------
+
+def _keep_int(fn):
+    def f(x):
+        return x if jnp.issubdtype(x.dtype, jnp.integer) else fn(x)
+    return f
+
+
+def _round(x, decimals):
+    if jnp.issubdtype(x.dtype, jnp.integer) or decimals is None:
+        return x if jnp.issubdtype(x.dtype, jnp.integer) else jnp.round(x)
+    # PyTorch's formula (so float32 results agree bit for bit): scale, round half to even, unscale
+    if decimals > 0:
+        p = 10.0 ** decimals
+        return jnp.round(x * p) / p
+    p = 10.0 ** -decimals
+    return jnp.round(x / p) * p
+
+
+FLOOR = Op("floor", _keep_int(jnp.floor), "FloorBackward0", saves=())
+CEIL = Op("ceil", _keep_int(jnp.ceil), "CeilBackward0", saves=())
+TRUNC = Op("trunc", _keep_int(jnp.trunc), "TruncBackward0", saves=())
+ROUND = Op("round", _round, "RoundBackward0", saves=())
+ROUND_DECIMALS = Op("round", _round, "RoundBackward1", saves=())
+# NOTE: frac = x - trunc(x) has derivative 1, as PyTorch's FracBackward0 (grad passes through).
+FRAC = Op("frac", lambda x: x - jnp.trunc(x), "FracBackward0", saves=())
+
+
+def _rounding(name, op):
+    def public(input, *, out=None):
+        if input.dtype._name == "bool":
+            raise _no_kernel(f"{name}_vml_cpu", input.dtype)
+        return _out(call(op, input), out)
+    public.__name__ = name
+    public.__doc__ = f"Mirrors ``torch.{name}`` (integer tensors are returned unchanged)."
+    return public
+
+
+floor = _rounding("floor", FLOOR)
+ceil = _rounding("ceil", CEIL)
+trunc = fix = _rounding("trunc", TRUNC)
+
+
+def round(input, *, decimals=None, out=None):   # noqa: A001 - torch's name
+    """Mirrors ``torch.round``: round half to even, to ``decimals`` decimal places (PyTorch's
+    default is 0; passing it selects its ``round.decimals`` overload, RoundBackward1)."""
+    if decimals is None:
+        if input.dtype._name == "bool":
+            raise _no_kernel("round_vml_cpu", input.dtype)
+        return _out(call(ROUND, input, static=(("decimals", None),)), out)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise _no_kernel("round_vml_cpu" if decimals == 0 else "round_cpu", input.dtype)
+    return _out(call(ROUND_DECIMALS, input, static=(("decimals", int(decimals)),)), out)
+
+
+def frac(input, *, out=None):
+    """Mirrors ``torch.frac``: input - trunc(input) (floating-point tensors only)."""
+    if not input.dtype.is_floating_point:
+        raise _no_kernel("frac_cpu", input.dtype)
+    return _out(call(FRAC, input), out)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Mirrors ``torch.nan_to_num`` (infinities become the dtype's largest finite values)."""
+    static = (("nan", float(nan)), ("posinf", None if posinf is None else float(posinf)),
+              ("neginf", None if neginf is None else float(neginf)))
+    return _out(call(NAN_TO_NUM, input, static=static), out)
+
+
+NAN_TO_NUM = Op("nan_to_num", lambda x, nan, posinf, neginf: x if not jnp.issubdtype(
+    x.dtype, jnp.inexact) else jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+    "NanToNumBackward0", saves=(0,))
+
+
+PUBLIC, TENSOR_METHODS = family({
+    "sign": sign, "sgn": sgn, "exp2": exp2, "expm1": expm1, "log2": log2, "log10": log10,
+    "log1p": log1p, "rsqrt": rsqrt, "square": square, "tan": tan, "asin": asin,
+    "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan,
+    "sinh": sinh, "cosh": cosh, "asinh": asinh, "arcsinh": asinh, "acosh": acosh,
+    "arccosh": acosh, "atanh": atanh, "arctanh": atanh, "logit": logit, "erf": erf,
+    "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "i0": i0,
+    "sinc": sinc, "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix,
+    "frac": frac, "nan_to_num": nan_to_num})
