@@ -134,13 +134,13 @@ from . import testing as testing  # noqa: E402
 from . import fft as fft  # noqa: E402
 from . import linalg as linalg  # noqa: E402
 from . import _random  # noqa: E402
-from ._ops import index as _index, pointwise as _pointwise, reduce as _reduce  # noqa: E402
+from ._ops import pointwise as _pointwise, reduce as _reduce, scatter as _scatter  # noqa: E402
 from ._ops import complex as _complex, join as _join, linalg as _linalg, shape as _shape  # noqa
 from ._ops import binary as _binary, sorting as _sorting, unary as _unary  # noqa: E402
 
 # The op families of issue 3 list their public names in PUBLIC while they are being built; each
 # name moves to an explicit import above once its family is complete.
-for _family in (_pointwise, _unary, _binary, _reduce, _index, _sorting, _shape, _join, _linalg,
+for _family in (_pointwise, _unary, _binary, _reduce, _scatter, _sorting, _shape, _join, _linalg,
                 _complex, _random):
     for _name in _family.PUBLIC:
         globals().setdefault(_name, getattr(_family, _name))

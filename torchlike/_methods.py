@@ -11,8 +11,8 @@ from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
 from . import _random
-from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, shape
-from ._ops import sorting, unary
+from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
+from ._ops import shape, sorting, unary
 from ._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -250,7 +250,7 @@ def install():
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
-    for family in (pw, unary, binary, reduce, index, sorting, shape, join, linalg, cplx,
+    for family in (pw, unary, binary, reduce, scatter, sorting, shape, join, linalg, cplx,
                    _random):
         for name, fn in getattr(family, "TENSOR_METHODS", {}).items():
             setattr(Tensor, name, fn)
