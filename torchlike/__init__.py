@@ -23,6 +23,11 @@ from ._dtype import promote_types as promote_types  # noqa: E402
 from ._dtype import set_default_dtype as set_default_dtype  # noqa: E402
 from ._device import device as device  # noqa: E402
 from ._info import finfo as finfo  # noqa: E402
+from ._layout import channels_last as channels_last  # noqa: E402
+from ._layout import channels_last_3d as channels_last_3d  # noqa: E402
+from ._layout import contiguous_format as contiguous_format  # noqa: E402
+from ._layout import memory_format as memory_format  # noqa: E402
+from ._layout import preserve_format as preserve_format  # noqa: E402
 from ._info import iinfo as iinfo  # noqa: E402
 from ._size import Size as Size  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402

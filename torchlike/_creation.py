@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _layout
 from ._device import CPU, device as _device_cls, to_jax_device
 from ._tensor import Tensor
 
@@ -218,32 +218,36 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _fill(_size((size,)), fill_value, dtype, device, requires_grad)
 
 
-def _like(input, dtype, device):
-    return (dtype if dtype is not None else input.dtype,
-            device if device is not None else input.device)
+def _like(input, fill_value, dtype, device, requires_grad, memory_format):
+    """A tensor shaped (and by default laid out) like ``input``, filled with fill_value."""
+    t = _fill(tuple(input.shape), fill_value, dtype if dtype is not None else input.dtype,
+              device if device is not None else input.device, requires_grad)
+    t._strides = _layout.copy_strides(tuple(input.shape), input._strides, memory_format)
+    return t
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), 0, dt, dev, requires_grad)
+    """Mirrors ``torch.zeros_like``."""
+    return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), 1, dt, dev, requires_grad)
+    """Mirrors ``torch.ones_like``."""
+    return _like(input, 1, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    """Mirrors ``torch.empty_like`` (the values are zeros)."""
+    return _like(input, 0, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), fill_value, dt, dev, requires_grad)
+    """Mirrors ``torch.full_like``."""
+    return _like(input, fill_value, dtype, device, requires_grad, memory_format)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _dtype as D
+from ._layout import output_strides
 from ._tensor import Tensor
 from .autograd import graph
 from .autograd.grad_mode import _state
@@ -29,10 +30,10 @@ class Op:
     inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
-                 "no_grad_reason", "_fwd", "_bwd", "_node_cls")
+                 "no_grad_reason", "elementwise", "_fwd", "_bwd", "_node_cls")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
-                 promote_args=None, no_grad_reason=None):
+                 promote_args=None, no_grad_reason=None, elementwise=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -52,12 +53,20 @@ class Op:
         # PyTorch records such an op but has no derivative for it: backward raises this (a
         # message for a RuntimeError, or an (exception type, message) pair).
         self.no_grad_reason = no_grad_reason
+        # Elementwise ops (PyTorch's TensorIterator ops) lay their result out like their inputs
+        # (see _layout.py).
+        self.elementwise = elementwise
         self._fwd = {}
         self._bwd = {}
         self._node_cls = graph.node_class(node) if node else None
 
     def __repr__(self):
         return f"<op {self.name}>"
+
+
+def elementwise_op(name, fn, node, **kwargs):
+    """An elementwise Op: its result takes the layout of its inputs (_layout.py)."""
+    return Op(name, fn, node, elementwise=True, **kwargs)
 
 
 def defop(name, node, **kwargs):
@@ -153,10 +162,12 @@ def call(op, *args, static=()):
     n_in = n if op.inputs is None else op.inputs
     n_promote = n if op.promote_args is None else op.promote_args
     grad = _state.grad_enabled
-    arrays, key, edges, mask, traced = [], [], None, [], False
+    arrays, key, edges, mask, traced, strided = [], [], None, [], False, False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arr = a._arr if a._root is None else a._sync()
+            if a._strides is not None:
+                strided = True
             if type(arr) is not _ArrayImpl and isinstance(arr, jax.core.Tracer):
                 traced = True
             if i < n_promote:
@@ -188,7 +199,7 @@ def call(op, *args, static=()):
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
-    if type(out) is _ArrayImpl and edges is None and op.view is None:
+    if type(out) is _ArrayImpl and edges is None and op.view is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short
         t._arr = out
         return t
@@ -229,6 +240,12 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None):
                     t._output_nr = nr
     if op.view is not None and not multi:
         outs[0]._become_view(args[0], op, static, edges is not None)
+    elif op.elementwise and not multi:
+        if any(isinstance(a, Tensor) and a._strides is not None for a in args):
+            # a Python scalar is a 0-dim operand, as PyTorch wraps it
+            outs[0]._strides = output_strides(out.shape, [
+                (a.shape, a.stride()) if isinstance(a, Tensor) else ((), ()) for a in args
+                if isinstance(a, (Tensor,) + _SCALARS)])
     return outs if multi else outs[0]
 
 

@@ -6,7 +6,7 @@ method ``x.exp_()`` computes the out-of-place result and stores it (see _inplace
 import jax
 
 from . import _creation as C
-from . import _dtype as D
+from . import _dtype as D, _layout
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
@@ -50,8 +50,12 @@ def to(self, *args, copy=False, non_blocking=False, memory_format=None, **kwargs
         dtype = D.to_dtype(dtype)
         if dtype is not out.dtype:
             out = call(TO_DTYPE, out, static=(("dtype", dtype._np),))
-    if copy and out is self:
+    strides = _layout.copy_strides(tuple(self.shape), self._strides, memory_format)
+    if out is self and (copy or memory_format not in (None, _layout.preserve_format)
+                        and strides != self._strides):
         out = call(TO_DTYPE, self, static=(("dtype", self.dtype._np),))
+    if out is not self:
+        out._strides = strides
     return out
 
 

@@ -15,8 +15,9 @@ import weakref
 import jax
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _layout
 from ._device import from_jax_device
+from ._layout import contiguous_strides as _contiguous_strides
 from ._size import Size
 
 _NON_LEAF_GRAD_WARNING = (
@@ -210,7 +211,10 @@ class Tensor:
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
-        return self._strides is None or self._strides == _contiguous_strides(self._arr.shape)
+        if memory_format is None and self._strides is None:
+            return True
+        return _layout.is_contiguous(self._value().shape, self._strides,
+                                     memory_format or _layout.contiguous_format)
 
     # --- autograd attributes --------------------------------------------------------------------
 
@@ -526,15 +530,6 @@ def _wrap_dim(dim, ndim):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
-
-
-def _contiguous_strides(shape):
-    strides, acc = [], 1
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
-
 
 
 # These modules use Tensor themselves, so they are imported once it exists.

@@ -3,7 +3,7 @@ hypot, xlogy, logaddexp, copysign, fmax/fmin, heaviside, lerp, addcmul, addcdiv.
 import jax
 import jax.numpy as jnp
 
-from .._dispatch import Op, call, result_dtype, with_out as _out
+from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
 from .._tensor import Tensor
 from .pointwise import _SCALAR, _need_tensor, _no_kernel, _tensors, family
 
@@ -99,20 +99,20 @@ def _heaviside(x, values):
     return jnp.where(x == 0, values, (x > 0).astype(x.dtype))
 
 
-ATAN2 = Op("atan2", _atan2, "Atan2Backward0", promote="float")
-HYPOT = Op("hypot", _hypot, "HypotBackward0", saves=(0, 1, "result"), promote="common")
-XLOGY = Op("xlogy", _xlogy, "XlogyBackward0", promote="float")
-XLOGY_SCALAR_SELF = Op("xlogy", lambda y, x: _xlogy(x, y), "XlogyBackward1", saves=(0,),
+ATAN2 = _op("atan2", _atan2, "Atan2Backward0", promote="float")
+HYPOT = _op("hypot", _hypot, "HypotBackward0", saves=(0, 1, "result"), promote="common")
+XLOGY = _op("xlogy", _xlogy, "XlogyBackward0", promote="float")
+XLOGY_SCALAR_SELF = _op("xlogy", lambda y, x: _xlogy(x, y), "XlogyBackward1", saves=(0,),
                        promote="float", inputs=1)
-XLOGY_SCALAR_OTHER = Op("xlogy", _xlogy, "XlogyBackward2", saves=(0,), promote="float",
+XLOGY_SCALAR_OTHER = _op("xlogy", _xlogy, "XlogyBackward2", saves=(0,), promote="float",
                         inputs=1)
-LOGADDEXP = Op("logaddexp", _logaddexp, "LogaddexpBackward0", promote="common")
-COPYSIGN = Op("copysign", _copysign, "CopysignBackward0", saves=(0, "result"), promote="float")
-COPYSIGN_SCALAR = Op("copysign", _copysign, "CopysignBackward1", saves=(0, "result"),
+LOGADDEXP = _op("logaddexp", _logaddexp, "LogaddexpBackward0", promote="common")
+COPYSIGN = _op("copysign", _copysign, "CopysignBackward0", saves=(0, "result"), promote="float")
+COPYSIGN_SCALAR = _op("copysign", _copysign, "CopysignBackward1", saves=(0, "result"),
                      promote="float", inputs=1)
-FMAX = Op("fmax", _fmax, "FmaxBackward0", promote="common")
-FMIN = Op("fmin", _fmin, "FminBackward0", promote="common")
-HEAVISIDE = Op("heaviside", _heaviside, "NotImplemented", saves=(),
+FMAX = _op("fmax", _fmax, "FmaxBackward0", promote="common")
+FMIN = _op("fmin", _fmin, "FminBackward0", promote="common")
+HEAVISIDE = _op("heaviside", _heaviside, "NotImplemented", saves=(),
                no_grad_reason="derivative for aten::heaviside is not implemented")
 
 
@@ -204,8 +204,8 @@ def _lerp(a, b, w):
     return jnp.where(jnp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
 
 
-LERP = Op("lerp", _lerp, "LerpBackward0", saves=(), promote="common", inputs=2, promote_args=2)
-LERP_T = Op("lerp", _lerp, "LerpBackward1", saves={0: (2,), 1: (2,), 2: (0, 1)},
+LERP = _op("lerp", _lerp, "LerpBackward0", saves=(), promote="common", inputs=2, promote_args=2)
+LERP_T = _op("lerp", _lerp, "LerpBackward1", saves={0: (2,), 1: (2,), 2: (0, 1)},
             promote="common")
 
 
@@ -226,9 +226,9 @@ def lerp(input, end, weight, *, out=None):
     return _out(call(LERP, input, end, weight), out)
 
 
-ADDCMUL = Op("addcmul", lambda x, t1, t2, value: x + value * t1 * t2, "AddcmulBackward0",
+ADDCMUL = _op("addcmul", lambda x, t1, t2, value: x + value * t1 * t2, "AddcmulBackward0",
              saves={1: (2,), 2: (1,)}, promote="common", inputs=3, promote_args=3)
-ADDCDIV = Op("addcdiv", lambda x, t1, t2, value: x + value * t1 / t2, "AddcdivBackward0",
+ADDCDIV = _op("addcdiv", lambda x, t1, t2, value: x + value * t1 / t2, "AddcdivBackward0",
              saves={1: (2,), 2: (1, 2)}, promote="common", inputs=3, promote_args=3)
 
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .._dispatch import Op, call, result_dtype, with_out as _out
+from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
 from .._inplace import inplace
 from .._tensor import Tensor
 
@@ -19,22 +19,22 @@ _SCALAR = (bool, int, float, complex)
 
 
 def _binary(name, fn, node, promote="common", saves=None):
-    return Op(name, fn, node, saves=saves, promote=promote)
+    return _op(name, fn, node, saves=saves, promote=promote)
 
 
 ADD = _binary("add", jnp.add, "AddBackward0", saves=())
-ADD_ALPHA = Op("add", lambda a, b, alpha: a + alpha * b, "AddBackward0", saves=(),
+ADD_ALPHA = _op("add", lambda a, b, alpha: a + alpha * b, "AddBackward0", saves=(),
                promote="common", inputs=2, promote_args=2)
 SUB = _binary("sub", jnp.subtract, "SubBackward0", saves=())
-SUB_ALPHA = Op("sub", lambda a, b, alpha: a - alpha * b, "SubBackward0", saves=(),
+SUB_ALPHA = _op("sub", lambda a, b, alpha: a - alpha * b, "SubBackward0", saves=(),
                promote="common", inputs=2, promote_args=2)
-RSUB = Op("rsub", lambda a, s: s - a, "RsubBackward1", saves=(), promote="common", inputs=1)
+RSUB = _op("rsub", lambda a, s: s - a, "RsubBackward1", saves=(), promote="common", inputs=1)
 MUL = _binary("mul", jnp.multiply, "MulBackward0", saves={0: (1,), 1: (0,)})
 DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float", saves={0: (1,), 1: (0, 1)})
 REMAINDER = _binary("remainder", jnp.remainder, "RemainderBackward1", saves={1: (0, 1)})
-REMAINDER_SCALAR = Op("remainder", jnp.remainder, "RemainderBackward0", saves=(),
+REMAINDER_SCALAR = _op("remainder", jnp.remainder, "RemainderBackward0", saves=(),
                       promote="common", inputs=1)
-FLOOR_DIVIDE = Op("floor_divide", jnp.floor_divide, "NotImplemented", saves=(), promote="common",
+FLOOR_DIVIDE = _op("floor_divide", jnp.floor_divide, "NotImplemented", saves=(), promote="common",
                   no_grad_reason="derivative for aten::floor_divide is not implemented")
 MAXIMUM = _binary("maximum", jnp.maximum, "MaximumBackward0")
 MINIMUM = _binary("minimum", jnp.minimum, "MinimumBackward0")
@@ -59,9 +59,9 @@ def _pow_jvp(primals, tangents):
 
 
 POW = _binary("pow", _pow, "PowBackward1")
-POW_SCALAR = Op("pow", lambda a, exponent, dtype: a.astype(dtype) ** exponent, "PowBackward0",
+POW_SCALAR = _op("pow", lambda a, exponent, dtype: a.astype(dtype) ** exponent, "PowBackward0",
                 saves=(0,))
-RPOW = Op("pow", lambda a, base, dtype: _pow(jnp.asarray(base, dtype), a.astype(dtype)),
+RPOW = _op("pow", lambda a, base, dtype: _pow(jnp.asarray(base, dtype), a.astype(dtype)),
           "PowBackward2", saves=("result",))
 
 
@@ -155,8 +155,8 @@ def _trunc_div(a, b):
 
 
 # NOTE: PyTorch's derivative of a rounded division is zero (its DivBackward2 formula).
-DIV_ROUNDED = {"trunc": Op("div", _trunc_div, "DivBackward2", saves=(), promote="common"),
-               "floor": Op("div", jnp.floor_divide, "DivBackward2", saves=(), promote="common")}
+DIV_ROUNDED = {"trunc": _op("div", _trunc_div, "DivBackward2", saves=(), promote="common"),
+               "floor": _op("div", jnp.floor_divide, "DivBackward2", saves=(), promote="common")}
 
 
 def true_divide(input, other, *, out=None):
@@ -227,7 +227,7 @@ def minimum(input, other, *, out=None):
 # --- unary --------------------------------------------------------------------------------------
 
 def _unary(name, fn, node, saves=(0,), promote="float", namespace="torch"):
-    op = Op(name, fn, node, saves=saves, promote=promote)
+    op = _op(name, fn, node, saves=saves, promote=promote)
 
     def public(input, *, out=None):
         return _out(call(op, input), out)
@@ -273,7 +273,7 @@ absolute = abs
 # --- comparisons and logic (bool results: never differentiable) ---------------------------------
 
 def _compare(name, fn):
-    op = Op(name, fn, None, saves=(), promote="common")
+    op = _op(name, fn, None, saves=(), promote="common")
 
     def public(input, other, *, out=None):
         return _out(call(op, input, _scalar_or_tensor(other, name)), out)
@@ -291,7 +291,7 @@ ge = _compare("ge", jnp.greater_equal)
 
 
 def _bitwise(name, fn, kernel=None, commutes=True):
-    op = Op(name, fn, None, saves=(), promote="common")
+    op = _op(name, fn, None, saves=(), promote="common")
 
     def public(input, other, *, out=None):
         for t in (input, other):
@@ -314,7 +314,7 @@ bitwise_or = _bitwise("bitwise_or", jnp.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", jnp.bitwise_xor)
 bitwise_left_shift = _bitwise("bitwise_left_shift", jnp.left_shift, "lshift", commutes=False)
 bitwise_right_shift = _bitwise("bitwise_right_shift", jnp.right_shift, "rshift", commutes=False)
-_BITWISE_NOT = Op("bitwise_not", jnp.invert, None, saves=())
+_BITWISE_NOT = _op("bitwise_not", jnp.invert, None, saves=())
 
 
 def bitwise_not(input, *, out=None):
@@ -329,7 +329,7 @@ def bitwise_not(input, *, out=None):
 # --- where, clamp -------------------------------------------------------------------------------
 
 # cond comes last so that next_functions lists only (input, other), as in PyTorch.
-WHERE = Op("where", lambda a, b, cond: jnp.where(cond, a, b), "WhereBackward0", saves=(2,),
+WHERE = _op("where", lambda a, b, cond: jnp.where(cond, a, b), "WhereBackward0", saves=(2,),
            promote="common", inputs=2, promote_args=2)
 
 
@@ -367,14 +367,14 @@ def _clamp_tensor(x, lo, hi, has_min, has_max):
     return _clamp(x, lo if has_min else None, hi if has_max else None)
 
 
-CLAMP = Op("clamp", _clamp_scalar, "ClampBackward1", saves=(0,))
-CLAMP_MIN = Op("clamp_min", _clamp_scalar, "ClampMinBackward0", saves=(0,))
-CLAMP_MAX = Op("clamp_max", _clamp_scalar, "ClampMaxBackward0", saves=(0,))
+CLAMP = _op("clamp", _clamp_scalar, "ClampBackward1", saves=(0,))
+CLAMP_MIN = _op("clamp_min", _clamp_scalar, "ClampMinBackward0", saves=(0,))
+CLAMP_MAX = _op("clamp_max", _clamp_scalar, "ClampMaxBackward0", saves=(0,))
 # a missing bound is passed as a 0 that never takes effect, so next_functions has 3 entries
-CLAMP_T = Op("clamp", _clamp_tensor, "ClampBackward0", promote="common")
-CLAMP_MIN_T = Op("clamp_min", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
+CLAMP_T = _op("clamp", _clamp_tensor, "ClampBackward0", promote="common")
+CLAMP_MIN_T = _op("clamp_min", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
                  promote="common")
-CLAMP_MAX_T = Op("clamp_max", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
+CLAMP_MAX_T = _op("clamp_max", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
                  promote="common")
 
 
@@ -432,7 +432,7 @@ def _no_kernel(kernel, dt):
 # --- classification and closeness (bool results) ------------------------------------------------
 
 def _classify(name, fn):
-    op = Op(name, fn, None, saves=())
+    op = _op(name, fn, None, saves=())
 
     def public(input):
         _need_tensor(name, input, "input", 1)
@@ -465,7 +465,7 @@ def _isclose(a, b, rtol, atol, equal_nan, cast):
     return close | (jnp.isfinite(actual) & (actual <= allowed))
 
 
-ISCLOSE = Op("isclose", _isclose, None, saves=())
+ISCLOSE = _op("isclose", _isclose, None, saves=())
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -499,7 +499,7 @@ def equal(input, other):
 # --- logic (any dtype in, bool out) -------------------------------------------------------------
 
 def _logical(name, fn):
-    op = Op(name, lambda a, b: fn(a != 0, b != 0), None, saves=())
+    op = _op(name, lambda a, b: fn(a != 0, b != 0), None, saves=())
 
     def public(input, other, *, out=None):
         _tensors(name, input, other)
@@ -512,7 +512,7 @@ def _logical(name, fn):
 logical_and = _logical("logical_and", jnp.logical_and)
 logical_or = _logical("logical_or", jnp.logical_or)
 logical_xor = _logical("logical_xor", jnp.logical_xor)
-_LOGICAL_NOT = Op("logical_not", lambda a: a == 0, None, saves=())
+_LOGICAL_NOT = _op("logical_not", lambda a: a == 0, None, saves=())
 
 
 def logical_not(input, *, out=None):

@@ -1,13 +1,17 @@
 """Shape and view ops: view/reshape/transpose/permute/(un)squeeze/expand/flatten, select/slice,
-cat/stack, clone/contiguous.  A view op's ``view`` rule gives the output's strides (as PyTorch
-would report them) and marks it as a view of its input (NOTE [ views and in-place writes ])."""
+narrow, movedim, unflatten, diagonal, unfold, cat/stack, clone/contiguous; and the triangle and
+diagonal copies tril/triu/diag/diag_embed/diagflat/trace.
+A view op's ``view`` rule gives the output's strides (as PyTorch would report them) and marks it
+as a view of its input (NOTE [ views and in-place writes ])."""
 import math
 
 import jax
 import jax.numpy as jnp
 
+from .. import _layout
 from .._dispatch import Op, call, defop, with_out as _out
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
+from ..autograd.grad_mode import _state
 
 
 # --- strides ------------------------------------------------------------------------------------
@@ -99,11 +103,35 @@ def _same(parent, out, kw):
     return parent._strides
 
 
+def _diagonal_strides(parent, out, kw):
+    s, d1, d2 = strides_of(parent), kw["dim1"], kw["dim2"]
+    rest = [st for i, st in enumerate(s) if i not in (d1, d2)]
+    return _norm(rest + [s[d1] + s[d2]], out._arr.shape)
+
+
+def _unfolded(parent, out, kw):
+    s, d = list(strides_of(parent)), kw["dim"]
+    if s:
+        s.append(s[d])
+        s[d] *= kw["step"]
+    return _norm(s, out._arr.shape)
+
+
+def _unfold(x, dim, size, step):
+    """Windows of ``size`` every ``step`` along dim, as a new last dim."""
+    if x.ndim == 0:
+        return jnp.broadcast_to(x, (size,))
+    n = (x.shape[dim] - size) // step + 1
+    windows = jnp.arange(n)[:, None] * step + jnp.arange(size)
+    return jnp.moveaxis(jnp.take(x, windows, axis=dim), dim + 1, -1)
+
+
 # --- the view ops -------------------------------------------------------------------------------
 
 VIEW = Op("view", lambda x, shape: x.reshape(shape), "ViewBackward0", saves=(), view=_viewed)
-TRANSPOSE = Op("transpose", lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1),
-               "TransposeBackward0", saves=(), view=_transposed)
+_swap = lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1) if x.ndim else x  # noqa: E731
+TRANSPOSE = Op("transpose", _swap, "TransposeBackward0", saves=(), view=_transposed)
+TRANSPOSE_ = Op("transpose_", _swap, "TransposeBackward1", saves=(), view=_transposed)
 T = Op("t", lambda x: x.T, "TBackward0", saves=(), view=_transposed)
 PERMUTE = Op("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", saves=(),
              view=_permuted)
@@ -120,8 +148,9 @@ SLICE = Op("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(x, st
                                                                              axis=dim),
            "SliceBackward0", saves=(), view=_sliced)
 ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
-# writes to these would land on one memory location from several places
-OVERLAPPING = (EXPAND,)
+DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
+              "DiagonalBackward0", saves=(), view=_diagonal_strides)
+UNFOLD = Op("unfold", _unfold, "UnfoldBackward0", saves=(), view=_unfolded)
 
 
 def apply_chain_fn(chain):
@@ -156,6 +185,9 @@ def _scatter_fn(chain):
     def scatter(root, value):
         if not chain:
             return jnp.broadcast_to(value, root.shape).astype(root.dtype)
+        if jnp.iscomplexobj(root) or any(op.name == "view_as_complex" for op, _ in chain):
+            from .complex import scatter_parts   # NOTE [ complex views ]
+            return scatter_parts(view, root, value)
         flat_index = view(jnp.arange(root.size).reshape(root.shape))
         value = jnp.broadcast_to(value, flat_index.shape).astype(root.dtype)
         return root.ravel().at[flat_index.ravel()].set(value.ravel()).reshape(root.shape)
@@ -176,14 +208,28 @@ COPY_SLICES = Op("copy_slices", lambda root, value, chain: _scatter_fn(chain)(ro
 
 
 def as_strided_node(root, chain, view):
-    """The grad_fn a view gets after its storage was written: its chain, from the root."""
+    """The grad_fn a view gets after its storage was written: its chain, from the root.  An
+    output of a multi-view op (unbind, split) cannot get one: PyTorch raises on its every use
+    while grad mode is on."""
+    if view._multi_view_of is not None:
+        view._seen = -1   # stays out of sync: every later use checks again
+        if not _state.grad_enabled:
+            return view._grad_fn
+        raise RuntimeError(
+            f"Output {view._output_nr} of {view._multi_view_of} is a view and its base or another "
+            "view of its base has been modified inplace. This view is the output of a function "
+            "that returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one.")
     static = (("chain", chain),)
     return AS_STRIDED._node_cls(AS_STRIDED, static, None, (root._value(),), (root._edge(),), (0,),
                                 (view,))
 
 
 def check_writable(t):
-    if t._root is not None and any(op in OVERLAPPING for op, _ in t._chain):
+    """PyTorch refuses writes where a stride of 0 makes several elements share one location
+    (partially overlapping windows, as from unfold, it lets through)."""
+    if t._root is not None and any(st == 0 and n > 1
+                                   for st, n in zip(strides_of(t), t._arr.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
@@ -201,18 +247,21 @@ def _sizes(args):
 def infer_size(shape, numel):
     """Resolve one -1 in ``shape`` (PyTorch's infer_size)."""
     shape = list(shape)
-    if shape.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    infer = None
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
     known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
+    if infer is not None:
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
+        shape[infer] = numel // known
     elif known != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    for s in shape:
-        if s < 0:
-            raise RuntimeError(f"invalid shape dimension {s}")
     return tuple(shape)
 
 
@@ -250,8 +299,6 @@ def transpose(x, dim0, dim1):
     """Mirrors ``torch.transpose``."""
     n = x.ndim
     dim0, dim1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
-    if n == 0:
-        return alias(x)
     return call(TRANSPOSE, x, static=(("dim0", dim0), ("dim1", dim1)))
 
 
@@ -299,7 +346,7 @@ def expand(x, *sizes):
     sizes = _sizes(sizes)
     shape = x._arr.shape
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): "
+        raise RuntimeError(f"expand({x.type()}{{{list(shape)}}}, size={list(sizes)}): "
                            "the number of sizes provided "
                            f"({len(sizes)}) must be greater or equal to the number of dimensions "
                            f"in the tensor ({len(shape)})")
@@ -387,13 +434,22 @@ CLONE = Op("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", saves=(
 
 
 def clone(x, *, memory_format=None):
-    """Mirrors ``torch.clone``."""
-    return call(CLONE, x)
+    """Mirrors ``torch.clone``: by default (``preserve_format``) a dense tensor's copy keeps its
+    strides."""
+    out = call(CLONE, x)
+    out._strides = _layout.copy_strides(tuple(x.shape), x._strides, memory_format)
+    return out
 
 
 def contiguous(x, memory_format=None):
-    """Mirrors ``Tensor.contiguous``: the tensor itself when already contiguous, else a copy."""
-    return x if x.is_contiguous() else clone(x)
+    """Mirrors ``Tensor.contiguous``: the tensor itself when already contiguous (in
+    ``memory_format``, default ``contiguous_format``), else a copy laid out that way."""
+    memory_format = memory_format or _layout.contiguous_format
+    if x.is_contiguous(memory_format=memory_format):
+        return x
+    if memory_format is _layout.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return clone(x, memory_format=memory_format)
 
 
 @defop("cat", "CatBackward0", saves=(), promote="common")
@@ -452,6 +508,252 @@ def stack(tensors, dim=0, *, out=None):
     return _out(call(_stack, *tensors, static=(("dim", dim),)), out)
 
 
+# --- more views ---------------------------------------------------------------------------------
+
+def _dims(dims):
+    """An int or a sequence of ints as a tuple."""
+    return (int(dims),) if isinstance(dims, int) or getattr(dims, "ndim", 1) == 0 \
+        else tuple(int(d) for d in dims)
+
+
+def unflatten(input, dim, sizes):
+    """Mirrors ``torch.unflatten``: dim split into ``sizes`` (one may be -1), as a view."""
+    sizes = _dims(sizes)
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but "
+                           "tensor has no dimensions")
+    dim = _wrap_dim(dim, input.ndim)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = input._arr.shape[dim]
+    known = math.prod(s for s in sizes if s != -1)
+    fits = (known and size % known == 0) if -1 in sizes else known == size
+    if not fits:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({size}) in the input tensor")
+    try:
+        sizes = infer_size(sizes, size)
+    except RuntimeError as e:
+        raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
+    shape = input._arr.shape
+    return call(VIEW, input, static=(("shape", shape[:dim] + sizes + shape[dim + 1:]),))
+
+
+def movedim(input, source, destination):
+    """Mirrors ``torch.movedim``: dims ``source`` moved to positions ``destination`` (a view)."""
+    src, dst = _dims(source), _dims(destination)
+    n = input.ndim
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    for name, ds in (("source", src), ("destination", dst)):
+        if len({_wrap_dim(d, n) for d in ds}) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(ds)})")
+    src, dst = [_wrap_dim(d, n) for d in src], [_wrap_dim(d, n) for d in dst]
+    if n == 0:
+        return alias(input)
+    order = [None] * n
+    for s_, d in zip(src, dst):
+        order[d] = s_
+    rest = iter(d for d in range(n) if d not in src)
+    dims = tuple(o if o is not None else next(rest) for o in order)
+    return call(PERMUTE, input, static=(("dims", dims),))
+
+
+def swapaxes(input, axis0, axis1):
+    """Mirrors ``torch.swapaxes`` (``transpose``)."""
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    """Mirrors ``torch.swapdims`` (``transpose``)."""
+    return transpose(input, dim0, dim1)
+
+
+def transpose_(self, dim0, dim1):
+    """Mirrors ``Tensor.transpose_`` / ``swapaxes_`` / ``swapdims_``: this tensor's own shape
+    and strides are swapped (the storage is not touched)."""
+    from .._inplace import check_inplace
+    check_inplace(self)
+    n = self.ndim
+    dims = (("dim0", _wrap_dim(dim0, n)), ("dim1", _wrap_dim(dim1, n)))
+    out = call(TRANSPOSE_, self, static=dims)
+    self._arr, self._strides, node = out._value(), out._strides, out._grad_fn
+    if self._root is not None:
+        self._chain = out._chain
+    else:
+        # NOTE: a root tensor's array is its storage, so views taken from it before this call
+        # keep reading the new layout through their old steps (PyTorch keeps the old layout).
+        self._gen += 1
+    if node is not None:
+        self._grad_fn, self._output_nr = node, 0
+    self._version_counter()[0] += 1
+    return self
+
+
+def broadcast_to(input, size):
+    """Mirrors ``torch.broadcast_to`` (``expand``)."""
+    return expand(input, size)
+
+
+def _check_start(start):
+    """narrow's tensor start: a 0-dim integral tensor (None when traced: read on the device)."""
+    dt = start.dtype
+    if start.ndim != 0 or dt.is_floating_point or dt.is_complex or dt._name == "bool":
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
+    arr = start._value()
+    return None if isinstance(arr, jax.core.Tracer) else int(arr)
+
+
+NARROW_AT = Op("narrow", lambda x, start, dim, length: jax.lax.dynamic_slice_in_dim(
+    x, jnp.where(start < 0, start + x.shape[dim], start), length, axis=dim),
+    "SliceBackward0", saves=(), inputs=1)
+
+
+def narrow(input, dim, start, length):
+    """Mirrors ``torch.narrow``: ``length`` entries of dim from ``start`` (an int or a 0-dim
+    integral tensor), as a view.  A traced tensor start gives a copy (its offset is unknown)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, input.ndim)
+    at = start
+    if isinstance(start, Tensor):
+        start = _check_start(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start is None:
+        return call(NARROW_AT, input, at, static=(("dim", dim), ("length", length)))
+    size = input._arr.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start %= max(size, 1)
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
+                           f"({size}).")
+    return call(SLICE, input, static=(("dim", dim), ("start", start), ("stop", start + length),
+                                      ("step", 1)))
+
+
+def _diag_dims(n, dim1, dim2):
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """Mirrors ``torch.diagonal``: the diagonal of the (dim1, dim2) planes as a view, its entries
+    in a new last dim."""
+    d1, d2 = _diag_dims(input.ndim, dim1, dim2)
+    return call(DIAGONAL, input, static=(("offset", offset), ("dim1", d1), ("dim2", d2)))
+
+
+def unfold(self, dimension, size, step):
+    """Mirrors ``Tensor.unfold``: windows of ``size`` every ``step`` along ``dimension``, in a
+    new last dim, as a view."""
+    n = self.ndim
+    dim = _wrap_dim(dimension, n)
+    length = self._arr.shape[dim] if n else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is "
+                           f"{size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return call(UNFOLD, self, static=(("dim", dim), ("size", size), ("step", step)))
+
+
+# --- triangles and diagonals -------------------------------------------------------------------
+
+TRIL = Op("tril", lambda x, diagonal: jnp.tril(x, diagonal), "TrilBackward0", saves=())
+TRIU = Op("triu", lambda x, diagonal: jnp.triu(x, diagonal), "TriuBackward0", saves=())
+DIAG_COPY = Op("diag", lambda x, offset: jnp.diagonal(x, offset), "DiagonalBackward0_copy",
+               saves=())
+TRACE = Op("trace", lambda x, dtype: jnp.trace(x, dtype=dtype), "TraceBackward0", saves=())
+
+
+def _diag_embed(x, offset, dim1, dim2):
+    n = x.shape[-1]
+    rows, cols = jnp.arange(n) + max(-offset, 0), jnp.arange(n) + max(offset, 0)
+    out = jnp.zeros(x.shape[:-1] + (n + abs(offset),) * 2, x.dtype).at[..., rows, cols].set(x)
+    return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+DIAG_EMBED = Op("diag_embed", _diag_embed, "DiagEmbedBackward0", saves=())
+
+
+def _triangle(op, name):
+    def fn(input, diagonal=0, *, out=None):
+        if input.ndim < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return _out(call(op, input, static=(("diagonal", diagonal),)), out)
+    fn.__name__ = name
+    fn.__doc__ = f"""Mirrors ``torch.{name}``: zero the entries {'above' if name == 'tril' else
+                     'below'} the ``diagonal``-th diagonal of the last two dims."""
+    return fn
+
+
+tril = _triangle(TRIL, "tril")
+triu = _triangle(TRIU, "triu")
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Mirrors ``torch.diag_embed``: the last dim of input placed on the ``offset`` diagonal of
+    new (dim1, dim2) planes, zeros elsewhere."""
+    d1, d2 = _diag_dims(input.ndim + 1, dim1, dim2)
+    return call(DIAG_EMBED, input, static=(("offset", offset), ("dim1", d1), ("dim2", d2)))
+
+
+def diag(input, diagonal=0, *, out=None):
+    """Mirrors ``torch.diag``: a vector becomes a square matrix with it on the ``diagonal``-th
+    diagonal; a matrix gives a copy of that diagonal."""
+    if input.ndim == 1:
+        res = call(DIAG_EMBED, input, static=(("offset", diagonal), ("dim1", 0), ("dim2", 1)))
+    elif input.ndim == 2:
+        res = call(DIAG_COPY, input, static=(("offset", diagonal),))
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    return _out(res, out)
+
+
+def diagflat(input, offset=0):
+    """Mirrors ``torch.diagflat``: the flattened input on the ``offset`` diagonal of a square
+    matrix."""
+    flat = view(contiguous(input), -1)
+    return call(DIAG_EMBED, flat, static=(("offset", offset), ("dim1", 0), ("dim2", 1)))
+
+
+def trace(input):
+    """Mirrors ``torch.trace``: the sum of a matrix's main diagonal (integers sum as int64)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    dt = input.dtype
+    if dt._name == "bool":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    acc = None if dt.is_floating_point or dt.is_complex else jnp.int64
+    return call(TRACE, input, static=(("dtype", acc),))
+
+
+def _inplace_of(fn):
+    def method(self, *args, **kwargs):
+        from .._inplace import inplace
+        return inplace(self, lambda: fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
 # Public names and Tensor methods added by this family beyond the core ones bound in _methods.
-PUBLIC = ()
-TENSOR_METHODS = {}
+PUBLIC = ("unflatten", "movedim", "moveaxis", "swapaxes", "swapdims", "broadcast_to", "narrow",
+          "diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "trace")
+moveaxis = movedim
+TENSOR_METHODS = {
+    "unflatten": unflatten, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
+    "swapdims": swapdims, "transpose_": transpose_, "swapaxes_": transpose_,
+    "swapdims_": transpose_, "broadcast_to": broadcast_to, "narrow": narrow,
+    "diagonal": diagonal, "unfold": unfold, "tril": tril, "triu": triu,
+    "tril_": _inplace_of(tril), "triu_": _inplace_of(triu), "diag": diag,
+    "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace,
+}

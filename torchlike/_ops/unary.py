@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from .._dispatch import Op, call, with_out as _out
+from .._dispatch import call, elementwise_op as _op, with_out as _out
 from .pointwise import _clamp, _no_kernel, _unary, family, pow
 
 @jax.custom_jvp
@@ -87,9 +87,9 @@ LGAMMA, lgamma = _unary("lgamma", _lgamma, "LgammaBackward0")
 DIGAMMA, digamma = _unary("digamma", _digamma, "DigammaBackward0")
 I0, i0 = _unary("i0", _i0, "I0Backward0")
 SINC, sinc = _unary("sinc", jnp.sinc, "SincBackward0")
-LOGIT = Op("logit", _logit_eps, "LogitBackward0", saves=(0,), promote="float")
-SIGN = Op("sign", _sign, "SignBackward0", saves=())
-SGN = Op("sgn", _sgn, "SgnBackward0", saves=(0, "result"))
+LOGIT = _op("logit", _logit_eps, "LogitBackward0", saves=(0,), promote="float")
+SIGN = _op("sign", _sign, "SignBackward0", saves=())
+SGN = _op("sgn", _sgn, "SgnBackward0", saves=(0, "result"))
 
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
@@ -138,13 +138,13 @@ def _round(x, decimals):
     return jnp.round(x / p) * p
 
 
-FLOOR = Op("floor", _keep_int(jnp.floor), "FloorBackward0", saves=())
-CEIL = Op("ceil", _keep_int(jnp.ceil), "CeilBackward0", saves=())
-TRUNC = Op("trunc", _keep_int(jnp.trunc), "TruncBackward0", saves=())
-ROUND = Op("round", _round, "RoundBackward0", saves=())
-ROUND_DECIMALS = Op("round", _round, "RoundBackward1", saves=())
+FLOOR = _op("floor", _keep_int(jnp.floor), "FloorBackward0", saves=())
+CEIL = _op("ceil", _keep_int(jnp.ceil), "CeilBackward0", saves=())
+TRUNC = _op("trunc", _keep_int(jnp.trunc), "TruncBackward0", saves=())
+ROUND = _op("round", _round, "RoundBackward0", saves=())
+ROUND_DECIMALS = _op("round", _round, "RoundBackward1", saves=())
 # NOTE: frac = x - trunc(x) has derivative 1, as PyTorch's FracBackward0 (grad passes through).
-FRAC = Op("frac", lambda x: x - jnp.trunc(x), "FracBackward0", saves=())
+FRAC = _op("frac", lambda x: x - jnp.trunc(x), "FracBackward0", saves=())
 
 
 def _rounding(name, op):
@@ -188,7 +188,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return _out(call(NAN_TO_NUM, input, static=static), out)
 
 
-NAN_TO_NUM = Op("nan_to_num", lambda x, nan, posinf, neginf: x if not jnp.issubdtype(
+NAN_TO_NUM = _op("nan_to_num", lambda x, nan, posinf, neginf: x if not jnp.issubdtype(
     x.dtype, jnp.inexact) else jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
     "NanToNumBackward0", saves=(0,))
 
