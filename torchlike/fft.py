@@ -1,1 +1,23 @@
-"""``torchlike.fft``: mirrors ``torch.fft``."""
+"""``torchlike.fft``: mirrors ``torch.fft`` (implemented in torchlike/_ops/fft.py)."""
+from ._ops.fft import fft as fft
+from ._ops.fft import fft2 as fft2
+from ._ops.fft import fftfreq as fftfreq
+from ._ops.fft import fftn as fftn
+from ._ops.fft import fftshift as fftshift
+from ._ops.fft import hfft as hfft
+from ._ops.fft import hfft2 as hfft2
+from ._ops.fft import hfftn as hfftn
+from ._ops.fft import ifft as ifft
+from ._ops.fft import ifft2 as ifft2
+from ._ops.fft import ifftn as ifftn
+from ._ops.fft import ifftshift as ifftshift
+from ._ops.fft import ihfft as ihfft
+from ._ops.fft import ihfft2 as ihfft2
+from ._ops.fft import ihfftn as ihfftn
+from ._ops.fft import irfft as irfft
+from ._ops.fft import irfft2 as irfft2
+from ._ops.fft import irfftn as irfftn
+from ._ops.fft import rfft as rfft
+from ._ops.fft import rfft2 as rfft2
+from ._ops.fft import rfftfreq as rfftfreq
+from ._ops.fft import rfftn as rfftn
