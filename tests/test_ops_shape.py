@@ -843,3 +843,16 @@ def test_backward_under_jit():
 def test_data_dependent_shapes_are_eager_only(fn):
     with pytest.raises(RuntimeError, match="traced Tensor"):
         jax.jit(to_jax_function(fn))(np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("name,fn", cases([
+    ("expand_fill_", lambda T: T.zeros(3).expand(2, 3).fill_(1.5)._base),
+    ("expand_zero_", lambda T: T.ones(3).expand(2, 3).zero_()._base),
+    ("meshgrid_fill_", lambda T: T.meshgrid(T.arange(3.0), T.arange(2.0), indexing="ij")[0]
+     .fill_(T.tensor(2.0))),
+    ("expand_add_", lambda T: T.zeros(3).expand(2, 3).add_(1)),
+]))
+def test_fill_and_zero_write_overlapping_views(name, fn):
+    """zero_ and fill_ with a number may write to elements that share memory (each gets the
+    same value); fill_ with a tensor may not, as in PyTorch."""
+    both(fn, match="more than one element of the written-to tensor")

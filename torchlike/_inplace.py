@@ -19,9 +19,10 @@ def can_cast(src, dst):
     return not (src is not D.bool_ and dst is D.bool_)
 
 
-def check_inplace(self):
-    """The errors PyTorch raises before any in-place op."""
-    if self._root is not None:
+def check_inplace(self, overlap_ok=False):
+    """The errors PyTorch raises before any in-place op (``overlap_ok``: zero_ and fill_ with a
+    number may write to a tensor whose elements share memory: each gets the same value)."""
+    if self._root is not None and not overlap_ok:
         shape.check_writable(self)
     if _state.grad_enabled:
         if self._grad_fn is None and self._requires_grad and self._root is None:
@@ -46,9 +47,9 @@ def check_inplace(self):
                 "tracked) or both outside (if you want the inplace to be tracked).")
 
 
-def inplace(self, compute):
+def inplace(self, compute, overlap_ok=False):
     """``self <- compute()``, where compute returns the out-of-place result as a Tensor."""
-    check_inplace(self)
+    check_inplace(self, overlap_ok)
     out = compute()
     return store(self, out)
 

@@ -115,7 +115,7 @@ FILL_T = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackwar
 
 def zero_(self):
     """Mirrors ``Tensor.zero_``."""
-    return inplace(self, lambda: call(ZERO, self))
+    return inplace(self, lambda: call(ZERO, self), overlap_ok=True)
 
 
 def fill_(self, value):
@@ -125,7 +125,7 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         return inplace(self, lambda: call(FILL_T, self, value))
-    return inplace(self, lambda: call(FILL, self, value))
+    return inplace(self, lambda: call(FILL, self, value), overlap_ok=True)
 
 
 # --- operators ----------------------------------------------------------------------------------
