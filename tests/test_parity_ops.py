@@ -58,7 +58,7 @@ def next_names(node):
 def np_of(t):
     """A torch or torchlike tensor's values as a numpy array (bfloat16 widened)."""
     if isinstance(t, torch.Tensor):
-        t = t.detach().resolve_conj()
+        t = t.detach().resolve_conj().resolve_neg()
         if t.dtype == torch.bfloat16:
             t = t.to(torch.float32)
         return t.numpy()
