@@ -554,3 +554,16 @@ def test_sort_backward_under_jit():
 def test_data_dependent_ops_are_eager_only(fn):
     with pytest.raises(RuntimeError, match="data-dependent output shape and cannot be traced"):
         jax.jit(to_jax_function(fn))(np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_special_values(dtype, largest):
+    """NaN (of either sign) counts as the largest value, infinities order, both topk paths
+    (float32's lax.top_k and the sort for other dtypes); values and untied indices as torch."""
+    inf = math.inf
+    rows = [[1.0, NAN, 3.0, -inf, inf, -2.0, 0.5],    # one NaN per row: no ties
+            [-0.5, 2.0, inf, -NAN, -inf, -3.0, 1.0]]
+    for k in (1, 3, 7):
+        both(lambda T: tuple(T.tensor(rows, dtype=getattr(T, dtype))
+                             .topk(k, largest=largest, dim=1)))

@@ -187,6 +187,24 @@ def einsum(*args):
             operands = list(operands[0])
     else:
         equation, operands = _from_sublists(args)
+    if not all(isinstance(x, Tensor) for x in operands):
+        raise TypeError("einsum(): operands must be Tensors")
+    key = (equation,) + tuple((x._value().shape, x.dtype) for x in operands)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(equation, operands)
+    node, static = plan
+    return call(EINSUM[node], *operands, static=static + _products._static())
+
+
+# (equation, operand shapes and dtypes) -> (node name, static arguments): the parse and checks
+# run once per signature, not once per call
+_PLANS = {}
+
+
+def _plan(equation, operands):
     lhs, arrow, rhs = equation.partition("->")
     n_terms = lhs.count(",") + 1
     if len(operands) >= 3 and n_terms != len(operands):   # PyTorch's opt_einsum path
@@ -226,8 +244,5 @@ def einsum(*args):
     out_dtype = D.int64._np if (node == "SumBackward1" and not (
         dt.is_floating_point or dt.is_complex)) else None
     norm = ",".join("".join(subs) for subs in labels) + "->" + "".join(output)
-    static = (("equation", norm), ("labels", tuple(tuple(s) for s in labels)),
-              ("out_dtype", out_dtype)) + _products._static()
-    if not all(isinstance(x, Tensor) for x in operands):
-        raise TypeError("einsum(): operands must be Tensors")
-    return call(EINSUM[node], *operands, static=static)
+    return node, (("equation", norm), ("labels", tuple(tuple(s) for s in labels)),
+                  ("out_dtype", out_dtype))

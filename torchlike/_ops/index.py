@@ -37,7 +37,7 @@ def _accumulate(ref, values):
 
 def _index_put(x, v, *arrays, structure, accumulate):
     ref = x.at[_decode(structure, arrays)]
-    v = v.astype(x.dtype)
+    v = jnp.asarray(v).astype(x.dtype)
     return _accumulate(ref, v) if accumulate else ref.set(v)
 
 
@@ -187,21 +187,22 @@ def _check_bounds(idx, size, dim):
 
 def setitem(x, index, value):
     """``x[index] = value`` (Tensor.__setitem__): copy_ into a view, or index_put_."""
-    from .._creation import scalar_tensor
     from .._inplace import inplace
-    from .._methods import fill_
+    from .._methods import FILL_T
+    # a Python number goes into the jitted write as a (weakly typed) argument; PyTorch fills
+    # with it as a 0-dim tensor (FillBackward3)
     scalar = not isinstance(value, Tensor)
-    if scalar:
-        value = scalar_tensor(value, dtype=x.dtype, device=x.device)
     items = _components(x, index)
     if any(isinstance(it, tuple) for it in items):
         structure, arrays = _advanced(x, items)
         static = (("structure", structure), ("accumulate", False))
         inplace(x, lambda: call(INDEX_PUT, x, value, *arrays, static=static))
-    elif all(it == slice(None) for it in items):   # x[...] = v and x[:] = v: no view needed
-        fill_(x, value) if scalar else copy_(x, value)
-    else:
-        copy_(getitem(x, index), value)
+    else:   # x[...] = v and x[:] = v need no view
+        dst = x if all(it == slice(None) for it in items) else getitem(x, index)
+        if scalar:
+            inplace(dst, lambda: call(FILL_T, dst, value))
+        else:
+            copy_(dst, value)
 
 
 COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype), dst.shape),

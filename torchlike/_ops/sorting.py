@@ -35,10 +35,33 @@ def _sort(x, dim, descending):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
+def _flip_negatives(bits):
+    """Float bits <-> integers ordered as the floats (flips the magnitude bits of negatives;
+    its own inverse)."""
+    return jnp.where(bits < 0, bits ^ jnp.iinfo(bits.dtype).max, bits)
+
+
+def _topk_key(x, largest):
+    """A float32 key whose descending order is PyTorch's topk order: NaN counts as the largest
+    value; for ``largest=False`` the order of the int-ordered bits is reversed and turned back
+    into floats (NaN becomes -nan, which top_k puts last)."""
+    x = jnp.where(jnp.isnan(x), jnp.nan, jnp.where(x == 0, 0, x)).astype(x.dtype)
+    if largest:
+        return x
+    order = _flip_negatives(jax.lax.bitcast_convert_type(x, jnp.int32))
+    return jax.lax.bitcast_convert_type(_flip_negatives(~order), jnp.float32)
+
+
 def _topk(x, k, dim, largest):
     if x.ndim == 0:
         return x, jnp.zeros((), _I64)
-    idx = jax.lax.slice_in_dim(_argsort(x, dim, largest), 0, k, axis=dim)
+    if x.dtype == jnp.float32:
+        # NOTE: lax.top_k has a fast CPU kernel for float32 only (~15x faster than XLA's sort);
+        # ties come lowest index first, as in the stable sort used otherwise.
+        _, idx = jax.lax.top_k(jnp.moveaxis(_topk_key(x, largest), dim, -1), k)
+        idx = jnp.moveaxis(idx, -1, dim).astype(_I64)
+    else:
+        idx = jax.lax.slice_in_dim(_argsort(x, dim, largest), 0, k, axis=dim)
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
