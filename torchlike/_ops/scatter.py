@@ -440,7 +440,7 @@ def _components_of(x, items):
 def _check_values_shape(x, structure, arrays, values):
     shape = jax.eval_shape(lambda a, *i: a[_decode(structure, i)],
                            jax.ShapeDtypeStruct(x.shape, x._value().dtype),
-                           *[jax.ShapeDtypeStruct(a.shape, a._value().dtype) for a in arrays]).shape
+                           *[a._value() if isinstance(a, Tensor) else a for a in arrays]).shape
     try:
         ok = np.broadcast_shapes(tuple(values.shape), shape) == tuple(shape)
     except ValueError:
