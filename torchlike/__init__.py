@@ -16,140 +16,124 @@ _jax.config.update("jax_enable_x64", True)
 # asynchronous.  Set jax_cpu_enable_async_dispatch back to True after import to change it.
 _jax.config.update("jax_cpu_enable_async_dispatch", False)
 
-from . import _dtype  # noqa: E402
-from ._dtype import dtype as dtype  # noqa: E402
-from ._dtype import get_default_dtype as get_default_dtype  # noqa: E402
-from ._dtype import promote_types as promote_types  # noqa: E402
-from ._dtype import set_default_dtype as set_default_dtype  # noqa: E402
+from . import _dtype, _methods  # noqa: E402
+
+_methods.install()   # Tensor methods, operators and properties (each op family's TENSOR_METHODS)
+
+from . import (  # noqa: E402
+    autograd as autograd, fft as fft, linalg as linalg, special as special, testing as testing)
+from ._creation import (  # noqa: E402
+    arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
+    empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
+    full as full, full_like as full_like, get_default_device as get_default_device,
+    linspace as linspace, logspace as logspace, ones as ones, ones_like as ones_like,
+    scalar_tensor as scalar_tensor, set_default_device as set_default_device, tensor as tensor,
+    tril_indices as tril_indices, triu_indices as triu_indices, zeros as zeros,
+    zeros_like as zeros_like)
 from ._device import device as device  # noqa: E402
-from ._info import finfo as finfo  # noqa: E402
-from ._layout import channels_last as channels_last  # noqa: E402
-from ._layout import channels_last_3d as channels_last_3d  # noqa: E402
-from ._layout import contiguous_format as contiguous_format  # noqa: E402
-from ._layout import memory_format as memory_format  # noqa: E402
-from ._layout import preserve_format as preserve_format  # noqa: E402
-from ._info import iinfo as iinfo  # noqa: E402
+from ._dtype import (  # noqa: E402
+    dtype as dtype, get_default_dtype as get_default_dtype, promote_types as promote_types,
+    set_default_dtype as set_default_dtype)
+from ._info import (  # noqa: E402
+    finfo as finfo, iinfo as iinfo)
+from ._layout import (  # noqa: E402
+    channels_last as channels_last, channels_last_3d as channels_last_3d,
+    contiguous_format as contiguous_format, memory_format as memory_format,
+    preserve_format as preserve_format)
+from ._ops.binary import (  # noqa: E402
+    addcdiv as addcdiv, addcmul as addcmul, arctan2 as arctan2, atan2 as atan2,
+    copysign as copysign, fmax as fmax, fmin as fmin, heaviside as heaviside, hypot as hypot,
+    lerp as lerp, logaddexp as logaddexp, xlogy as xlogy)
+from ._ops.complex import (  # noqa: E402
+    angle as angle, complex as complex, conj as conj, conj_physical as conj_physical,
+    conj_physical_ as conj_physical_, imag as imag, is_conj as is_conj, is_neg as is_neg,
+    isreal as isreal, polar as polar, real as real, resolve_conj as resolve_conj,
+    resolve_neg as resolve_neg, view_as_complex as view_as_complex, view_as_real as view_as_real)
+from ._ops.decomp import (  # noqa: E402
+    cholesky as cholesky, det as det, inverse as inverse, logdet as logdet,
+    matrix_exp as matrix_exp, matrix_power as matrix_power, pinverse as pinverse, qr as qr,
+    svd as svd)
+from ._ops.einsum import einsum as einsum  # noqa: E402
+from ._ops.index import nonzero as nonzero  # noqa: E402
+from ._ops.join import (  # noqa: E402
+    atleast_1d as atleast_1d, atleast_2d as atleast_2d, atleast_3d as atleast_3d,
+    broadcast_shapes as broadcast_shapes, broadcast_tensors as broadcast_tensors, chunk as chunk,
+    column_stack as column_stack, concat as concat, concatenate as concatenate, dsplit as dsplit,
+    dstack as dstack, flip as flip, fliplr as fliplr, flipud as flipud, hsplit as hsplit,
+    hstack as hstack, meshgrid as meshgrid, repeat_interleave as repeat_interleave, roll as roll,
+    rot90 as rot90, row_stack as row_stack, split as split, tensor_split as tensor_split,
+    tile as tile, vsplit as vsplit, vstack as vstack)
+from ._ops.linalg import (  # noqa: E402
+    addbmm as addbmm, addmm as addmm, addmv as addmv, addr as addr, baddbmm as baddbmm, bmm as bmm,
+    cdist as cdist, chain_matmul as chain_matmul, cross as cross, dot as dot, ger as ger,
+    get_float32_matmul_precision as get_float32_matmul_precision, inner as inner, kron as kron,
+    matmul as matmul, mm as mm, mv as mv, outer as outer,
+    set_float32_matmul_precision as set_float32_matmul_precision, slogdet as slogdet,
+    tensordot as tensordot, vdot as vdot)
+from ._ops.pointwise import (  # noqa: E402
+    abs as abs, absolute as absolute, add as add, allclose as allclose, bitwise_and as bitwise_and,
+    bitwise_left_shift as bitwise_left_shift, bitwise_not as bitwise_not, bitwise_or as bitwise_or,
+    bitwise_right_shift as bitwise_right_shift, bitwise_xor as bitwise_xor, clamp as clamp,
+    clamp_max as clamp_max, clamp_min as clamp_min, clip as clip, cos as cos, div as div, eq as eq,
+    equal as equal, exp as exp, floor_divide as floor_divide, ge as ge, gt as gt,
+    isclose as isclose, isfinite as isfinite, isinf as isinf, isnan as isnan, isneginf as isneginf,
+    isposinf as isposinf, le as le, log as log, logical_and as logical_and,
+    logical_not as logical_not, logical_or as logical_or, logical_xor as logical_xor, lt as lt,
+    maximum as maximum, minimum as minimum, mul as mul, ne as ne, neg as neg, negative as negative,
+    pow as pow, reciprocal as reciprocal, relu as relu, remainder as remainder, rsub as rsub,
+    sigmoid as sigmoid, signbit as signbit, sin as sin, sqrt as sqrt, sub as sub, tanh as tanh,
+    true_divide as true_divide, where as where)
+from ._ops.random import (  # noqa: E402
+    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
+from ._ops.reduce import (  # noqa: E402
+    all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
+    argmin as argmin, count_nonzero as count_nonzero, cummax as cummax, cummin as cummin,
+    cumprod as cumprod, cumsum as cumsum, diff as diff, logcumsumexp as logcumsumexp,
+    logsumexp as logsumexp, max as max, mean as mean, median as median, min as min, mode as mode,
+    nanmean as nanmean, nanmedian as nanmedian, nanquantile as nanquantile, nansum as nansum,
+    norm as norm, prod as prod, quantile as quantile, std as std, std_mean as std_mean, sum as sum,
+    var as var, var_mean as var_mean)
+from ._ops.scatter import (  # noqa: E402
+    argwhere as argwhere, gather as gather, index_add as index_add, index_copy as index_copy,
+    index_fill as index_fill, index_put as index_put, index_select as index_select,
+    masked_fill as masked_fill, masked_scatter as masked_scatter, masked_select as masked_select,
+    put as put, scatter as scatter, scatter_add as scatter_add, scatter_reduce as scatter_reduce,
+    take as take, take_along_dim as take_along_dim)
+from ._ops.shape import (  # noqa: E402
+    broadcast_to as broadcast_to, cat as cat, clone as clone, diag as diag,
+    diag_embed as diag_embed, diagflat as diagflat, diagonal as diagonal, flatten as flatten,
+    moveaxis as moveaxis, movedim as movedim, narrow as narrow, permute as permute,
+    reshape as reshape, select as select, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
+    swapdims as swapdims, t as t, trace as trace, transpose as transpose, tril as tril,
+    triu as triu, unbind as unbind, unflatten as unflatten, unsqueeze as unsqueeze)
+from ._ops.sorting import (  # noqa: E402
+    argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
+    kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
+    unique as unique, unique_consecutive as unique_consecutive)
+from ._ops.unary import (  # noqa: E402
+    acos as acos, acosh as acosh, arccos as arccos, arccosh as arccosh, arcsin as arcsin,
+    arcsinh as arcsinh, arctan as arctan, arctanh as arctanh, asin as asin, asinh as asinh,
+    atan as atan, atanh as atanh, ceil as ceil, cosh as cosh, digamma as digamma, erf as erf,
+    erfc as erfc, erfinv as erfinv, exp2 as exp2, expm1 as expm1, fix as fix, floor as floor,
+    frac as frac, i0 as i0, lgamma as lgamma, log10 as log10, log1p as log1p, log2 as log2,
+    logit as logit, nan_to_num as nan_to_num, round as round, rsqrt as rsqrt, sgn as sgn,
+    sign as sign, sinc as sinc, sinh as sinh, square as square, tan as tan, trunc as trunc)
+from ._random import (  # noqa: E402
+    default_generator as default_generator, Generator as Generator, get_rng_state as get_rng_state,
+    initial_seed as initial_seed, manual_seed as manual_seed, rand as rand, rand_like as rand_like,
+    randint as randint, randint_like as randint_like, randn as randn, randn_like as randn_like,
+    randperm as randperm, seed as seed, set_rng_state as set_rng_state)
 from ._size import Size as Size  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
-from . import _methods  # noqa: E402
-
-_methods.install()
-
-from . import autograd as autograd  # noqa: E402
-from ._creation import arange as arange  # noqa: E402
-from ._creation import as_tensor as as_tensor  # noqa: E402
-from ._creation import asarray as asarray  # noqa: E402
-from ._creation import empty as empty  # noqa: E402
-from ._creation import empty_like as empty_like  # noqa: E402
-from ._creation import eye as eye  # noqa: E402
-from ._creation import from_dlpack as from_dlpack  # noqa: E402
-from ._creation import from_numpy as from_numpy  # noqa: E402
-from ._creation import full as full  # noqa: E402
-from ._creation import full_like as full_like  # noqa: E402
-from ._creation import get_default_device as get_default_device  # noqa: E402
-from ._creation import linspace as linspace  # noqa: E402
-from ._creation import logspace as logspace  # noqa: E402
-from ._creation import ones as ones  # noqa: E402
-from ._creation import ones_like as ones_like  # noqa: E402
-from ._creation import scalar_tensor as scalar_tensor  # noqa: E402
-from ._creation import set_default_device as set_default_device  # noqa: E402
-from ._creation import tensor as tensor  # noqa: E402
-from ._creation import tril_indices as tril_indices  # noqa: E402
-from ._creation import triu_indices as triu_indices  # noqa: E402
-from ._creation import zeros as zeros  # noqa: E402
-from ._creation import zeros_like as zeros_like  # noqa: E402
-from ._ops.index import nonzero as nonzero  # noqa: E402
-from ._ops.linalg import bmm as bmm  # noqa: E402
-from ._ops.linalg import dot as dot  # noqa: E402
-from ._ops.linalg import get_float32_matmul_precision as get_float32_matmul_precision  # noqa
-from ._ops.linalg import matmul as matmul  # noqa: E402
-from ._ops.linalg import mm as mm  # noqa: E402
-from ._ops.linalg import mv as mv  # noqa: E402
-from ._ops.linalg import set_float32_matmul_precision as set_float32_matmul_precision  # noqa
-from ._ops.pointwise import abs as abs  # noqa: E402
-from ._ops.pointwise import absolute as absolute  # noqa: E402
-from ._ops.pointwise import add as add  # noqa: E402
-from ._ops.pointwise import bitwise_and as bitwise_and  # noqa: E402
-from ._ops.pointwise import bitwise_not as bitwise_not  # noqa: E402
-from ._ops.pointwise import bitwise_or as bitwise_or  # noqa: E402
-from ._ops.pointwise import bitwise_xor as bitwise_xor  # noqa: E402
-from ._ops.pointwise import clamp as clamp  # noqa: E402
-from ._ops.pointwise import clamp_max as clamp_max  # noqa: E402
-from ._ops.pointwise import clamp_min as clamp_min  # noqa: E402
-from ._ops.pointwise import clip as clip  # noqa: E402
-from ._ops.pointwise import cos as cos  # noqa: E402
-from ._ops.pointwise import div as div  # noqa: E402
-from ._ops.pointwise import eq as eq  # noqa: E402
-from ._ops.pointwise import exp as exp  # noqa: E402
-from ._ops.pointwise import floor_divide as floor_divide  # noqa: E402
-from ._ops.pointwise import ge as ge  # noqa: E402
-from ._ops.pointwise import gt as gt  # noqa: E402
-from ._ops.pointwise import le as le  # noqa: E402
-from ._ops.pointwise import log as log  # noqa: E402
-from ._ops.pointwise import lt as lt  # noqa: E402
-from ._ops.pointwise import maximum as maximum  # noqa: E402
-from ._ops.pointwise import minimum as minimum  # noqa: E402
-from ._ops.pointwise import mul as mul  # noqa: E402
-from ._ops.pointwise import ne as ne  # noqa: E402
-from ._ops.pointwise import neg as neg  # noqa: E402
-from ._ops.pointwise import negative as negative  # noqa: E402
-from ._ops.pointwise import pow as pow  # noqa: E402
-from ._ops.pointwise import reciprocal as reciprocal  # noqa: E402
-from ._ops.pointwise import relu as relu  # noqa: E402
-from ._ops.pointwise import remainder as remainder  # noqa: E402
-from ._ops.pointwise import rsub as rsub  # noqa: E402
-from ._ops.pointwise import sigmoid as sigmoid  # noqa: E402
-from ._ops.pointwise import sin as sin  # noqa: E402
-from ._ops.pointwise import sqrt as sqrt  # noqa: E402
-from ._ops.pointwise import sub as sub  # noqa: E402
-from ._ops.pointwise import tanh as tanh  # noqa: E402
-from ._ops.pointwise import true_divide as true_divide  # noqa: E402
-from ._ops.pointwise import where as where  # noqa: E402
-from ._ops.reduce import mean as mean  # noqa: E402
-from ._ops.reduce import sum as sum  # noqa: E402
-from ._ops.shape import cat as cat  # noqa: E402
-from ._ops.shape import clone as clone  # noqa: E402
-from ._ops.shape import flatten as flatten  # noqa: E402
-from ._ops.shape import permute as permute  # noqa: E402
-from ._ops.shape import reshape as reshape  # noqa: E402
-from ._ops.shape import select as select  # noqa: E402
-from ._ops.shape import squeeze as squeeze  # noqa: E402
-from ._ops.shape import stack as stack  # noqa: E402
-from ._ops.shape import t as t  # noqa: E402
-from ._ops.shape import transpose as transpose  # noqa: E402
-from ._ops.shape import unbind as unbind  # noqa: E402
-from ._ops.shape import unsqueeze as unsqueeze  # noqa: E402
-from ._random import manual_seed as manual_seed  # noqa: E402
-from ._random import rand as rand  # noqa: E402
-from ._random import randint as randint  # noqa: E402
-from ._random import randn as randn  # noqa: E402
-from ._random import seed as seed  # noqa: E402
-from ._tensor_str import get_printoptions as get_printoptions  # noqa: E402
-from ._tensor_str import set_printoptions as set_printoptions  # noqa: E402
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled  # noqa
-from .autograd.anomaly_mode import is_anomaly_enabled as is_anomaly_enabled  # noqa: E402
-from .autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
-from .autograd.grad_mode import inference_mode as inference_mode  # noqa: E402
-from .autograd.grad_mode import is_grad_enabled as is_grad_enabled  # noqa: E402
-from .autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled  # noqa
-from .autograd.grad_mode import no_grad as no_grad  # noqa: E402
-from .autograd.grad_mode import set_grad_enabled as set_grad_enabled  # noqa: E402
-from . import special as special  # noqa: E402
-from . import testing as testing  # noqa: E402
-from . import fft as fft  # noqa: E402
-from . import linalg as linalg  # noqa: E402
-from . import _random  # noqa: E402
-from ._ops import pointwise as _pointwise, reduce as _reduce, scatter as _scatter  # noqa: E402
-from ._ops import complex as _complex, join as _join, linalg as _linalg, shape as _shape  # noqa
-from ._ops import binary as _binary, sorting as _sorting, unary as _unary  # noqa: E402
-
-# The op families of issue 3 list their public names in PUBLIC while they are being built; each
-# name moves to an explicit import above once its family is complete.
-for _family in (_pointwise, _unary, _binary, _reduce, _scatter, _sorting, _shape, _join, _linalg,
-                _complex, _random):
-    for _name in _family.PUBLIC:
-        globals().setdefault(_name, getattr(_family, _name))
-del _family, _name
+from ._tensor_str import (  # noqa: E402
+    get_printoptions as get_printoptions, set_printoptions as set_printoptions)
+from .autograd.anomaly_mode import (  # noqa: E402
+    is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
+    is_anomaly_enabled as is_anomaly_enabled)
+from .autograd.grad_mode import (  # noqa: E402
+    enable_grad as enable_grad, inference_mode as inference_mode,
+    is_grad_enabled as is_grad_enabled, is_inference_mode_enabled as is_inference_mode_enabled,
+    no_grad as no_grad, set_grad_enabled as set_grad_enabled)
 
 # dtypes, with torch's aliases (torchlike.float is torchlike.float32, .long is .int64, ...)
 bool = _dtype.bool_  # noqa: A001

@@ -10,9 +10,8 @@ from . import _dtype as D, _layout
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
-from . import _random
 from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
-from ._ops import shape, sorting, unary
+from ._ops import random, shape, sorting, unary
 from ._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -255,8 +254,8 @@ def install():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
     for family in (pw, unary, binary, reduce, scatter, sorting, shape, join, linalg, cplx,
-                   _random):
-        for name, fn in getattr(family, "TENSOR_METHODS", {}).items():
+                   random):
+        for name, fn in family.TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
     for name in _INPLACE:
         setattr(Tensor, name + "_", _inplace_method(_METHODS[name]))

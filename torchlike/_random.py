@@ -526,12 +526,6 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return with_out(_finish(t._value(), requires_grad), out)
 
 
-# Sampling from tensors and the in-place samplers use the generator and factories above.
-from ._ops import random as _sampling  # noqa: E402
-from ._ops.random import bernoulli, multinomial, normal, poisson  # noqa: E402,F401
-
 PUBLIC = ("Generator", "default_generator", "manual_seed", "seed", "initial_seed",
           "get_rng_state", "set_rng_state", "rand", "randn", "randint", "rand_like",
-          "randn_like", "randint_like", "randperm") + _sampling.PUBLIC
-TENSOR_METHODS = dict(_sampling.TENSOR_METHODS)
-
+          "randn_like", "randint_like", "randperm")
