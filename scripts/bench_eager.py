@@ -10,6 +10,9 @@ Cases (64x64 float32 unless said otherwise):
                                p -= lr * p.grad under no_grad for the 6 parameters.
                                jax eager: un-jitted jax.value_and_grad + per-parameter update;
                                jax jit: jax.jit(jax.value_and_grad(loss)) + update in one program.
+  e. the op surface, recorded: indexing, reductions, sorting, matmul, joins, ... on 64x64 inputs
+     that require grad (setitem on a plain tensor), torchlike next to torch, and each op's time
+     as a multiple of torchlike's recorded mul (case b).  Issue 3 asks for <= 2x.
 
 Each measurement warms up first, then times windows of --window back-to-back repetitions with
 time.perf_counter, waiting for the window's last result (block_until_ready) before stopping the
@@ -137,6 +140,52 @@ def torch_style_cases(lib, data):
     return {"a": op_no_grad, "b": op_recorded, "c": mul_sum_backward, "d": mlp_step}, params
 
 
+# --- e. the op surface (the same code for torchlike and torch) -------------------------------
+
+SURFACE = [
+    ("x[3]", lambda T, d: d["x"][3]),
+    ("x[:, ::2]", lambda T, d: d["x"][:, ::2]),
+    ("x[idx]", lambda T, d: d["x"][d["idx"]]),
+    ("x[mask]", lambda T, d: d["x"][d["mask"]]),
+    ("x[idx] = 0 (no grad)", lambda T, d: d["plain"].__setitem__(d["idx"], 0.0) or d["plain"]),
+    ("gather", lambda T, d: T.gather(d["x"], 1, d["idx2"])),
+    ("index_select", lambda T, d: T.index_select(d["x"], 0, d["idx"])),
+    ("masked_fill", lambda T, d: d["x"].masked_fill(d["mask"], 0.0)),
+    ("sum", lambda T, d: d["x"].sum()),
+    ("sum(dim)", lambda T, d: d["x"].sum(1)),
+    ("mean(dim)", lambda T, d: d["x"].mean(0)),
+    ("max(dim)", lambda T, d: d["x"].max(1)),
+    ("std(dim)", lambda T, d: d["x"].std(1)),
+    ("logsumexp", lambda T, d: T.logsumexp(d["x"], 1)),
+    ("cumsum", lambda T, d: d["x"].cumsum(1)),
+    ("argmax", lambda T, d: d["x"].argmax(1)),
+    ("sort", lambda T, d: d["x"].sort(1)),
+    ("topk", lambda T, d: d["x"].topk(5)),
+    ("matmul", lambda T, d: d["x"] @ d["y"]),
+    ("bmm", lambda T, d: T.bmm(d["x3"], d["x3"])),
+    ("einsum", lambda T, d: T.einsum("ij,jk->ik", d["x"], d["y"])),
+    ("linalg.vector_norm", lambda T, d: T.linalg.vector_norm(d["x"], dim=1)),
+    ("cat", lambda T, d: T.cat([d["x"], d["y"]])),
+    ("stack", lambda T, d: T.stack([d["x"], d["y"]])),
+    ("transpose+contiguous", lambda T, d: d["x"].t().contiguous()),
+    ("reshape", lambda T, d: d["x"].reshape(16, 256)),
+    ("where", lambda T, d: T.where(d["mask"], d["x"], d["y"])),
+    ("clamp", lambda T, d: d["x"].clamp(-1, 1)),
+    ("softmax", lambda T, d: T.special.softmax(d["x"], 1)),
+]
+
+
+def surface_cases(lib, data):
+    rng = np.random.default_rng(1)
+    d = {"x": lib.tensor(data["a"], requires_grad=True), "y": lib.tensor(data["b"]),
+         "plain": lib.tensor(data["a"]),
+         "x3": lib.tensor(data["a"].reshape(4, 32, 32), requires_grad=True),
+         "idx": lib.tensor(rng.integers(0, N, 16)),
+         "idx2": lib.tensor(rng.integers(0, N, (N, 4))),
+         "mask": lib.tensor(data["a"] > 0)}
+    return {name: (lambda fn=fn: fn(lib, d)) for name, fn in SURFACE}
+
+
 # --- hand-written JAX --------------------------------------------------------------------------
 
 def mlp_loss(params, x, y):
@@ -210,6 +259,34 @@ def fmt(v, digits=1):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def measure_surface(data, impls, args):
+    """Case e: each op of SURFACE in torchlike and torch, and torchlike's time over its own
+    recorded mul (case b)."""
+    libs = {"torchlike": (surface_cases(torchlike, data), wait_torchlike)}
+    if torch is not None:
+        libs["torch"] = (surface_cases(torch, data), wait_torch)
+    base = measure(impls["torchlike"][0]["b"], wait_torchlike, args.budget, args.window)
+    print()
+    print(f"e. op surface, 64x64 inputs requiring grad; torchlike recorded mul = "
+          f"{base['median_us']:.1f} us")
+    header = (f"{'op':<24} {'torchlike us':>13} {'torch us':>10} {'/recorded mul':>14} "
+              f"{'torchlike/torch':>16}")
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for name, _ in SURFACE:
+        t = {lib: measure(cases[name], wait, args.budget / 2, args.window)["median_us"]
+             for lib, (cases, wait) in libs.items()}
+        tl, th = t["torchlike"], t.get("torch")
+        ratio = tl / base["median_us"]
+        rows.append({"op": name, "torchlike_us": tl, "torch_us": th,
+                     "over_recorded_mul": ratio})
+        flag = "  > 2x" if ratio > 2 else ""
+        print(f"{name:<24} {fmt(tl):>13} {fmt(th):>10} {fmt(ratio, 2):>14} "
+              f"{fmt(tl / th if th else None, 2):>16}{flag}")
+    return {"recorded_mul_us": base["median_us"], "ops": rows}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON here")
@@ -263,6 +340,8 @@ def main(argv=None):
         print(f"{label:<30} {fmt(tl):>13} {fmt(jx):>10} {fmt(th):>10} "
               f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16}")
 
+    surface = measure_surface(data, impls, args)
+
     print()
     print(f"{'implementation / case':<24} {'median us':>10} {'p10 us':>10} {'p90 us':>10} "
           f"{'reps':>7}")
@@ -282,6 +361,7 @@ def main(argv=None):
 
     if args.json:
         out = {"env": env, "agreement_ok": ok, "agreement": detail, "table": table,
+               "surface": surface,
                "measurements": {f"{impl}/{key}": s for (impl, key), s in results.items()}}
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")

@@ -10,6 +10,7 @@ re-derives its array when the root's storage generation has moved since it last 
 ``_gen`` counts storage writes (for staleness); the version counter (``_version``) is what
 autograd checks, and is shared by a root and its views as in PyTorch (``.data`` gets its own).
 """
+import math
 import weakref
 
 import jax
@@ -176,7 +177,7 @@ class Tensor:
     ndimension = dim
 
     def numel(self):
-        return int(np.prod(self._arr.shape, dtype=np.int64))
+        return math.prod(self._arr.shape)
 
     nelement = numel
 
