@@ -181,9 +181,11 @@ def _advanced(x, items):
 
 
 def _check_bounds(idx, size, dim):
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        bad = idx.max() if idx.max() >= size else idx.min()
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    if idx.size:
+        hi, lo = idx.max(), idx.min()
+        if hi >= size or lo < -size:
+            bad = hi if hi >= size else lo
+            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
 def setitem(x, index, value):

@@ -209,8 +209,8 @@ def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
     if idx is None or not idx.size:
         return
     lo = -size if negative else 0
-    bad = idx[(idx < lo) | (idx >= size)]
-    if bad.size:
+    if idx.min() < lo or idx.max() >= size:   # the cheap test first; the message names the first
+        bad = idx[(idx < lo) | (idx >= size)]
         raise exc(fmt.format(bad=int(bad.reshape(-1)[0]), size=size, dim=dim))
 
 
