@@ -31,6 +31,7 @@ OPS = {
     "sub": (lambda L, a, b: a - b, (A, B)),
     "mul": (lambda L, a, b: a * b, (A, B)),
     "div": (lambda L, a, b: a / b, (A, POS)),
+    "fmod": (lambda L, a, b: L.fmod(a * 2.5, b + 0.13), (A, POS)),   # away from jumps
     "pow": (lambda L, a, b: a ** b, (POS, B)),
     "pow_scalar": (lambda L, a: a ** 3, (A,)),
     "neg": (lambda L, a: -a, (A,)),

@@ -75,7 +75,7 @@ from ._ops.pointwise import (  # noqa: E402
     bitwise_left_shift as bitwise_left_shift, bitwise_not as bitwise_not, bitwise_or as bitwise_or,
     bitwise_right_shift as bitwise_right_shift, bitwise_xor as bitwise_xor, clamp as clamp,
     clamp_max as clamp_max, clamp_min as clamp_min, clip as clip, cos as cos, div as div, eq as eq,
-    equal as equal, exp as exp, floor_divide as floor_divide, ge as ge, gt as gt,
+    equal as equal, exp as exp, floor_divide as floor_divide, fmod as fmod, ge as ge, gt as gt,
     isclose as isclose, isfinite as isfinite, isinf as isinf, isnan as isnan, isneginf as isneginf,
     isposinf as isposinf, le as le, log as log, logical_and as logical_and,
     logical_not as logical_not, logical_or as logical_or, logical_xor as logical_xor, lt as lt,

@@ -34,6 +34,8 @@ DIV = _binary("div", jnp.true_divide, "DivBackward0", promote="float", saves={0:
 REMAINDER = _binary("remainder", jnp.remainder, "RemainderBackward1", saves={1: (0, 1)})
 REMAINDER_SCALAR = _op("remainder", jnp.remainder, "RemainderBackward0", saves=(),
                       promote="common", inputs=1)
+FMOD = _binary("fmod", jnp.fmod, "FmodBackward1", saves={1: (0, 1)})
+FMOD_SCALAR = _op("fmod", jnp.fmod, "FmodBackward0", saves=(), promote="common", inputs=1)
 FLOOR_DIVIDE = _op("floor_divide", jnp.floor_divide, "NotImplemented", saves=(), promote="common",
                   no_grad_reason="derivative for aten::floor_divide is not implemented")
 MAXIMUM = _binary("maximum", jnp.maximum, "MaximumBackward0")
@@ -202,6 +204,15 @@ def remainder(input, other, *, out=None):
     other = _scalar_or_tensor(other, "remainder")
     _check_integer_division(input, other)
     op = REMAINDER if isinstance(other, Tensor) else REMAINDER_SCALAR
+    return _out(call(op, input, other), out)
+
+
+def fmod(input, other, *, out=None):
+    """Mirrors ``torch.fmod``: C's remainder, with the sign of the dividend (``input``)."""
+    _need_tensor("fmod", input, "input", 1)
+    other = _scalar_or_tensor(other, "fmod")
+    _check_integer_division(input, other)
+    op = FMOD if isinstance(other, Tensor) else FMOD_SCALAR
     return _out(call(op, input, other), out)
 
 
@@ -540,7 +551,7 @@ def family(with_inplace, no_inplace=None):
 
 
 PUBLIC, TENSOR_METHODS = family(
-    {"logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    {"fmod": fmod, "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
      "logical_not": logical_not, "bitwise_left_shift": bitwise_left_shift,
      "bitwise_right_shift": bitwise_right_shift},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
