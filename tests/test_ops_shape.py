@@ -856,3 +856,17 @@ def test_fill_and_zero_write_overlapping_views(name, fn):
     """zero_ and fill_ with a number may write to elements that share memory (each gets the
     same value); fill_ with a tensor may not, as in PyTorch."""
     both(fn, match="more than one element of the written-to tensor")
+
+
+@pytest.mark.parametrize("name,fn", cases([
+    ("select_of_split", lambda T: T.randn(4, 3, requires_grad=True).clone().split(2)[1][0]
+     .mul_(2)),
+    ("t_of_split", lambda T: T.randn(4, 3, requires_grad=True).clone().split(2)[1].t().mul_(2)),
+    ("slice_of_unbind", lambda T: T.randn(4, 3, requires_grad=True).clone().unbind(0)[1][:2]
+     .zero_()),
+    ("chunk_of_chunk", lambda T: T.randn(4, 3, requires_grad=True).clone().chunk(2)[0]
+     .chunk(2)[1].add_(1)),
+]))
+def test_views_of_multi_output_views_keep_the_inplace_rule(name, fn):
+    both(fn, match=r"^Output \d of \w+ is a view and is being modified inplace\. This view is "
+                   r"the output of a function that returns multiple views")

@@ -92,6 +92,8 @@ class Tensor:
         self._no_grad_view = not track and not _state.grad_enabled and parent.requires_grad
         self._vc = parent._version_counter()
         self._strides = op.view(parent, self, dict(static))
+        if parent._multi_view_of is not None:   # PyTorch: views of such views inherit the rule
+            self._multi_view_of = op.node[:op.node.index("Backward")]
 
     def _alias(self, own_version):
         """A view with no steps: what detach() (shared version) and .data (own) return."""
