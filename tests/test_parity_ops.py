@@ -1436,3 +1436,16 @@ def test_repr(name, fn):
 
 def test_repr_long_summarized():
     both(lambda T: repr(T.arange(2000)))
+
+
+@pytest.mark.parametrize("name,fn", cases([
+    ("add", lambda T, a: T.add(a, 1, out=T.empty(3))),
+    ("cat", lambda T, a: T.cat([a], out=T.empty(3))),
+    ("exp", lambda T, a: T.exp(a, out=T.empty(3))),
+    ("mul", lambda T, a: T.mul(a, a, out=T.empty(3))),
+    ("sum", lambda T, a: T.sum(a, 0, out=T.empty(()))),
+]))
+def test_out_with_grad_names_the_op(name, fn):
+    both(lambda T: fn(T, T.ones(3, requires_grad=True)),
+         match=rf"^{name}\(\): functions with out=\.\.\. arguments don't support automatic "
+               r"differentiation, but one of the arguments requires grad\.")

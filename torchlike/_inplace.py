@@ -115,8 +115,10 @@ def shape_broadcast(a, b):
 def copy_into_out(out, result):
     """The ``out=`` keyword: store result into out (resizing it), with no autograd."""
     if _state.grad_enabled and result.requires_grad:
-        raise RuntimeError("functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad.")
+        op = getattr(result.grad_fn, "_op", None)   # PyTorch names the op: "add(): ..."
+        raise RuntimeError(("" if op is None else f"{op.name}(): ") + "functions with out=... "
+                           "arguments don't support automatic differentiation, but one of the "
+                           "arguments requires grad.")
     if out.shape != result.shape:
         out._arr = result._value().astype(out.dtype._np)
         out._gen += 1
