@@ -25,7 +25,23 @@ _I64 = jnp.int64
 # --- sort, argsort, msort, topk, kthvalue ------------------------------------------------------
 
 def _argsort(x, dim, descending):
-    return jnp.argsort(x, axis=dim, descending=descending, stable=True).astype(_I64)
+    """Stable argsort along dim, in PyTorch's order (NaN largest, -0.0 equal to 0.0)."""
+    n = x.shape[dim] if x.ndim else 1
+    if x.dtype.itemsize > 4 or n > 2 ** 31:
+        return jnp.argsort(x, axis=dim, descending=descending, stable=True).astype(_I64)
+    # NOTE: one sort of int64 (key << b | position) numbers: XLA's CPU sort of a single integer
+    # operand is ~6x faster than its float or (key, index) sorts, and the positions make it
+    # stable.  Keys of up to 32 bits leave room for 31 bits of position.
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        x = jnp.where(jnp.isnan(x), jnp.nan, jnp.where(x == 0, 0, x)).astype(x.dtype)
+        key = _flip_negatives(jax.lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize]))
+    else:
+        key = x
+    key = key.astype(_I64)
+    bits = max(1, (n - 1).bit_length())
+    position = jax.lax.broadcasted_iota(_I64, x.shape, dim) if x.ndim else jnp.zeros((), _I64)
+    packed = ((~key if descending else key) << bits) | position
+    return jnp.sort(packed, axis=dim if x.ndim else None) & ((1 << bits) - 1)
 
 
 def _sort(x, dim, descending):
@@ -33,6 +49,9 @@ def _sort(x, dim, descending):
         return x, jnp.zeros((), _I64)
     idx = _argsort(x, dim, descending)
     return jnp.take_along_axis(x, idx, axis=dim), idx
+
+
+_SAME_WIDTH_INT = {2: jnp.int16, 4: jnp.int32}
 
 
 def _flip_negatives(bits):
