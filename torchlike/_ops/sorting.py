@@ -24,24 +24,39 @@ _I64 = jnp.int64
 
 # --- sort, argsort, msort, topk, kthvalue ------------------------------------------------------
 
-def _argsort(x, dim, descending):
-    """Stable argsort along dim, in PyTorch's order (NaN largest, -0.0 equal to 0.0)."""
-    n = x.shape[dim] if x.ndim else 1
-    if x.dtype.itemsize > 4 or n > 2 ** 31:
-        return jnp.argsort(x, axis=dim, descending=descending, stable=True).astype(_I64)
-    # NOTE: one sort of int64 (key << b | position) numbers: XLA's CPU sort of a single integer
-    # operand is ~6x faster than its float or (key, index) sorts, and the positions make it
-    # stable.  Keys of up to 32 bits leave room for 31 bits of position.
+def _order_key(x):
+    """int64 numbers ordered as PyTorch orders x (NaN largest, -0.0 equal to 0.0)."""
     if jnp.issubdtype(x.dtype, jnp.floating):
         x = jnp.where(jnp.isnan(x), jnp.nan, jnp.where(x == 0, 0, x)).astype(x.dtype)
-        key = _flip_negatives(jax.lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize]))
-    else:
-        key = x
-    key = key.astype(_I64)
+        x = _flip_negatives(jax.lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize]))
+    return x.astype(_I64)
+
+
+def _positions_by(key, dim, bits):
+    """Stable argsort of a key of up to 32 bits along dim: one sort of (key << bits | position)."""
+    position = jax.lax.broadcasted_iota(_I64, key.shape, dim)
+    return jnp.sort((key << bits) | position, axis=dim) & ((1 << bits) - 1)
+
+
+def _argsort(x, dim, descending):
+    """Stable argsort along dim, in PyTorch's order.
+
+    NOTE: XLA's CPU sort of one integer operand is ~6x faster than its float sort or a sort of
+    (key, index) pairs, so keys are packed with their positions into int64 numbers: one sort for
+    dtypes of up to 32 bits, two (low half, then high half: a stable radix) for 64-bit ones."""
+    if x.ndim == 0:
+        return jnp.zeros((), _I64)
+    n = x.shape[dim]
+    if n > 2 ** 31:
+        return jnp.argsort(x, axis=dim, descending=descending, stable=True).astype(_I64)
+    key = _order_key(x)
+    key = ~key if descending else key
     bits = max(1, (n - 1).bit_length())
-    position = jax.lax.broadcasted_iota(_I64, x.shape, dim) if x.ndim else jnp.zeros((), _I64)
-    packed = ((~key if descending else key) << bits) | position
-    return jnp.sort(packed, axis=dim if x.ndim else None) & ((1 << bits) - 1)
+    if x.dtype.itemsize <= 4:
+        return _positions_by(key, dim, bits)
+    by_low = _positions_by(key & 0xFFFFFFFF, dim, bits)
+    high = jnp.take_along_axis(key >> 32, by_low, axis=dim)
+    return jnp.take_along_axis(by_low, _positions_by(high, dim, bits), axis=dim)
 
 
 def _sort(x, dim, descending):
@@ -51,7 +66,7 @@ def _sort(x, dim, descending):
     return jnp.take_along_axis(x, idx, axis=dim), idx
 
 
-_SAME_WIDTH_INT = {2: jnp.int16, 4: jnp.int32}
+_SAME_WIDTH_INT = {2: jnp.int16, 4: jnp.int32, 8: jnp.int64}
 
 
 def _flip_negatives(bits):
