@@ -870,3 +870,32 @@ def test_fill_and_zero_write_overlapping_views(name, fn):
 def test_views_of_multi_output_views_keep_the_inplace_rule(name, fn):
     both(fn, match=r"^Output \d of \w+ is a view and is being modified inplace\. This view is "
                    r"the output of a function that returns multiple views")
+
+
+def _stale_split_view(T):
+    """An output of split whose storage was then written (under no_grad)."""
+    x = T.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True).clone()
+    a, _ = x.split(2)
+    with T.no_grad():
+        x.mul_(2)
+    return a
+
+
+@pytest.mark.parametrize("name,fn", cases([
+    ("detach", lambda T, a: a.detach() * 1),
+    ("numpy", lambda T, a: T.tensor(a.detach().numpy())),
+    ("requires_grad", lambda T, a: a.requires_grad),
+    ("grad_fn", lambda T, a: a.grad_fn),
+    ("add", lambda T, a: a + 1),
+    ("add_no_grad", lambda T, a: T.no_grad().__enter__() or a + 1),
+]))
+def test_stale_multi_output_view(name, fn):
+    """After its storage is written, a split output stays readable but cannot join the graph
+    while grad mode is on."""
+    try:
+        both(lambda T: fn(T, _stale_split_view(T)),
+             match=r"^Output 0 of Split is a view and its base or another view of its base has "
+                   r"been modified inplace")
+    finally:
+        torch.set_grad_enabled(True)
+        tl.set_grad_enabled(True)

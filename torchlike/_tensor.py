@@ -49,6 +49,7 @@ class Tensor:
     _strides = None        # None: contiguous
     _retains = False
     _multi_view_of = None  # views from unbind/split: PyTorch forbids in-place writes with grad
+    _stale = False         # such a view after a write to its storage: no use in the graph
     _no_grad_view = False  # a view of a tensor requiring grad, made under no_grad
 
     def __new__(cls, *args, **kwargs):
@@ -135,6 +136,8 @@ class Tensor:
         return self._vbase
 
     def _edge(self):
+        if self._stale:
+            raise _shape.stale_view_error(self)
         fn = self._grad_fn
         if fn is not None:
             return (fn, self._output_nr)
@@ -225,6 +228,8 @@ class Tensor:
     def grad_fn(self):
         if self._root is not None:
             self._sync()
+            if self._stale and _state.grad_enabled:
+                raise _shape.stale_view_error(self)
         return self._grad_fn
 
     @property

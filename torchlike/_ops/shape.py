@@ -207,19 +207,23 @@ COPY_SLICES = Op("copy_slices", lambda root, value, chain: _scatter_fn(chain)(ro
                  "CopySlices", saves=())
 
 
+def stale_view_error(view):
+    """PyTorch's error for using an output of a multi-view op (unbind, split) in the graph after
+    its storage was written in place."""
+    return RuntimeError(
+        f"Output {view._output_nr} of {view._multi_view_of} is a view and its base or another "
+        "view of its base has been modified inplace. This view is the output of a function "
+        "that returns multiple views. Such functions do not allow the output views to be "
+        "modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
 def as_strided_node(root, chain, view):
     """The grad_fn a view gets after its storage was written: its chain, from the root.  An
-    output of a multi-view op (unbind, split) cannot get one: PyTorch raises on its every use
-    while grad mode is on."""
+    output of a multi-view op (unbind, split) gets none: it is marked stale, and using it in
+    the graph while grad mode is on raises stale_view_error (its values stay readable)."""
     if view._multi_view_of is not None:
-        view._seen = -1   # stays out of sync: every later use checks again
-        if not _state.grad_enabled:
-            return view._grad_fn
-        raise RuntimeError(
-            f"Output {view._output_nr} of {view._multi_view_of} is a view and its base or another "
-            "view of its base has been modified inplace. This view is the output of a function "
-            "that returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one.")
+        view._stale = True
+        return view._grad_fn
     static = (("chain", chain),)
     return AS_STRIDED._node_cls(AS_STRIDED, static, None, (root._value(),), (root._edge(),), (0,),
                                 (view,))
