@@ -325,8 +325,10 @@ def inputs_read(op, arrays):
 
 
 def with_out(result, out):
-    """Honour an op's ``out=`` keyword."""
+    """Honour an op's ``out=`` keyword (a tuple of Tensors for an op returning a named tuple)."""
     if out is None:
         return result
     from ._inplace import copy_into_out
+    if isinstance(result, tuple):
+        return type(result)(*(copy_into_out(o, r) for o, r in zip(out, result)))
     return copy_into_out(out, result)

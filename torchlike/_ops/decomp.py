@@ -138,9 +138,7 @@ def slogdet(A, *, out=None):
     exp(logabsdet)`` (sign 0 and logabsdet -inf for a singular matrix)."""
     _check("linalg.slogdet", A)
     sign, logabsdet = call(SLOGDET, A)
-    if out is not None:
-        return RT.linalg_slogdet(_out(sign, out[0]), _out(logabsdet, out[1]))
-    return RT.linalg_slogdet(sign, logabsdet)
+    return _out(RT.linalg_slogdet(sign, logabsdet), out)
 
 
 def _slogdet(input):
@@ -178,9 +176,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     inverse, info = call(INV_EX, A)
     if check_errors:
         _raise_on_info(info, A, _inv_message)
-    if out is not None:
-        return RT.linalg_inv_ex(_out(inverse, out[0]), _out(info, out[1]))
-    return RT.linalg_inv_ex(inverse, info)
+    return _out(RT.linalg_inv_ex(inverse, info), out)
 
 
 def inv(A, *, out=None):
@@ -228,9 +224,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
         _raise_on_info(info, A, lambda prefix, _: (
             f"torch.linalg.solve: {prefix}The solver failed because the input matrix is "
             "singular."))
-    if out is not None:
-        return RT.linalg_solve_ex(_out(result, out[0]), _out(info, out[1]))
-    return RT.linalg_solve_ex(result, info)
+    return _out(RT.linalg_solve_ex(result, info), out)
 
 
 def solve(A, B, *, left=True, out=None):
@@ -297,9 +291,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     L, info = call(CHOLESKY_EX, A, static=(("upper", bool(upper)),))
     if check_errors:
         _raise_on_info(info, A, _cholesky_message("linalg.cholesky"))
-    if out is not None:
-        return RT.linalg_cholesky_ex(_out(L, out[0]), _out(info, out[1]))
-    return RT.linalg_cholesky_ex(L, info)
+    return _out(RT.linalg_cholesky_ex(L, info), out)
 
 
 def linalg_cholesky(A, *, upper=False, out=None):
@@ -355,9 +347,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     if mode == "complete" and m <= n:
         mode = "reduced"   # the same factors
     Q, R = call(op, A, static=(("mode", mode),))
-    if out is not None:
-        return RT.linalg_qr(_out(Q, out[0]), _out(R, out[1]))
-    return RT.linalg_qr(Q, R)
+    return _out(RT.linalg_qr(Q, R), out)
 
 
 def qr(input, some=True, *, out=None):
@@ -368,9 +358,7 @@ def qr(input, some=True, *, out=None):
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
         "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
     Q, R = linalg_qr(input, "reduced" if some else "complete")
-    if out is not None:
-        return RT.qr(_out(Q, out[0]), _out(R, out[1]))
-    return RT.qr(Q, R)
+    return _out(RT.qr(Q, R), out)
 
 
 # --- svd ----------------------------------------------------------------------------------------
@@ -496,9 +484,7 @@ def eig(A, *, out=None):
     input), eigenvectors of unit norm.  Runs on the CPU (jax's eig has no accelerator kernel)."""
     _check_eig("linalg.eig", A)
     w, v = call(EIG, A)
-    if out is not None:
-        return RT.linalg_eig(_out(w, out[0]), _out(v, out[1]))
-    return RT.linalg_eig(w, v)
+    return _out(RT.linalg_eig(w, v), out)
 
 
 def eigvals(A, *, out=None):
@@ -531,9 +517,7 @@ def eigh(A, UPLO="L", *, out=None):
     the Hermitian matrix held in ``A``'s lower (``UPLO='L'``) or upper triangle."""
     static = _check_eigh(A, UPLO)
     w, v = call(EIGH, A, static=static)
-    if out is not None:
-        return RT.linalg_eigh(_out(w, out[0]), _out(v, out[1]))
-    return RT.linalg_eigh(w, v)
+    return _out(RT.linalg_eigh(w, v), out)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

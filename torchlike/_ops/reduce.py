@@ -239,6 +239,14 @@ ARGMIN = Op("argmin", lambda x, dim, keepdim: _argpick(x, dim, keepdim, _argmin)
             saves=())
 
 
+def _along(name, op, result_type, input, dim, keepdim, out):
+    """The (values, indices) named tuple ``op`` picks along one dim (max, min, median, mode)."""
+    d = _wrap_dim(dim, input.ndim)
+    _check_nonempty(name, input, (d,))
+    values, indices = call(op, input, static=(("dim", d), ("keepdim", bool(keepdim))))
+    return _out(result_type(values, indices), out)
+
+
 def _extreme(name, full_op, dim_op, other_fn, result_type, input, dim, keepdim, out):
     if isinstance(dim, Tensor):   # max(a, b): the elementwise maximum
         return other_fn(input, dim, out=out)
@@ -249,12 +257,7 @@ def _extreme(name, full_op, dim_op, other_fn, result_type, input, dim, keepdim, 
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected one of: (), (Tensor other), "
                         "(int dim, bool keepdim = False)")
-    d = _wrap_dim(dim, input.ndim)
-    _check_nonempty(name, input, (d,))
-    values, indices = call(dim_op, input, static=(("dim", d), ("keepdim", bool(keepdim))))
-    if out is not None:
-        values, indices = _out(values, out[0]), _out(indices, out[1])
-    return result_type(values, indices)
+    return _along(name, dim_op, result_type, input, dim, keepdim, out)
 
 
 def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
@@ -294,9 +297,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     if dims and input.shape[dims[0]] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
     lo, hi = call(AMINMAX, input, static=(("dims", dims), ("keepdim", bool(keepdim))))
-    if out is not None:
-        lo, hi = _out(lo, out[0]), _out(hi, out[1])
-    return RT.aminmax(lo, hi)
+    return _out(RT.aminmax(lo, hi), out)
 
 
 def _arg(name, op, input, dim, keepdim, out):
@@ -526,12 +527,7 @@ def _median(name, full_op, dim_op, result_type, input, dim, keepdim, out):
         raise NotImplementedError(f"\"{name}_cpu\" not implemented for 'Bool'")
     if dim is None:
         return _out(call(full_op, input), out)
-    d = _wrap_dim(dim, input.ndim)
-    _check_nonempty(name, input, (d,))
-    values, indices = call(dim_op, input, static=(("dim", d), ("keepdim", bool(keepdim))))
-    if out is not None:
-        values, indices = _out(values, out[0]), _out(indices, out[1])
-    return result_type(values, indices)
+    return _along(name, dim_op, result_type, input, dim, keepdim, out)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -568,12 +564,7 @@ MODE = Op("mode", _mode, "ModeBackward0", saves={0: ()})
 def mode(input, dim=-1, keepdim=False, *, out=None):
     """Mirrors ``torch.mode``: ``return_types.mode(values, indices)``, the most frequent value
     along ``dim`` (the smallest on ties) and the index of its last occurrence."""
-    d = _wrap_dim(dim, input.ndim)
-    _check_nonempty("mode", input, (d,))
-    values, indices = call(MODE, input, static=(("dim", d), ("keepdim", bool(keepdim))))
-    if out is not None:
-        values, indices = _out(values, out[0]), _out(indices, out[1])
-    return RT.mode(values, indices)
+    return _along("mode", MODE, RT.mode, input, dim, keepdim, out)
 
 
 # --- quantile, nanquantile ------------------------------------------------------------------------
@@ -760,17 +751,13 @@ CUMMIN = Op("cummin", lambda x, dim: _cum_select(x, dim, False), "CumminBackward
 def cummax(input, dim, *, out=None):
     """Mirrors ``torch.cummax``: ``return_types.cummax(values, indices)``."""
     values, indices = call(CUMMAX, input, static=(("dim", _wrap_dim(dim, input.ndim)),))
-    if out is not None:
-        values, indices = _out(values, out[0]), _out(indices, out[1])
-    return RT.cummax(values, indices)
+    return _out(RT.cummax(values, indices), out)
 
 
 def cummin(input, dim, *, out=None):
     """Mirrors ``torch.cummin``: ``return_types.cummin(values, indices)``."""
     values, indices = call(CUMMIN, input, static=(("dim", _wrap_dim(dim, input.ndim)),))
-    if out is not None:
-        values, indices = _out(values, out[0]), _out(indices, out[1])
-    return RT.cummin(values, indices)
+    return _out(RT.cummin(values, indices), out)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):

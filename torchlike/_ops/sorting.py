@@ -123,13 +123,6 @@ def _check_sortable(input):
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
 
 
-def _out_pair(result, out, cls):
-    """``out=(values, indices)`` for the ops returning a named pair."""
-    if out is None:
-        return result
-    return cls(with_out(result[0], out[0]), with_out(result[1], out[1]))
-
-
 def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     """Mirrors ``torch.sort``: (values, indices) along ``dim``, NaN sorting as the largest.
 
@@ -145,7 +138,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     op = SORT if stable is None else SORT_STABLE
     dim = _wrap_dim(dim, input.ndim)
     values, indices = call(op, input, static=(("dim", dim), ("descending", bool(descending))))
-    return _out_pair(return_types.sort(values, indices), out, return_types.sort)
+    return with_out(return_types.sort(values, indices), out)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -178,7 +171,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         raise RuntimeError("selected index k out of range")
     values, indices = call(TOPK, input, static=(("k", int(k)), ("dim", dim),
                                                  ("largest", bool(largest))))
-    return _out_pair(return_types.topk(values, indices), out, return_types.topk)
+    return with_out(return_types.topk(values, indices), out)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -196,7 +189,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, indices = call(KTHVALUE, input, static=(("k", int(k)), ("dim", dim),
                                                      ("keepdim", bool(keepdim))))
-    return _out_pair(return_types.kthvalue(values, indices), out, return_types.kthvalue)
+    return with_out(return_types.kthvalue(values, indices), out)
 
 
 # --- unique, unique_consecutive (eager only) ---------------------------------------------------
