@@ -203,7 +203,7 @@ def call(op, *args, static=()):
         t = _new_tensor(Tensor)   # the common no-grad case, kept short
         t._arr = out
         return t
-    return wrap_outputs(op, static, dt, out, args, arrays, edges, mask)
+    return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)
 
 
 _new_tensor = object.__new__
@@ -223,8 +223,9 @@ def _broadcast_message(arrays):
     return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
-def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None):
-    """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode."""
+def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=True):
+    """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode.
+    ``strided=False`` says no input is laid out non-contiguously (call() knows already)."""
     multi = isinstance(out, (tuple, list))
     outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
     if edges is not None and op._node_cls is not None:
@@ -240,12 +241,12 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None):
                     t._output_nr = nr
     if op.view is not None and not multi:
         outs[0]._become_view(args[0], op, static, edges is not None)
-    elif op.elementwise and not multi:
-        if any(isinstance(a, Tensor) and a._strides is not None for a in args):
-            # a Python scalar is a 0-dim operand, as PyTorch wraps it
-            outs[0]._strides = output_strides(out.shape, [
-                (a.shape, a.stride()) if isinstance(a, Tensor) else ((), ()) for a in args
-                if isinstance(a, (Tensor,) + _SCALARS)])
+    elif op.elementwise and strided and not multi and any(
+            isinstance(a, Tensor) and a._strides is not None for a in args):
+        # a Python scalar is a 0-dim operand, as PyTorch wraps it
+        outs[0]._strides = output_strides(out.shape, [
+            (a.shape, a.stride()) if isinstance(a, Tensor) else ((), ()) for a in args
+            if isinstance(a, (Tensor,) + _SCALARS)])
     return outs if multi else outs[0]
 
 
