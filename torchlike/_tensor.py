@@ -532,6 +532,16 @@ def _py_scalar(a):
     return a.item()
 
 
+def values_for_shape(t, name):
+    """``t``'s values as numpy, for an op whose output shape depends on them (eager only)."""
+    arr = t._value()
+    if isinstance(arr, jax.core.Tracer):
+        raise RuntimeError(f"{name}() has a data-dependent output shape and cannot be traced "
+                           "(torchlike.compile / to_jax); use torchlike.where(cond, x, y) or "
+                           "call it outside the compiled step")
+    return np.asarray(arr)
+
+
 def _wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:

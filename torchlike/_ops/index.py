@@ -12,7 +12,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call
-from .._tensor import Tensor
+from .._tensor import Tensor, values_for_shape
 from . import shape
 
 
@@ -230,13 +230,10 @@ def _broadcastable(src, dst):
 
 def nonzero(input, *, as_tuple=False):
     """Mirrors ``torch.nonzero`` (eager only: the result's shape depends on the values)."""
-    arr = input._value()
-    if isinstance(arr, jax.core.Tracer):
-        raise RuntimeError("nonzero() has a data-dependent output shape and cannot be traced; "
-                           "use torchlike.where(cond, x, y) instead")
+    arr = values_for_shape(input, "nonzero")
     if arr.ndim == 0 and not as_tuple:   # PyTorch: shape (1, 0) or (0, 0)
-        return from_host(np.argwhere(np.asarray(arr)), arr, np.int64)
-    nz = np.nonzero(np.asarray(arr).reshape(-1) if arr.ndim == 0 else np.asarray(arr))
+        return from_host(np.argwhere(arr), input, np.int64)
+    nz = np.nonzero(arr.reshape(-1) if arr.ndim == 0 else arr)
     if as_tuple:
-        return tuple(from_host(i, arr, np.int64) for i in nz)
-    return from_host(np.stack(nz, axis=1), arr, np.int64)
+        return tuple(from_host(i, input, np.int64) for i in nz)
+    return from_host(np.stack(nz, axis=1), input, np.int64)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor
+from .._tensor import Tensor, values_for_shape
 from . import shape
 from .index import INDEX_PUT, _accumulate, _advanced, _decode
 from .pointwise import family
@@ -29,12 +29,6 @@ def _dim(dim, ndim):
     return _wrap_dim(dim, max(ndim, 1))
 
 
-
-
-def _not_traced(t, name):
-    if isinstance(t._value(), jax.core.Tracer):
-        raise RuntimeError(f"{name}() has a data-dependent output shape and cannot be traced; "
-                           "use torchlike.where(mask, x, y) instead")
 
 
 def _positions(idx, dim):
@@ -489,9 +483,8 @@ def masked_select(input, mask, *, out=None):
     """Mirrors ``torch.masked_select`` (eager only: the result's size depends on the mask)."""
     if mask.dtype._name != "bool":
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    _not_traced(mask, "masked_select")
     shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    flat = np.flatnonzero(np.broadcast_to(_concrete(mask), shape))
+    flat = np.flatnonzero(np.broadcast_to(values_for_shape(mask, "masked_select"), shape))
     idx = from_host(flat, input, np.int64)
     return with_out(call(MASKED_SELECT, input, idx, static=(("shape", shape),)), out)
 
@@ -565,8 +558,7 @@ def put(input, index, source, accumulate=False):
 def argwhere(input):
     """Mirrors ``torch.argwhere`` (eager only): the indices of the non-zero elements, one row
     each."""
-    _not_traced(input, "argwhere")
-    arr = np.asarray(input._value())
+    arr = values_for_shape(input, "argwhere")
     return from_host(np.argwhere(arr), input, np.int64)
 
 

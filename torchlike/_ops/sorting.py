@@ -17,7 +17,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _wrap_dim, values_for_shape
 
 _I64 = jnp.int64
 
@@ -194,15 +194,6 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 # --- unique, unique_consecutive (eager only) ---------------------------------------------------
 
-def _concrete(input, name):
-    """The values of ``input`` as numpy, or a clear error when they are being traced."""
-    arr = input._value()
-    if isinstance(arr, jax.core.Tracer):
-        raise RuntimeError(f"{name}() has a data-dependent output shape and cannot be traced "
-                           f"(torchlike.compile / to_jax); call it outside the compiled step")
-    return np.asarray(arr)
-
-
 def _groups(a, dim, consecutive):
     """(representative index per group, inverse, counts) of the rows of ``a`` along ``dim``
     (every element when ``dim`` is None).  NaN != NaN, so each NaN is a group of its own, as in
@@ -242,7 +233,7 @@ _UNIQUE_VALUES = {
 
 
 def _unique(input, name, op, consecutive, return_inverse, return_counts, dim):
-    a = _concrete(input, name)
+    a = values_for_shape(input, name)
     if dim is not None:
         dim = _wrap_dim(dim, input.ndim)
         if a.size == 0:
@@ -487,7 +478,7 @@ def bincount(input, weights=None, minlength=0):
                                   f"'{input.dtype._scalar_name}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
-    a = _concrete(input, "bincount")
+    a = values_for_shape(input, "bincount")
     if a.ndim == 1 and a.size == 0:
         from .._creation import zeros
         return zeros(minlength, dtype=D.int64)
