@@ -219,7 +219,7 @@ class Tensor:
     def is_contiguous(self, memory_format=None):
         if memory_format is None and self._strides is None:
             return True
-        return _layout.is_contiguous(self._value().shape, self._strides,
+        return _layout.is_contiguous(self._arr.shape, self._strides,
                                      memory_format or _layout.contiguous_format)
 
     # --- autograd attributes --------------------------------------------------------------------
