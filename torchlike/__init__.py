@@ -21,7 +21,8 @@ from . import _dtype, _methods  # noqa: E402
 _methods.install()   # Tensor methods, operators and properties (each op family's TENSOR_METHODS)
 
 from . import (  # noqa: E402
-    autograd as autograd, fft as fft, linalg as linalg, special as special, testing as testing)
+    autograd as autograd, fft as fft, linalg as linalg, nn as nn, special as special,
+    testing as testing)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
     empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
