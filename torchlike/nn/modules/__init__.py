@@ -1,0 +1,1 @@
+"""The layers of torchlike.nn, one file per family (each thin over nn.functional)."""

@@ -1,0 +1,88 @@
+"""Parameter and Buffer: the Tensors a Module files as its state (mirrors ``torch.nn.parameter``).
+"""
+import numpy as np
+
+from .._creation import empty
+from .._tensor import Tensor
+
+
+def _new(cls, data, requires_grad):
+    """A leaf of class ``cls`` holding ``data``'s values (the jax array is shared: immutable)."""
+    if data is None:
+        data = empty(0)
+    if not isinstance(data, Tensor):
+        raise TypeError(f"Creating a {cls.__name__} from an instance of type "
+                        f"{type(data).__name__} requires that detach() returns an instance of "
+                        "the same type, but return type Tensor was found instead.")
+    t = object.__new__(cls)
+    t._arr = data._value()
+    t._strides = data._strides
+    if requires_grad:
+        t._set_requires_grad(True)
+    return t
+
+
+class Parameter(Tensor):
+    """Mirrors ``torch.nn.Parameter``: a leaf Tensor that a Module registers as a parameter.
+
+    Args:
+        data: the initial values (default: an empty tensor).
+        requires_grad: whether the parameter requires gradient (default True).
+
+    Example::
+
+        >>> w = torchlike.nn.Parameter(torchlike.zeros(2))
+        >>> w
+        Parameter containing:
+        tensor([0., 0.], requires_grad=True)
+    """
+
+    def __new__(cls, data=None, requires_grad=True):
+        return _new(cls, data, requires_grad)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (type(self), np.asarray(self._value()), self.dtype._name,
+                                     self.requires_grad))
+
+
+def _rebuild_parameter(cls, values, dtype_name, requires_grad):
+    from .._creation import _rebuild
+    return cls(_rebuild(values, dtype_name, False), requires_grad)
+
+
+class Buffer(Tensor):
+    """Mirrors ``torch.nn.Buffer``: assigning one to a Module attribute registers it as a
+    buffer; ``persistent=False`` keeps it out of ``state_dict``."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        t = _new(cls, data, False)
+        t.persistent = persistent
+        return t
+
+
+class UninitializedParameter(Parameter):
+    """Mirrors ``torch.nn.UninitializedParameter``: the parameter of a lazy module before its
+    first forward; ``materialize(shape)`` gives it its shape."""
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _new(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give this parameter ``shape`` (uninitialised values) and make it a Parameter."""
+        t = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
+        self._arr = t._value()
+        self._strides = None
+        self.__class__ = Parameter
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+def is_lazy(param):
+    """Mirrors ``torch.nn.parameter.is_lazy``."""
+    return isinstance(param, UninitializedParameter)
