@@ -22,6 +22,7 @@ from .. import _dtype as D
 from .._dispatch import Op, call, with_out as _out
 from .._tensor import _wrap_dim
 from . import complex as cplx, join, shape
+from .spatial import CONSTANT_PAD as PAD
 
 
 # --- the primitives -----------------------------------------------------------------------------
@@ -51,8 +52,6 @@ def _c2r(x, dims, last_size, scale):
 FFT_R2C = Op("fft_r2c", _r2c, "FftR2CBackward0", saves=())
 FFT_C2C = Op("fft_c2c", _c2c, "FftC2CBackward0", saves=())
 FFT_C2R = Op("fft_c2r", _c2r, "FftC2RBackward0", saves=())
-PAD = Op("constant_pad_nd", lambda x, pads: jnp.pad(x, pads), "ConstantPadNdBackward0",
-         saves=())
 
 
 def r2c(x, dims, onesided, scale):

@@ -1,0 +1,523 @@
+"""Linear maps and attention: ``linear``, ``bilinear``, ``scaled_dot_product_attention`` and
+``multi_head_attention_forward``.
+
+``linear`` and ``bilinear`` are composites, as in PyTorch (``addmm`` / ``matmul`` /
+``_trilinear`` plus views), so their graphs carry PyTorch's nodes; when no graph is recorded,
+``linear`` is one fused op.
+
+NOTE [ sdpa backends ]
+PyTorch's CPU build picks a backend per call.  Where it picks its fused flash kernel (4-D
+inputs, no dropout, equal batch and head counts (or ``enable_gqa``), one head size for q, k and
+v, non-empty sequences, a 2-D or 4-D mask that does not require grad) torchlike runs ONE Op
+whose node is ``ScaledDotProductFlashAttentionForCpuBackward0``: softmax(q k^T * scale + mask) v
+in one jit (a mask and ``is_causal`` together combine, as that kernel does).  Everywhere else
+PyTorch runs its "math" composite and so does torchlike, from the same ops (q and k^T each
+scaled by sqrt(scale), matmul, add the mask, ``_safe_softmax``, dropout as a product with a
+scaled Bernoulli mask from torchlike's global generator, matmul), so the graph reads the same.
+Rows whose every score is masked give 0, as PyTorch's ``_safe_softmax`` does.
+"""
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dtype as D
+from .._dispatch import Op, call
+from .._random import _C_NAMES, _key_like
+from .._tensor import Tensor
+from ..autograd.grad_mode import _state as _grad_state
+from . import linalg, pointwise
+
+# --- linear, bilinear ---------------------------------------------------------------------------
+
+
+def _linear(x, w, *bias, precision):
+    y = jnp.matmul(x, w.T, precision=precision)
+    return y + bias[0] if bias else y
+
+
+# NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
+# maths as the composite below, without its three or four dispatches.
+LINEAR = Op("linear", _linear, None)
+
+
+def _records(*tensors):
+    return _grad_state.grad_enabled and any(t is not None and t.requires_grad for t in tensors)
+
+
+def _plain(input, weight, bias):
+    """Whether the one-jit path applies: well-formed operands of one (non-bool) dtype."""
+    dt = input.dtype
+    return (weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] == weight.shape[1]
+            and weight.dtype is dt and dt is not D.bool_
+            and (bias is None or (bias.dtype is dt and tuple(bias.shape) in
+                                  ((), (1,), (weight.shape[0],)))))
+
+
+def linear(input, weight, bias=None):
+    """Mirrors ``torch.nn.functional.linear``: ``input @ weight.T + bias``.
+
+    As PyTorch composes it: ``addmm`` for a matrix input with a bias (a contiguous input of
+    another rank is flattened to a matrix first and viewed back), else ``matmul`` (+ bias);
+    when no graph is recorded, one fused op.
+
+    Example:
+        >>> F.linear(torchlike.ones(2, 3), torchlike.ones(4, 3), torchlike.zeros(4)).shape
+        torchlike.Size([2, 4])
+    """
+    if not _records(input, weight, bias) and _plain(input, weight, bias):
+        args = (input, weight) if bias is None else (input, weight, bias)
+        return call(LINEAR, *args, static=linalg._static())
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if bias is not None and weight.ndim == 2:
+        if input.ndim == 2:
+            return linalg.addmm(bias, input, weight.t())
+        if input.is_contiguous():
+            flat = input.view(-1, input.shape[-1])
+            out = linalg.addmm(bias, flat, weight.t())
+            return out.view(*input.shape[:-1], out.shape[-1])
+    out = linalg.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def _trilinear(a, w, b):
+    return jnp.einsum("ni,oij,nj->no", a, w, b)
+
+
+TRILINEAR = Op("_trilinear", _trilinear, "TrilinearBackward0")
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """Mirrors ``torch.nn.functional.bilinear``: ``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``
+    (PyTorch's ``_trilinear`` between flattened inputs, viewed back, plus the bias)."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for i in range(input1.ndim - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: "
+                               f"got {input1.shape[i]} and {input2.shape[i]}")
+    for name, x, d in (("input1", input1, 1), ("input2", input2, 2)):
+        if x.shape[-1] != weight.shape[d]:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[d]}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[0]} but expected {weight.shape[0]}")
+    for x in (input2, weight):
+        if x.dtype is not input1.dtype:
+            raise RuntimeError(f"expected scalar type {input1.dtype._scalar_name} but found "
+                               f"{x.dtype._scalar_name}")
+    a = input1.reshape(-1, input1.shape[-1])
+    b = input2.reshape(-1, input2.shape[-1])
+    out = call(TRILINEAR, a, weight, b).reshape(*input1.shape[:-1], weight.shape[0])
+    return out if bias is None else out + bias
+
+
+# --- scaled_dot_product_attention ---------------------------------------------------------------
+
+def _safe_softmax(s):
+    """Softmax over the last dim; a row that is all -inf gives zeros (PyTorch's _safe_softmax)."""
+    m = jnp.max(s, -1, keepdims=True, initial=-jnp.inf)
+    dead = m == -jnp.inf
+    e = jnp.exp(s - jnp.where(dead, jnp.zeros_like(m), jax.lax.stop_gradient(m)))
+    total = jnp.sum(e, -1, keepdims=True)
+    return e / jnp.where(dead, jnp.ones_like(total), total)
+
+
+SAFE_SOFTMAX = Op("_safe_softmax", _safe_softmax, "SafeSoftmaxBackward0", saves=("result",))
+
+
+def _sdpa(q, k, v, *mask, is_causal, scale, gqa):
+    dtype = q.dtype
+    if dtype.itemsize < 4:    # PyTorch's CPU kernel accumulates half precision in float32
+        q, k, v = (x.astype(jnp.float32) for x in (q, k, v))
+    if gqa and k.shape[-3] != q.shape[-3]:
+        k = jnp.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
+        v = jnp.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
+    s = jnp.einsum("...le,...se->...ls", q, k) * jnp.asarray(scale, q.dtype)
+    neg = jnp.asarray(-jnp.inf, s.dtype)
+    if is_causal:
+        s = jnp.where(jnp.tril(jnp.ones(s.shape[-2:], bool)), s, neg)
+    if mask:
+        m = mask[0]
+        s = jnp.where(m, s, neg) if m.dtype == jnp.bool_ else s + m.astype(s.dtype)
+    return jnp.einsum("...ls,...se->...le", _safe_softmax(s), v).astype(dtype)
+
+
+SDPA_FLASH = Op("_scaled_dot_product_flash_attention_for_cpu", _sdpa,
+                "ScaledDotProductFlashAttentionForCpuBackward0", inputs=3)
+
+
+def _dropout_noise(like, key, p):
+    keep = jax.random.uniform(jax.random.wrap_key_data(key), like.shape) >= p
+    return jnp.where(keep, jnp.asarray(1 / (1 - p) if p < 1 else 0, like.dtype),
+                     jnp.zeros((), like.dtype))
+
+
+DROPOUT_NOISE = Op("dropout_noise", _dropout_noise, None)
+
+
+def _dropout_mul(x, p):
+    """``x * noise``: PyTorch's training-mode dropout as its math path writes it (MulBackward0)."""
+    noise = call(DROPOUT_NOISE, x, _key_like(None, x), static=(("p", float(p)),))
+    return pointwise.mul(x, noise)
+
+
+def _cname(dt):
+    return _C_NAMES[dt._name]
+
+
+def _check_sdpa(query, key, value, attn_mask, dropout_p):
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_cname(query.dtype)} key.dtype: {_cname(key.dtype)} and value.dtype: "
+            f"{_cname(value.dtype)} instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got "
+            f"query.dim: {query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (D.bool_, D.float32, query.dtype):
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_cname(attn_mask.dtype)} and  query.dtype: "
+            f"{_cname(query.dtype)} instead.")
+    if not query.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Float but found {query.dtype._scalar_name}")
+    if dropout_p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if dropout_p < 0:
+        raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not "
+                           "support dropout > 0")
+
+
+def _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch's CPU build would take its flash kernel (NOTE [ sdpa backends ])."""
+    if not (query.ndim == key.ndim == value.ndim == 4) or dropout_p > 0:
+        return False
+    if not (query.shape[0] == key.shape[0] == value.shape[0]):
+        return False
+    hq, hk, hv = query.shape[1], key.shape[1], value.shape[1]
+    if not (hq == hk == hv or (enable_gqa and hk == hv and hq % hk == 0)):
+        return False
+    if not (query.shape[-1] == key.shape[-1] == value.shape[-1]):
+        return False
+    if query.shape[2] == 0 or key.shape[2] == 0:
+        return False
+    return attn_mask is None or (attn_mask.ndim in (2, 4) and not attn_mask.requires_grad)
+
+
+def _additive(mask, dtype):
+    """A bool mask (True = attend) as the float mask added to the scores."""
+    if mask.dtype is not D.bool_:
+        return mask
+    return pointwise.where(mask.logical_not(), -math.inf, 0.0).to(dtype)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        from .._creation import ones
+        attn_mask = ones(query.shape[-2], key.shape[-2], dtype=D.bool_).tril()
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    from ..special import _MUL_SCALAR
+    root = math.sqrt(scale)
+    attn = linalg.matmul(call(_MUL_SCALAR, query, root),
+                         call(_MUL_SCALAR, key.transpose(-2, -1), root))
+    if attn_mask is not None:
+        attn = attn + _additive(attn_mask, query.dtype)
+    attn = call(SAFE_SOFTMAX, attn)
+    if dropout_p > 0:
+        attn = _dropout_mul(attn, dropout_p)
+    return linalg.matmul(attn, value)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """Mirrors ``torch.nn.functional.scaled_dot_product_attention``:
+    ``softmax(query @ key.T * scale + mask) @ value``, with dropout on the attention weights.
+
+    ``attn_mask``: bool (True = take part in attention) or float (added to the scores),
+    broadcastable to (..., L, S); ``is_causal``: a lower-triangular (L, S) mask; ``scale``
+    defaults to 1/sqrt(E); ``enable_gqa``: key/value heads (dim -3) shared by groups of query
+    heads.  Dropout draws from torchlike's global generator.  See NOTE [ sdpa backends ].
+
+    Example:
+        >>> q = torchlike.ones(1, 2, 3, 4)
+        >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
+        torchlike.Size([1, 2, 3, 4])
+    """
+    _check_sdpa(query, key, value, attn_mask, dropout_p)
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        if query.shape[-3] % key.shape[-3] or query.shape[-3] % value.shape[-3]:
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    if not _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+        return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, float(scale),
+                          enable_gqa)
+    masks = () if attn_mask is None else (attn_mask,)
+    static = (("is_causal", bool(is_causal)), ("scale", float(scale)),
+              ("gqa", bool(enable_gqa)))
+    return call(SDPA_FLASH, query, key, value, *masks, static=static)
+
+
+# --- multi_head_attention_forward ---------------------------------------------------------------
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask (True = masked out) as a float mask of ``target_type`` (-inf where True)."""
+    if mask is None:
+        return None
+    if mask.dtype is not D.bool_ and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=3)
+    if mask.dtype is D.bool_:
+        mask = pointwise.where(mask, -math.inf, 0.0).to(target_type)
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the inputs are batched (3-D) or not (2-D); PyTorch's shape errors otherwise."""
+    if query.ndim not in (2, 3):
+        raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be "
+                             f"{query.ndim}-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                             "respectively")
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{query.ndim - 1}-D but found {key_padding_mask.ndim}-D tensor "
+                             "instead")
+    if attn_mask is not None:
+        if attn_mask.ndim not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or "
+                                 f"3-D but found {attn_mask.ndim}-D tensor instead")
+        if not batched and attn_mask.ndim == 3:
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+    return batched
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """q, k, v projected by the packed (3E, E) weight ``w`` (and bias ``b``), as PyTorch does:
+    one ``linear`` for self-attention, two when key is value, else three."""
+    E = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b).unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2)
+            proj = proj.squeeze(-2).contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([E, E * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2)
+        kv = kv.squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None,) * 3 if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """q, k, v projected by separate weights (PyTorch's shape checks)."""
+    Eq, Ek, Ev = q.shape[-1], k.shape[-1], v.shape[-1]
+    for name, w, shape_ in (("query", w_q, (Eq, Eq)), ("key", w_k, (Eq, Ek)),
+                            ("value", w_v, (Eq, Ev))):
+        if tuple(w.shape) != shape_:
+            raise AssertionError(f"expecting {name} weights shape of {shape_}, but got {w.shape}")
+    for name, b in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b is not None and tuple(b.shape) != (Eq,):
+            raise AssertionError(f"expecting {name} bias shape of {(Eq,)}, but got {b.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _dropout(x, p):
+    from ..nn import functional as F
+    dropout = getattr(F, "dropout", None)   # the dropout family, once it exists
+    return dropout(x, p=p) if dropout is not None else _dropout_mul(x, p)
+
+
+def multi_head_attention_forward(
+        query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+        bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+        training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+        use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+        v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+        is_causal=False):
+    """Mirrors ``torch.nn.functional.multi_head_attention_forward``: project query (L, N, E),
+    key and value (S, N, E) (or unbatched (L, E), (S, E)) into ``num_heads`` heads, attend, and
+    project back.  Returns ``(attn_output, attn_weights)``; the weights (averaged over heads
+    when ``average_attn_weights``) only when ``need_weights``, else None.  Masks: bool (True =
+    masked out) or float (added); ``attn_mask`` 2-D (L, S) or 3-D (N * num_heads, L, S)."""
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None     # sdpa builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        b_q, b_k, b_v = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+    else:
+        if key.shape != value.shape:
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.ndim == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
+
+    from .spatial import pad
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        from .shape import cat
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
+        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None
+                             else "bias_v is set but bias_k is None")
+
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
+    if add_zero_attn:
+        from .._creation import zeros
+        from .shape import cat
+        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], dim=1)
+        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], dim=1)
+        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
+        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
+        k_t = k.transpose(-2, -1)
+        weights = (linalg.bmm(q_scaled, k_t) if attn_mask is None
+                   else linalg.baddbmm(attn_mask, q_scaled, k_t))
+        from ..special import softmax
+        weights = softmax(weights, -1)
+        if dropout_p > 0.0:
+            weights = _dropout(weights, dropout_p)
+        out = linalg.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            from .reduce import mean
+            weights = mean(weights, 1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    return (out if batched else out.squeeze(1)), None
+
+
+def _heads(x, static, name, count, head_dim):
+    """(S, N, E) -> (N * heads, S, head_dim), or the given static keys / values."""
+    if static is None:
+        return x.view(x.shape[0], count, head_dim).transpose(0, 1)
+    if static.shape[0] != count:
+        raise AssertionError(f"expecting {name}.size(0) of {count}, but got {static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static
+
+
+PUBLIC = ("bilinear",)
+TENSOR_METHODS = {}
