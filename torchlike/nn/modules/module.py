@@ -10,7 +10,6 @@ order it was assigned).  Hooks live in one dict per kind (``_hooks``), each mapp
 to the hook, so a ``RemovableHandle`` removes it.
 """
 import collections
-import copy
 import itertools
 import warnings
 
@@ -811,7 +810,8 @@ def _copy_tree(module, memo=None):
     memo = {} if memo is None else memo
     if id(module) in memo:
         return memo[id(module)]
-    clone = copy.copy(module)
+    clone = object.__new__(type(module))   # not copy.copy: parametrized modules forbid it
+    clone.__dict__.update(module.__dict__)
     memo[id(module)] = clone
     object.__setattr__(clone, "_parameters", dict(module._parameters))
     object.__setattr__(clone, "_buffers", dict(module._buffers))

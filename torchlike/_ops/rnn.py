@@ -1,0 +1,407 @@
+"""Recurrent networks: the stacked recurrences ``lstm``, ``gru``, ``rnn_tanh``, ``rnn_relu`` (what
+``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` run) and the single steps ``lstm_cell``, ``gru_cell``,
+``rnn_tanh_cell``, ``rnn_relu_cell`` (what the ``nn.*Cell`` layers run).
+
+NOTE [ rnn ops ]
+A whole stacked recurrence (every layer and direction) is ONE op, recorded as one Node.  For each
+(layer, direction) the input projection of every time step is one matmul, then a ``jax.lax.scan``
+over time carries the hidden (and cell) state; the reverse direction is the same scan with
+``reverse=True``.  The backward is jax.vjp of the whole program (XLA's reverse scans): no Python
+runs per time step in either direction.  One program per configuration also means one XLA
+compilation for the forward and one for the backward instead of one per (layer, direction):
+on CPU, compiling a scan's VJP costs about a second, much of it fixed per program.
+
+Packed sequences: the op gathers the packed rows into a padded (time, batch) grid, the scan's mask
+keeps each sequence's state fixed after its last valid step (so ``h_n`` is the state at each
+sequence's own end, in both directions), and the outputs are gathered back into packed rows.  The
+gather indices are computed on the host from ``batch_sizes``, which PyTorch also keeps on the CPU.
+
+Dropout between layers (training only) uses one key drawn from the default generator per call,
+folded with the layer number; the mask is applied to the concatenated output of a layer, so both
+directions of the next layer see the same dropped input, as in PyTorch.
+
+grad_fn names follow PyTorch 2.x on CPU: an LSTM layer without projections in float32/bfloat16
+is oneDNN's ``MkldnnRnnLayerBackward0``; the native kernels (GRU, RNN, LSTM with projections or
+in other dtypes) stack the per-step outputs (``StackBackward0``), and packed sequences
+concatenate them (``CatBackward0``): the op's node takes that name.  The op returns each
+direction's output and each final state separately, so that, as in PyTorch, the two directions
+are then concatenated (``CatBackward0``), the final states stacked (``StackBackward0``), and
+batch_first outputs transposed: ``TransposeBackward0`` for LSTM, ``TransposeBackward1`` (an
+in-place transpose_) for GRU and RNN.  Cells: ``TanhBackward0`` / ``ReluBackward0`` (RNNCell),
+``AddBackward0`` (GRUCell, and LSTMCell's c), ``MulBackward0`` (LSTMCell's h = o * tanh(c)).
+"""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .. import _dtype as D
+from .._dispatch import Op, call
+from .._random import _key_like
+from .._tensor import Tensor
+from . import linalg as _linalg, shape as _shape
+
+PUBLIC = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+          "rnn_relu_cell")
+TENSOR_METHODS = {}
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# --- the maths: one time step of each kind -------------------------------------------------------
+
+def _mm(a, w, precision):
+    """a @ w.T"""
+    return jnp.matmul(a, w.T, precision=precision)
+
+
+def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision):
+    """One step of ``mode`` from the input projection ``xp`` (x W_ih^T + b_ih) and the state
+    (h, c); returns the new (h, c) (c is None except for LSTM)."""
+    hh = _mm(h, w_hh, precision)
+    if b_hh is not None:
+        hh = hh + b_hh
+    if mode == "LSTM":
+        i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h if w_hr is None else _mm(h, w_hr, precision)), c
+    if mode == "GRU":
+        xr, xz, xn = jnp.split(xp, 3, axis=-1)
+        hr, hz, hn = jnp.split(hh, 3, axis=-1)
+        r = jax.nn.sigmoid(xr + hr)
+        z = jax.nn.sigmoid(xz + hz)
+        n = jnp.tanh(xn + r * hn)
+        return (1 - z) * n + z * h, None
+    pre = xp + hh
+    return (jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), None
+
+
+def _dropout(x, key, p):
+    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, x.shape)
+    scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
+    return x * (keep.astype(x.dtype) * jnp.asarray(scale, x.dtype))
+
+
+# --- a stacked recurrence: every layer and direction in one op ----------------------------------
+
+def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
+    """One direction of one layer: x (L, N, F) time-major, or packed rows (T, F) when
+    ``pad_idx`` is given.  Returns (output, h_n, c_n)."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = ws
+    xp = _mm(x, w_ih, precision)
+    if b_ih is not None:
+        xp = xp + b_ih
+    if pad_idx is not None:
+        xp = jnp.concatenate([xp, jnp.zeros((1, xp.shape[-1]), xp.dtype)])[pad_idx]
+
+    def body(carry, inp):
+        h, c = carry
+        xt, m = inp
+        h2, c2 = _step(mode, xt, h, c, w_hh, b_hh, w_hr, precision)
+        if m is not None:   # a finished (or not yet started) sequence keeps its state
+            m = m[:, None]
+            h2 = jnp.where(m, h2, h)
+            c2 = None if c is None else jnp.where(m, c2, c)
+        return (h2, c2), h2
+
+    (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
+    if pack_idx is not None:
+        out = out.reshape(-1, out.shape[-1])[pack_idx]
+    return out, h, c
+
+
+def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision):
+    """Operands: x, then per (layer, direction) w_ih, w_hh, [b_ih, b_hh], [w_hr], then
+    [h0, [c0]] (all layers and directions), [dropout key], [pad_idx, pack_idx, mask].
+    ``layout``: "tnf" (time-major), "ntf" (batch_first), "tf" (unbatched, h0 too) or "packed"
+    (rows of a PackedSequence).  Returns the last layer's output of each direction
+    (time-major or packed rows), then h_n of each (layer, direction), then (LSTM) each c_n."""
+    lstm = mode == "LSTM"
+    per = 2 + 2 * bias + proj
+    n_w = per * num_layers * dirs
+    x, weights, rest = xs[0], xs[1:1 + n_w], list(xs[1 + n_w:])
+    h0 = rest.pop(0) if has_h else None
+    c0 = rest.pop(0) if has_h and lstm else None
+    key = rest.pop(0) if p > 0 else None
+    pad_idx, pack_idx, mask = rest if layout == "packed" else (None, None, None)
+    if layout == "tf":
+        x = x[:, None]
+        h0, c0 = (None if h0 is None else h0[:, None]), (None if c0 is None else c0[:, None])
+    elif layout == "ntf":
+        x = jnp.swapaxes(x, 0, 1)
+    n = mask.shape[1] if mask is not None else x.shape[1]
+    hidden = weights[1].shape[0] // _GATES[mode]
+    hs, cs = [], []
+    for layer in range(num_layers):
+        if layer > 0 and key is not None:
+            x = _dropout(x, jax.random.key_data(jax.random.fold_in(
+                jax.random.wrap_key_data(key), layer)), p)
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w = weights[k * per:(k + 1) * per]
+            ws = (w[0], w[1], w[2] if bias else None, w[3] if bias else None,
+                  w[-1] if proj else None)
+            h = jnp.zeros((n, w[1].shape[1]), x.dtype) if h0 is None else h0[k]
+            c = None if not lstm else jnp.zeros((n, hidden), x.dtype) if c0 is None else c0[k]
+            out, h, c = _direction(mode, x, ws, h, c, d == 1, mask, pad_idx, pack_idx,
+                                   precision)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        if layer < num_layers - 1:
+            x = outs[0] if dirs == 1 else jnp.concatenate(outs, axis=-1)
+    return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
+
+
+_ONEDNN_STACK = Op("rnn_stack", _stack, "MkldnnRnnLayerBackward0")
+_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0")
+_PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0")
+_ONEDNN_DTYPES = (D.float32, D.bfloat16)
+
+
+def _stack_op(mode, proj, packed, dtype, batch):
+    """The op whose node name is what PyTorch's CPU kernel records (NOTE [ rnn ops ])."""
+    if packed:
+        return _PACKED_STACK
+    if mode == "LSTM" and not proj and dtype in _ONEDNN_DTYPES and batch > 0:
+        return _ONEDNN_STACK
+    return _NATIVE_STACK
+
+
+@functools.lru_cache(maxsize=256)
+def _packed_indices(batch_sizes):
+    """For batch sizes (per time step, decreasing): the (time, batch) grid of packed row
+    indices (``total`` where padding), the packed order's flat grid positions, and the mask of
+    valid grid cells."""
+    bs = np.asarray(batch_sizes, np.int64)
+    n, total = int(bs[0]), int(bs.sum())
+    mask = np.arange(n)[None, :] < bs[:, None]
+    offsets = np.concatenate([[0], np.cumsum(bs)[:-1]])
+    pad_idx = np.where(mask, offsets[:, None] + np.arange(n)[None, :], total)
+    t, b = np.nonzero(mask)
+    return (jnp.asarray(pad_idx, jnp.int32), jnp.asarray(t * n + b, jnp.int32),
+            jnp.asarray(mask))
+
+
+def host_batch_sizes(batch_sizes):
+    """A PackedSequence's batch sizes as a tuple of ints (they live on the host, as in
+    PyTorch; they fix the data's shape, so they are never traced)."""
+    arr = batch_sizes._value() if isinstance(batch_sizes, Tensor) else batch_sizes
+    if isinstance(arr, jax.core.Tracer):
+        raise RuntimeError("batch_sizes of a PackedSequence must be concrete (they fix the "
+                           "shape of its data); build the PackedSequence outside the traced "
+                           "function")
+    return tuple(int(b) for b in np.asarray(arr).reshape(-1))
+
+
+def _type_name(t):
+    return t.dtype._scalar_name
+
+
+def _check_same_dtype(a, w):
+    if a.dtype is not w.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(a)} "
+                           f"and {_type_name(w)}")
+
+
+# --- stacked recurrences ------------------------------------------------------------------------
+
+def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, dropout, train,
+              bidirectional, batch_first, proj=False, unbatched=False):
+    """The recurrence behind torch.lstm / gru / rnn_tanh / rnn_relu and the nn layers.
+
+    ``x``: (L, N, H_in) (or (N, L, H_in) with batch_first, (L, H_in) when ``unbatched``) or the
+    data of a PackedSequence when ``batch_sizes`` (a tuple of ints) is given.  ``hx`` / ``cx``:
+    (num_layers * num_directions, N, H) or None for zeros.  ``params``: per (layer, direction)
+    w_ih, w_hh, [b_ih, b_hh], [w_hr].  Returns (output, h_n) or (output, h_n, c_n)."""
+    packed = batch_sizes is not None
+    dirs = 2 if bidirectional else 1
+    per = 2 + 2 * bool(has_biases) + bool(proj)
+    if len(params) != per * num_layers * dirs:
+        raise RuntimeError("got an incorrect number of RNN parameters")
+    if not packed and x.shape[0 if unbatched or not batch_first else 1] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    _check_same_dtype(x, params[0])
+    for h in (hx, cx):
+        if h is not None:
+            _check_same_dtype(h, params[1])
+    extras = _packed_indices(batch_sizes) if packed else ()
+    layout = "packed" if packed else "tf" if unbatched else "ntf" if batch_first else "tnf"
+    batch = 1 if unbatched else batch_sizes[0] if packed else x.shape[1 if not batch_first else 0]
+    lstm = mode == "LSTM"
+    states = [] if hx is None else [hx] if cx is None else [hx, cx]
+    p = float(dropout) if train and num_layers > 1 and dropout > 0 else 0.0
+    key = (_key_like(None, x),) if p > 0 else ()
+    static = (("mode", mode), ("num_layers", int(num_layers)), ("dirs", dirs),
+              ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
+              ("p", p), ("layout", layout), ("precision", _precision()))
+    res = call(_stack_op(mode, proj, packed, x.dtype, batch), x, *params, *states, *key,
+               *extras, static=static)
+    out = res[0] if dirs == 1 else _shape.cat(res[:2], -1)
+    n = num_layers * dirs
+    h_n = _shape.stack(res[dirs:dirs + n])
+    if batch_first and not packed and not unbatched:
+        out = out.transpose(0, 1) if lstm else out.transpose_(0, 1)
+    return (out, h_n, _shape.stack(res[dirs + n:])) if lstm else (out, h_n)
+
+
+def _precision():
+    return _linalg._state["static"][0][1]
+
+
+def _stack_forms(name, args, packed_at):
+    """Split torch.<name>'s two overloads: (input, hx, params, has_biases, num_layers, dropout,
+    train, bidirectional, batch_first) or (data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional); ``packed_at`` is the position whose type
+    tells them apart (a Tensor there means the packed form)."""
+    if len(args) > packed_at and isinstance(args[packed_at], Tensor):
+        if len(args) != 9:
+            raise TypeError(f"{name}() takes 9 positional arguments but {len(args)} were given")
+        data, batch_sizes, hx, *rest = args
+        return (data, host_batch_sizes(batch_sizes), hx, *rest, False)
+    if len(args) != 9:
+        raise TypeError(f"{name}() takes 9 positional arguments but {len(args)} were given")
+    return (args[0], None) + tuple(args[1:])
+
+
+def lstm(*args):
+    """Mirrors ``torch.lstm``: a stacked LSTM, ``lstm(input, (h0, c0), params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first)`` -> (output, h_n, c_n), or the
+    packed form ``lstm(data, batch_sizes, (h0, c0), params, ...)`` without batch_first.
+    Projections are used when h0's last size differs from c0's."""
+    x, bs, hx, params, bias, layers, dropout, train, bidir, bf = _stack_forms("lstm", args, 1)
+    if len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    h0, c0 = hx
+    proj = h0.shape[-1] != c0.shape[-1]
+    return run_stack("LSTM", x, bs, h0, c0, list(params), bias, layers, dropout, train, bidir,
+                     bf, proj)
+
+
+def _simple_stack(mode, name):
+    def fn(*args):
+        x, bs, hx, params, bias, layers, dropout, train, bidir, bf = _stack_forms(name, args, 2)
+        return run_stack(mode, x, bs, hx, None, list(params), bias, layers, dropout, train,
+                         bidir, bf)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+gru = _simple_stack("GRU", "gru")
+gru.__doc__ = """Mirrors ``torch.gru``: a stacked GRU, ``gru(input, h0, params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first)`` -> (output, h_n), or the packed
+    form ``gru(data, batch_sizes, h0, params, ...)``."""
+rnn_tanh = _simple_stack("RNN_TANH", "rnn_tanh")
+rnn_tanh.__doc__ = """Mirrors ``torch.rnn_tanh``: a stacked Elman RNN with tanh (arguments as
+    ``gru``)."""
+rnn_relu = _simple_stack("RNN_RELU", "rnn_relu")
+rnn_relu.__doc__ = """Mirrors ``torch.rnn_relu``: a stacked Elman RNN with relu (arguments as
+    ``gru``)."""
+
+
+# --- cells --------------------------------------------------------------------------------------
+
+def _cell(*xs, mode, has_h, bias, unbatched, precision):
+    """Operands: x, [h, [c]], w_ih, w_hh, [b_ih, b_hh].  Returns h' (LSTM: (sigmoid(o), c'),
+    from which h' = sigmoid(o) * tanh(c') is formed outside, as PyTorch's graph has it)."""
+    it = iter(xs)
+    x = next(it)
+    h = next(it) if has_h else None
+    c = next(it) if has_h and mode == "LSTM" else None
+    w_ih, w_hh = next(it), next(it)
+    b_ih, b_hh = (next(it), next(it)) if bias else (None, None)
+    if unbatched:
+        x = x[None]
+        h, c = (None if h is None else h[None]), (None if c is None else c[None])
+    hidden = w_hh.shape[1]
+    if h is None:
+        h = jnp.zeros((x.shape[0], hidden), x.dtype)
+        c = h if mode == "LSTM" else None
+    xp = _mm(x, w_ih, precision)
+    if b_ih is not None:
+        xp = xp + b_ih
+    if mode != "LSTM":
+        return _step(mode, xp, h, c, w_hh, b_hh, None, precision)[0]
+    hh = _mm(h, w_hh, precision)
+    if b_hh is not None:
+        hh = hh + b_hh
+    i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
+    return jax.nn.sigmoid(o), jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+
+
+_CELL_OPS = {"RNN_TANH": Op("rnn_tanh_cell", _cell, "TanhBackward0"),
+             "RNN_RELU": Op("rnn_relu_cell", _cell, "ReluBackward0"),
+             "GRU": Op("gru_cell", _cell, "AddBackward0"),
+             "LSTM": Op("lstm_cell", _cell, "AddBackward0")}
+
+
+def _check_cell(x, hs, w_ih, w_hh):
+    """PyTorch's checks of a cell's (batched) input and hidden states."""
+    if x.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected "
+                           f"{w_ih.shape[1]}")
+    for i, h in enumerate(hs):
+        if h.shape[0] != x.shape[0]:
+            raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{i} batch "
+                               f"size {h.shape[0]}")
+        if h.ndim < 2 or h.shape[1] != w_hh.shape[1]:
+            got = h.shape[1] if h.ndim > 1 else 1
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {got}, expected "
+                               f"{w_hh.shape[1]}")
+    _check_same_dtype(x, w_ih)
+    for h in hs:
+        _check_same_dtype(h, w_hh)
+
+
+def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
+    """One step of an RNN/GRU/LSTM cell; ``hx`` is None (zeros), a Tensor, or (h, c) for LSTM.
+    ``unbatched``: x is (H_in,) and the states (H,), as nn.*Cell accept them."""
+    hs = () if hx is None else tuple(hx) if mode == "LSTM" else (hx,)
+    if mode == "LSTM" and hx is not None and len(hs) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    shape = (lambda t: (1,) + tuple(t.shape)) if unbatched else (lambda t: tuple(t.shape))
+    _check_cell(_Shaped(shape(x), x.dtype), [_Shaped(shape(h), h.dtype) for h in hs], w_ih,
+                w_hh)
+    bias = b_ih is not None
+    static = (("mode", mode), ("has_h", bool(hs)), ("bias", bias), ("unbatched", unbatched),
+              ("precision", _precision()))
+    res = call(_CELL_OPS[mode], x, *hs, w_ih, w_hh, *((b_ih, b_hh) if bias else ()),
+               static=static)
+    if mode == "LSTM":
+        o, c = res
+        h = o * c.tanh()
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
+    return res.squeeze(0) if unbatched else res
+
+
+class _Shaped:
+    """A shape and dtype standing in for a Tensor in the checks."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.ndim, self.dtype = shape, len(shape), dtype
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """Mirrors ``torch.rnn_tanh_cell``: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    return run_cell("RNN_TANH", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """Mirrors ``torch.rnn_relu_cell``: h' = relu(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    return run_cell("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """Mirrors ``torch.gru_cell``: one GRU step (gates r, z, n in that order;
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h)."""
+    return run_cell("GRU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """Mirrors ``torch.lstm_cell``: one LSTM step from ``hx = (h, c)`` (gates i, f, g, o);
+    returns (h', c')."""
+    return run_cell("LSTM", input, hx, w_ih, w_hh, b_ih, b_hh)
