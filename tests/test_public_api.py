@@ -9,7 +9,10 @@ import torchlike
 
 FAMILIES = ["_ops.pointwise", "_ops.unary", "_ops.binary", "_ops.reduce", "_ops.scatter",
             "_ops.sorting", "_ops.shape", "_ops.join", "_ops.linalg", "_ops.complex",
-            "_ops.random", "_random"]
+            "_ops.random", "_random", "_ops.activation", "_ops.dropout", "_ops.conv", "_ops.pool",
+            "_ops.normalization", "_ops.embedding", "_ops.loss", "_ops.loss_margin",
+            "_ops.loss_ctc", "_ops.distance", "_ops.rnn", "_ops.spatial", "_ops.attention",
+            "nn.utils.convert_parameters", "nn.utils.weight_norm"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -25,3 +28,13 @@ def test_family_methods_are_bound(family):
     methods = getattr(mod, "TENSOR_METHODS", {})
     unbound = [n for n, fn in methods.items() if getattr(torchlike.Tensor, n, None) is not fn]
     assert not unbound, f"not bound on Tensor: {unbound}"
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if hasattr(
+    importlib.import_module("torchlike." + f), "TOP_LEVEL")])
+def test_family_top_level_adapters_are_exported(family):
+    """``torch.<name>`` functions whose signature differs from ``F.<name>`` (torch.dropout,
+    torch.softmax, torch.batch_norm, ...) are exported under the torch name."""
+    mod = importlib.import_module("torchlike." + family)
+    wrong = [n for n, fn in mod.TOP_LEVEL.items() if getattr(torchlike, n, None) is not fn]
+    assert not wrong, f"not exported by torchlike/__init__.py: {wrong}"

@@ -21,8 +21,8 @@ from . import _dtype, _methods  # noqa: E402
 _methods.install()   # Tensor methods, operators and properties (each op family's TENSOR_METHODS)
 
 from . import (  # noqa: E402
-    autograd as autograd, fft as fft, linalg as linalg, nn as nn, special as special,
-    testing as testing)
+    autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn,
+    special as special, testing as testing)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
     empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
@@ -41,6 +41,41 @@ from ._layout import (  # noqa: E402
     channels_last as channels_last, channels_last_3d as channels_last_3d,
     contiguous_format as contiguous_format, memory_format as memory_format,
     preserve_format as preserve_format)
+from ._ops.activation import (  # noqa: E402
+    celu as celu, celu_ as celu_, hardshrink as hardshrink, prelu as prelu, relu_ as relu_,
+    rrelu_ as rrelu_, selu as selu, selu_ as selu_, threshold as threshold,
+    threshold_ as threshold_, torch_log_softmax as log_softmax, torch_rrelu as rrelu,
+    torch_softmax as softmax)
+from ._ops.attention import bilinear as bilinear  # noqa: E402
+from ._ops.conv import (  # noqa: E402
+    conv1d as conv1d, conv2d as conv2d, conv3d as conv3d, conv_transpose1d as conv_transpose1d,
+    conv_transpose2d as conv_transpose2d, conv_transpose3d as conv_transpose3d)
+from ._ops.distance import (  # noqa: E402
+    cosine_similarity as cosine_similarity, pairwise_distance as pairwise_distance,
+    pdist as pdist)
+from ._ops.dropout import (  # noqa: E402
+    torch_alpha_dropout as alpha_dropout, torch_alpha_dropout_ as alpha_dropout_,
+    torch_dropout as dropout, torch_dropout_ as dropout_,
+    torch_feature_alpha_dropout as feature_alpha_dropout,
+    torch_feature_alpha_dropout_ as feature_alpha_dropout_,
+    torch_feature_dropout as feature_dropout, torch_feature_dropout_ as feature_dropout_)
+from ._ops.embedding import (  # noqa: E402
+    embedding_renorm_ as embedding_renorm_, torch_embedding as embedding)
+from ._ops.normalization import (  # noqa: E402
+    rms_norm as rms_norm, torch_batch_norm as batch_norm, torch_group_norm as group_norm,
+    torch_instance_norm as instance_norm, torch_layer_norm as layer_norm)
+from ._ops.pool import (  # noqa: E402
+    adaptive_avg_pool1d as adaptive_avg_pool1d,
+    adaptive_max_pool1d_with_indices as adaptive_max_pool1d, avg_pool1d as avg_pool1d,
+    max_pool1d as max_pool1d, max_pool1d_with_indices as max_pool1d_with_indices,
+    max_pool2d as max_pool2d, max_pool3d as max_pool3d)
+from ._ops.rnn import (  # noqa: E402
+    gru as gru, gru_cell as gru_cell, lstm as lstm, lstm_cell as lstm_cell,
+    rnn_relu as rnn_relu, rnn_relu_cell as rnn_relu_cell, rnn_tanh as rnn_tanh,
+    rnn_tanh_cell as rnn_tanh_cell)
+from ._ops.spatial import (  # noqa: E402
+    channel_shuffle as channel_shuffle, constant_pad_nd as constant_pad_nd,
+    pixel_shuffle as pixel_shuffle, pixel_unshuffle as pixel_unshuffle)
 from ._ops.binary import (  # noqa: E402
     addcdiv as addcdiv, addcmul as addcmul, arctan2 as arctan2, atan2 as atan2,
     copysign as copysign, fmax as fmax, fmin as fmin, heaviside as heaviside, hypot as hypot,
@@ -124,6 +159,9 @@ from ._random import (  # noqa: E402
     initial_seed as initial_seed, manual_seed as manual_seed, rand as rand, rand_like as rand_like,
     randint as randint, randint_like as randint_like, randn as randn, randn_like as randn_like,
     randperm as randperm, seed as seed, set_rng_state as set_rng_state)
+from .nn.utils.convert_parameters import typename as typename  # noqa: E402
+from .nn.utils.weight_norm import (  # noqa: E402
+    _weight_norm as _weight_norm, norm_except_dim as norm_except_dim)
 from ._size import Size as Size  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from ._tensor_str import (  # noqa: E402

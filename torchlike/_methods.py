@@ -11,7 +11,7 @@ from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
 from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
-from ._ops import random, shape, sorting, unary
+from ._ops import activation, random, shape, sorting, unary
 from ._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -254,7 +254,7 @@ def install():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
     for family in (pw, unary, binary, reduce, scatter, sorting, shape, join, linalg, cplx,
-                   random):
+                   random, activation):
         for name, fn in family.TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
     for name in _INPLACE:

@@ -1,2 +1,2 @@
-"""torchlike.utils: mirrors ``torch.utils`` (hooks; data loading comes with torchlike.utils.data)."""
+"""torchlike.utils: mirrors ``torch.utils`` (hooks)."""
 from . import hooks as hooks
