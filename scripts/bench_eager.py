@@ -13,6 +13,10 @@ Cases (64x64 float32 unless said otherwise):
   e. the op surface, recorded: indexing, reductions, sorting, matmul, joins, ... on 64x64 inputs
      that require grad (setitem on a plain tensor), torchlike next to torch, and each op's time
      as a multiple of torchlike's recorded mul (case b).  Issue 3 asks for <= 2x.
+  f. models, forward + backward (zero_grad, loss, backward), torchlike next to torch:
+     a small CNN (conv 1-8-16, max-pool, adaptive avg-pool, linear; 32 images 1x16x16,
+     cross-entropy) and a 2-layer Transformer encoder (d_model 64, 4 heads, feed-forward 128,
+     batch 8 x 32 tokens, batch_first, dropout 0).
 
 Each measurement warms up first, then times windows of --window back-to-back repetitions with
 time.perf_counter, waiting for the window's last result (block_until_ready) before stopping the
@@ -186,6 +190,55 @@ def surface_cases(lib, data):
     return {name: (lambda fn=fn: fn(lib, d)) for name, fn in SURFACE}
 
 
+def model_cases(lib):
+    """Case f: forward + backward of a small CNN and a 2-layer Transformer encoder in ``lib``."""
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    rng = np.random.default_rng(2)
+    cnn = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                        nn.Flatten(), nn.Linear(16, 10))
+    images = lib.tensor(rng.standard_normal((32, 1, 16, 16)).astype(np.float32))
+    labels = lib.tensor(rng.integers(0, 10, 32))
+    layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+    encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    tokens = lib.tensor(rng.standard_normal((8, 32, 64)).astype(np.float32))
+
+    def cnn_step():
+        cnn.zero_grad()
+        loss = F.cross_entropy(cnn(images), labels)
+        loss.backward()
+        return loss
+
+    def encoder_step():
+        encoder.zero_grad()
+        loss = encoder(tokens).square().mean()
+        loss.backward()
+        return loss
+
+    return {"small CNN fwd+bwd": cnn_step, "transformer encoder fwd+bwd": encoder_step}
+
+
+def measure_models(args):
+    """Case f: torchlike next to torch on whole models (forward + backward)."""
+    libs = {"torchlike": (model_cases(torchlike), wait_torchlike)}
+    if torch is not None:
+        libs["torch"] = (model_cases(torch), wait_torch)
+    print()
+    print("f. models, forward + backward")
+    header = f"{'model':<30} {'torchlike us':>13} {'torch us':>10} {'torchlike/torch':>16}"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for name in libs["torchlike"][0]:
+        t = {lib: measure(cases[name], wait, args.budget, args.window)["median_us"]
+             for lib, (cases, wait) in libs.items()}
+        tl, th = t["torchlike"], t.get("torch")
+        rows.append({"model": name, "torchlike_us": tl, "torch_us": th})
+        print(f"{name:<30} {fmt(tl):>13} {fmt(th):>10} {fmt(tl / th if th else None, 2):>16}")
+    return rows
+
+
 # --- hand-written JAX --------------------------------------------------------------------------
 
 def mlp_loss(params, x, y):
@@ -341,6 +394,7 @@ def main(argv=None):
               f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16}")
 
     surface = measure_surface(data, impls, args)
+    models = measure_models(args)
 
     print()
     print(f"{'implementation / case':<24} {'median us':>10} {'p10 us':>10} {'p90 us':>10} "
@@ -361,7 +415,7 @@ def main(argv=None):
 
     if args.json:
         out = {"env": env, "agreement_ok": ok, "agreement": detail, "table": table,
-               "surface": surface,
+               "surface": surface, "models": models,
                "measurements": {f"{impl}/{key}": s for (impl, key), s in results.items()}}
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         print(f"wrote {args.json}")
