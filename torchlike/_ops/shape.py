@@ -11,7 +11,6 @@ import jax.numpy as jnp
 from .. import _layout
 from .._dispatch import Op, call, defop, with_out as _out
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
-from ..autograd.grad_mode import _state
 
 
 # --- strides ------------------------------------------------------------------------------------

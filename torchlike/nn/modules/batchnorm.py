@@ -2,9 +2,9 @@
 (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in evaluation."""
 from ... import _creation as C
 from ... import _dtype as D
-from .. import functional as F, init
-from ..parameter import Parameter
+from .. import functional as F
 from .module import Module
+from .normalization import _affine_parameters, _reset_affine
 
 
 class _NormBase(Module):
@@ -17,15 +17,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(C.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(C.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", C.zeros(num_features, device=device,
                                                          dtype=dtype))
@@ -46,10 +38,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         dims = self._input_dims
