@@ -542,6 +542,18 @@ def values_for_shape(t, name):
     return np.asarray(arr)
 
 
+def host_min_max(values):
+    """(min, max) of a non-empty numpy array of index values, for eager bounds checks.
+
+    NOTE: for the small index arrays of eager code, Python's min/max over a list is cheaper
+    than numpy's reductions, and a numpy reduction also slows the jitted call that follows it
+    by ~3 µs on the CPU (measured with x[idx] and gather)."""
+    if values.size <= 64:
+        flat = values.ravel().tolist()
+        return min(flat), max(flat)
+    return values.min(), values.max()
+
+
 def _wrap_dim(dim, ndim):
     n = max(ndim, 1)
     if not -n <= dim < n:

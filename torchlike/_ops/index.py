@@ -12,7 +12,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call
-from .._tensor import Tensor, values_for_shape
+from .._tensor import Tensor, host_min_max, values_for_shape
 from . import shape
 
 
@@ -168,12 +168,13 @@ def _advanced(x, items):
                 _check_bounds(np.asarray(it), x.shape[dim], dim)
                 dim += 1
             structure.append(it)
-    shapes = [tuple(np.shape(a)) for a in arrays]
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
-                         "shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+    if len(arrays) > 1:
+        shapes = [tuple(np.shape(a)) for a in arrays]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                             "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
     # index values read on the host (masks, lists) go to the jitted op as numpy arrays: jit's
     # argument transfer is ~10x cheaper than a device_put of each
     return tuple(structure), [Tensor._wrap(a) if isinstance(a, jax.Array) else a
@@ -182,7 +183,7 @@ def _advanced(x, items):
 
 def _check_bounds(idx, size, dim):
     if idx.size:
-        hi, lo = idx.max(), idx.min()
+        lo, hi = host_min_max(idx)
         if hi >= size or lo < -size:
             bad = hi if hi >= size else lo
             raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, values_for_shape
+from .._tensor import Tensor, host_min_max, values_for_shape
 from . import shape
 from .index import INDEX_PUT, _accumulate, _advanced, _decode
 from .pointwise import family
@@ -203,7 +203,8 @@ def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
     if idx is None or not idx.size:
         return
     lo = -size if negative else 0
-    if idx.min() < lo or idx.max() >= size:   # the cheap test first; the message names the first
+    smallest, largest = host_min_max(idx)
+    if smallest < lo or largest >= size:   # the cheap test first; the message names the first
         bad = idx[(idx < lo) | (idx >= size)]
         raise exc(fmt.format(bad=int(bad.reshape(-1)[0]), size=size, dim=dim))
 

@@ -17,7 +17,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, _wrap_dim, values_for_shape
+from .._tensor import Tensor, _wrap_dim, host_min_max, values_for_shape
 
 _I64 = jnp.int64
 
@@ -319,8 +319,8 @@ def _check_sorter(sorted_sequence, sorter):
                            f"dtype {sorter.dtype._scalar_name}")
     arr = sorter._value()
     if not isinstance(arr, jax.core.Tracer) and arr.size:
-        a = np.asarray(arr)
-        if a.min() < 0 or a.max() >= sorter.shape[-1]:
+        smallest, largest = host_min_max(np.asarray(arr))
+        if smallest < 0 or largest >= sorter.shape[-1]:
             raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
 
