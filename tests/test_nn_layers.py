@@ -104,13 +104,13 @@ def check_layer(name, ctor, inputs, train=True, dtype="float32", rtol=None, atol
         assert_same(*results, path=f"{name} train={mode}", rtol=rtol, atol=atol)
 
 
-def PoolUnpool(T):
-    """MaxPool2d followed by MaxUnpool2d with its indices."""
+def PoolUnpool(T, dims):
+    """MaxPool{dims}d followed by MaxUnpool{dims}d with its indices."""
     class Net(T.nn.Module):
         def __init__(self):
             super().__init__()
-            self.pool = T.nn.MaxPool2d(2, return_indices=True)
-            self.unpool = T.nn.MaxUnpool2d(2)
+            self.pool = getattr(T.nn, f"MaxPool{dims}d")(2, return_indices=True)
+            self.unpool = getattr(T.nn, f"MaxUnpool{dims}d")(2)
 
         def forward(self, x):
             return self.unpool(*self.pool(x))
@@ -156,6 +156,10 @@ LAYERS = [
     ("Dropout-eval", lambda T: T.nn.Dropout(0.4), [In((2, 5))], False),
     ("Dropout2d-eval", lambda T: T.nn.Dropout2d(0.4), [In((2, 3, 2, 2))], False),
     ("AlphaDropout-eval", lambda T: T.nn.AlphaDropout(0.4), [In((2, 5))], False),
+    ("Dropout1d-eval", lambda T: T.nn.Dropout1d(0.4), [In((2, 3, 4))], False),
+    ("Dropout3d-eval", lambda T: T.nn.Dropout3d(0.4), [In((1, 2, 2, 2, 2))], False),
+    ("FeatureAlphaDropout-eval", lambda T: T.nn.FeatureAlphaDropout(0.4), [In((2, 3, 4))],
+     False),
     ("LayerNorm", lambda T: T.nn.LayerNorm(5), [In((2, 3, 5))]),
     ("LayerNorm-2d-nobias", lambda T: T.nn.LayerNorm((3, 5), bias=False), [In((2, 3, 5))]),
     ("LayerNorm-no-affine", lambda T: T.nn.LayerNorm(5, elementwise_affine=False),
@@ -176,6 +180,7 @@ LAYERS = [
      lambda T: T.nn.InstanceNorm2d(3, affine=True, track_running_stats=True),
      [In((2, 3, 2, 3))]),
     ("InstanceNorm1d-unbatched", lambda T: T.nn.InstanceNorm1d(3, affine=True), [In((3, 4))]),
+    ("InstanceNorm3d", lambda T: T.nn.InstanceNorm3d(2, affine=True), [In((1, 2, 2, 2, 3))]),
     ("MultiheadAttention", lambda T: T.nn.MultiheadAttention(4, 2), [In((3, 2, 4))] * 3),
     ("MultiheadAttention-kv", lambda T: T.nn.MultiheadAttention(
         4, 2, kdim=3, vdim=5, add_bias_kv=True, add_zero_attn=True, batch_first=True),
@@ -228,7 +233,9 @@ LAYERS = [
     ("LPPool1d", lambda T: T.nn.LPPool1d(2, 3, 2), [In((2, 2, 7))]),
     ("LPPool2d", lambda T: T.nn.LPPool2d(1.5, 2), [In((1, 2, 4, 4), dom="pos")]),
     ("LPPool3d", lambda T: T.nn.LPPool3d(2, 2), [In((1, 1, 2, 4, 4))]),
-    ("MaxUnpool2d", lambda T: PoolUnpool(T), [In((1, 2, 4, 4))]),
+    ("MaxUnpool1d", lambda T: PoolUnpool(T, 1), [In((1, 2, 6))]),
+    ("MaxUnpool2d", lambda T: PoolUnpool(T, 2), [In((1, 2, 4, 4))]),
+    ("MaxUnpool3d", lambda T: PoolUnpool(T, 3), [In((1, 1, 2, 4, 4))]),
     # --- embeddings ------------------------------------------------------------------------
     ("Embedding", lambda T: T.nn.Embedding(5, 3, padding_idx=1), [In((2, 4), "int64", 5)]),
     ("Embedding-max-norm", lambda T: T.nn.Embedding(5, 3, max_norm=1.0),
@@ -242,6 +249,10 @@ LAYERS = [
     ("Unflatten", lambda T: T.nn.Unflatten(1, (2, 3)), [In((2, 6))]),
     ("PixelShuffle", lambda T: T.nn.PixelShuffle(2), [In((1, 8, 2, 2))]),
     ("PixelUnshuffle", lambda T: T.nn.PixelUnshuffle(2), [In((1, 2, 4, 4))]),
+    ("ChannelShuffle", lambda T: T.nn.ChannelShuffle(2), [In((1, 4, 2, 2))]),
+    ("ZeroPad1d", lambda T: T.nn.ZeroPad1d((2, 1)), [In((1, 2, 3))]),
+    ("ZeroPad3d", lambda T: T.nn.ZeroPad3d(1), [In((1, 1, 2, 2, 2))]),
+    ("ConstantPad2d", lambda T: T.nn.ConstantPad2d((1, 0, 2, 1), 0.5), [In((1, 2, 3, 3))]),
     ("Upsample-bilinear", lambda T: T.nn.Upsample(scale_factor=2, mode="bilinear"),
      [In((1, 2, 3, 3))]),
     ("UpsamplingNearest2d", lambda T: T.nn.UpsamplingNearest2d(scale_factor=2),
