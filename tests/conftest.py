@@ -1,0 +1,13 @@
+"""Test-session settings.
+
+NOTE [ test compile time ]
+Most of the suite's time is XLA compiling small programs (every new op, shape and dtype is one
+compile).  The tests check values, not speed, so XLA's backend optimisations are turned down
+for them (--xla_backend_optimization_level=0: LLVM does far less work; measured about a third
+less compile time).  The benchmarks in scripts/ run with XLA's defaults.  Set before jax
+creates its backend, which happens at the first computation, after this file is imported.
+"""
+import os
+
+os.environ["XLA_FLAGS"] = " ".join(
+    filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
