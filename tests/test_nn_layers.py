@@ -341,7 +341,8 @@ ERRORS = [
     ("conv-kernel-too-large", lambda T: T.nn.Conv2d(3, 4, 5)(T.ones(1, 3, 3, 3))),
     ("conv-groups", lambda T: T.nn.Conv2d(3, 4, 3, groups=2)),
     ("conv-same-strided", lambda T: T.nn.Conv1d(3, 4, 3, stride=2, padding="same")),
-    ("conv-padding-mode", lambda T: T.nn.Conv1d(3, 4, 3, padding_mode="mirror")),
+    # PyTorch prints a Python set here: its order varies between processes
+    ("conv-padding-mode|set", lambda T: T.nn.Conv1d(3, 4, 3, padding_mode="mirror")),
     ("convtranspose-output-size", lambda T: T.nn.ConvTranspose2d(2, 2, 3, stride=2)(
         T.ones(1, 2, 3, 3), output_size=(20, 20))),
     ("batchnorm-rank", lambda T: T.nn.BatchNorm2d(3)(T.ones(2, 3))),
@@ -376,7 +377,9 @@ def test_layer_errors(name, fn):
             results.append(None)
     ref, got = results
     assert ref is not None, "torch did not raise: the row is wrong"
-    assert type(got) is type(ref) and str(got) == str(ref), f"torch: {ref!r}\ntorchlike: {got!r}"
+    shown = (lambda e: sorted(str(e))) if name.endswith("|set") else str
+    assert type(got) is type(ref) and shown(got) == shown(ref), \
+        f"torch: {ref!r}\ntorchlike: {got!r}"
 
 
 def test_lazy_linear_becomes_linear():
