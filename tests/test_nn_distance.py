@@ -17,24 +17,8 @@ torch = pytest.importorskip("torch")
 import torchlike as tl  # noqa: E402
 from torchlike.testing import to_jax_function  # noqa: E402
 
+from test_nn_loss import DTYPES, REDUCTIONS, V, X, F, _x, a, idx  # noqa: E402
 from test_parity_ops import A, both, cases, check_op, seed_of  # noqa: E402
-
-X, V = (3, 5), (5,)
-REDUCTIONS = ("none", "mean", "sum")
-DTYPES = ("float32", "float64")
-
-
-def F(T):
-    return T.nn.functional
-
-
-def a(shape, dom="any", grad=True):
-    """An input spec of a table row (its dtype comes from the sweep)."""
-    return shape, dom, grad
-
-
-def idx(T, *values):
-    return T.tensor(list(values))
 
 
 def signs(T, dtype=None):
@@ -214,9 +198,6 @@ def test_gradcheck(name, fn):
 # ------------------------------------------------------------------------------------------------
 # Errors: PyTorch's exception types and wording
 # ------------------------------------------------------------------------------------------------
-
-def _x(T, *shape, dtype=None):
-    return T.linspace(0.1, 0.9, int(np.prod(shape)), dtype=dtype).reshape(shape)
 
 
 ERRORS = [

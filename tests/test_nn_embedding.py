@@ -11,7 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torchlike as tl  # noqa: E402
-from torchlike._ops import embedding as E  # noqa: E402
 
 from test_parity_ops import A, both, cases, check_op  # noqa: E402
 
@@ -48,22 +47,8 @@ EMBEDDING = [
 
 @pytest.mark.parametrize("name,fn,weight", cases(EMBEDDING))
 def test_embedding(name, fn, weight):
-    if name == "torch_embedding":
-        fn = _with_torchlike(fn, "embedding", E.torch_embedding)
     check_op(f"emb/{name}", fn, [weight])
 
-
-def _with_torchlike(fn, name, adapter):
-    """Run a row that calls ``T.<name>`` with torchlike's adapter until the lead wires it."""
-    class Shim:
-        def __init__(self, T):
-            self._T = T
-
-        def __getattr__(self, attr):
-            if attr == name and self._T is tl:
-                return adapter
-            return getattr(self._T, attr)
-    return lambda T, *xs: fn(Shim(T), *xs)
 
 
 MAX_NORM = [
@@ -90,8 +75,6 @@ def test_max_norm_writes_weight(name, fn):
         w = T.tensor(values)
         out = fn(T, w)
         return out is w, w, w._version
-    if name == "renorm_":
-        fn = _with_torchlike(fn, "embedding_renorm_", E.embedding_renorm_)
     both(go_renorm_ if name == "renorm_" else go)
 
 

@@ -11,7 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torchlike as tl  # noqa: E402
-from torchlike._ops import normalization as N  # noqa: E402
 
 from test_parity_ops import A, both, cases, check_op  # noqa: E402
 
@@ -64,24 +63,10 @@ BATCH_NORM = [
 
 @pytest.mark.parametrize("name,fn,shape,dtype", cases(BATCH_NORM))
 def test_batch_norm(name, fn, shape, dtype):
-    if name.startswith("torch_"):
-        fn = _torch_adapter(fn, "batch_norm", N.torch_batch_norm)
     c = shape[1]
     check_op(f"bn/{name}", fn, [A(shape, dtype), A((c,), dtype), A((c,), dtype),
                                 A((c,), dtype, grad=False), stat(c, dtype)])
 
-
-def _torch_adapter(fn, name, adapter):
-    """Run a row that calls ``T.<name>`` with torchlike's adapter until the lead wires it."""
-    class Shim:
-        def __init__(self, T):
-            self._T = T
-
-        def __getattr__(self, attr):
-            if attr == name and self._T is tl:
-                return adapter
-            return getattr(self._T, attr)
-    return lambda T, *xs: fn(Shim(T), *xs)
 
 
 def test_batch_norm_bfloat16_with_float_params():
@@ -209,12 +194,6 @@ OTHERS = [
 @pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
 @pytest.mark.parametrize("name,fn,inputs", cases(OTHERS))
 def test_norms(name, fn, inputs):
-    if name == "ln_torch_layer_norm":
-        fn = _torch_adapter(fn, "layer_norm", N.torch_layer_norm)
-    if name == "gn_torch_group_norm":
-        fn = _torch_adapter(fn, "group_norm", N.torch_group_norm)
-    if name == "rms_torch_rms_norm":
-        fn = _torch_adapter(fn, "rms_norm", N.rms_norm)
     check_op(name, fn, inputs)
 
 
