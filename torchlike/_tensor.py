@@ -542,6 +542,12 @@ def values_for_shape(t, name):
     return np.asarray(arr)
 
 
+def host_values(t):
+    """``t``'s values as numpy, or None while tracing (for eager-only checks, skipped then)."""
+    arr = t._value()
+    return None if isinstance(arr, jax.core.Tracer) else np.asarray(arr)
+
+
 def host_min_max(values):
     """(min, max) of a non-empty numpy array of index values, for eager bounds checks.
 

@@ -471,7 +471,7 @@ def multi_head_attention_forward(
         dropout_p = 0.0
 
     if need_weights:
-        if is_causal and attn_mask is None:
+        if is_causal and attn_mask is None:   # PyTorch's own error, word for word
             raise AssertionError("FIXME: is_causal not implemented for need_weights")
         q_scaled = q * math.sqrt(1.0 / float(q.shape[-1]))
         k_t = k.transpose(-2, -1)

@@ -18,15 +18,19 @@ from jax import lax
 
 from .. import _dtype as D
 from .._dispatch import Op, call
+from .._tensor import host_min_max, host_values
 from ..autograd.grad_mode import no_grad
 
 _ABSENT = 0.0   # placeholder operand for missing per_sample_weights (keeps the node's 2 inputs)
 
 
-def _host(t):
-    """t's values as numpy, or None while tracing (eager-only checks are skipped then)."""
-    arr = t._value()
-    return None if isinstance(arr, jax.core.Tracer) else np.asarray(arr)
+
+def _in_range(idx, n):
+    """Whether every index value lies in [0, n) (eager check on host values)."""
+    if not idx.size:
+        return True
+    lo, hi = host_min_max(idx)
+    return lo >= 0 and hi < n
 
 
 def _check_indices(indices, fn, arg="indices"):
@@ -101,8 +105,8 @@ def _torch_embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
         raise NotImplementedError("torchlike: embedding with sparse=True is not supported (jax "
                                   "has no sparse gradients); use sparse=False")
-    idx = _host(input)
-    if idx is not None and idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+    idx = host_values(input)
+    if idx is not None and not _in_range(idx, weight.shape[0]):
         raise IndexError("index out of range in self")
     static = (("padding_idx", int(padding_idx)), ("scale_grad_by_freq", bool(scale_grad_by_freq)))
     return call(EMBEDDING, weight, input, static=static)
@@ -192,13 +196,13 @@ EMBEDDING_BAG = Op("embedding_bag", _embedding_bag, "EmbeddingBagBackward0", inp
 
 
 def _bag_value_checks(input, offsets, num):
-    idx = _host(input)
-    if idx is not None and idx.size and (idx.min() < 0 or idx.max() >= num):
+    idx = host_values(input)
+    if idx is not None and not _in_range(idx, num):
         idx = idx.reshape(-1)
         i = int(np.flatnonzero((idx < 0) | (idx >= num))[0])
         raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the "
                            f"valid range [0, {num})")
-    off = None if offsets is None else _host(offsets)
+    off = None if offsets is None else host_values(offsets)
     if off is None or not off.size:
         return
     if off[0] != 0:
@@ -327,7 +331,7 @@ def one_hot(tensor, num_classes=-1):
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
     else:
-        values = _host(tensor)
+        values = host_values(tensor)
         if values is None:
             if num_classes == -1:
                 raise RuntimeError("one_hot(num_classes=-1) infers the number of classes from the "

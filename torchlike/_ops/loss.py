@@ -21,7 +21,7 @@ import numpy as np
 
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, host_values
 from ..autograd.grad_mode import _state, no_grad
 from ..special import _ADD_SCALAR, _MUL_SCALAR, log_softmax
 from . import reduce as R, shape as S
@@ -83,11 +83,6 @@ def check_not_differentiable(fn, arg, t):
         raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
                            f"'{arg}'. This input cannot have requires_grad True.")
 
-
-def concrete(t):
-    """The values of Tensor ``t`` as numpy, or None while tracing (eager-only checks)."""
-    arr = t._value()
-    return None if isinstance(arr, jax.core.Tracer) else np.asarray(arr)
 
 
 def _size_warning(input, target):
@@ -285,7 +280,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {target.dtype._scalar_name} but expected "
                            f"{input.dtype._scalar_name}")
     for t, name in ((input, "input"), (target, "target")):
-        v = concrete(t)
+        v = host_values(t)
         if v is not None and not np.all((v >= 0) & (v <= 1)):
             raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     return call(BINARY_CROSS_ENTROPY, input, target, *extra, static=(("reduction", reduction),))
@@ -367,7 +362,7 @@ def _nll_checks(op, input, target, weight, ignore_index):
             raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
                                f"{weight.dtype._scalar_name}")
         check_not_differentiable(f"{fn}_forward", "weight", weight)
-    t = concrete(target)
+    t = host_values(target)
     if t is not None:
         t = t.astype(np.int64)
         bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
@@ -571,7 +566,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var has negative entry/entries")
         var = mul(ones_like(input), var)
     elif isinstance(var, Tensor):
-        v = concrete(var)
+        v = host_values(var)
         if v is not None and np.any(v < 0):
             raise ValueError("var has negative entry/entries")
     else:

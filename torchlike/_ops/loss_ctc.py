@@ -22,9 +22,9 @@ import numpy as np
 from jax import lax
 
 from .._dispatch import Op, call
-from .._tensor import Tensor
+from .._tensor import Tensor, host_values
 from . import shape as S
-from .loss import concrete, reduce_tensor, reduction_of
+from .loss import reduce_tensor, reduction_of
 from .pointwise import _no_kernel, div, where
 
 
@@ -162,7 +162,7 @@ def _lengths(lengths, name, batch):
     if isinstance(lengths, Tensor):
         if lengths.dtype.is_floating_point or lengths.dtype.is_complex:
             raise RuntimeError(f"{name} must be integral")
-        values = concrete(lengths)
+        values = host_values(lengths)
         t = lengths if lengths.ndim else S.reshape(lengths, 1)
     else:
         values = np.asarray(lengths, dtype=np.int64).reshape(-1)

@@ -13,11 +13,12 @@ import numpy as np
 
 from .._creation import full_like, zeros_like
 from .._dispatch import Op, call
+from .._tensor import host_values
 from ..special import _ADD_SCALAR
 from . import pointwise as P
 from .activation import logsigmoid
 from .distance import pairwise_distance
-from .loss import (_REDUCTIONS, check_not_differentiable, concrete, legacy_reduction,
+from .loss import (_REDUCTIONS, check_not_differentiable, legacy_reduction,
                    reduce_array, reduce_tensor, reduction_of)
 from .pointwise import add, clamp_min, eq, minimum, mul, ne, neg, rsub, sub, where
 from .reduce import sum as _sum
@@ -187,7 +188,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
                                f"{weight.dtype._scalar_name}")
     _check_long(target)
-    t = concrete(target)
+    t = host_values(target)
     if t is not None and np.any((t < 0) | (t >= dim)):
         raise RuntimeError("target out of range")
     extra = () if weight is None else (weight,)
@@ -238,7 +239,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     _check_long(target)
-    t = concrete(target)
+    t = host_values(target)
     if t is not None and np.any((t < -1) | (t >= dim)):
         raise RuntimeError("argument #2 'target' is out of range")
     return call(MULTILABEL_MARGIN_LOSS, input, target, static=(("reduction", reduction),))

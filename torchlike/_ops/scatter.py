@@ -9,7 +9,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, host_min_max, values_for_shape
+from .._tensor import Tensor, host_min_max, host_values, values_for_shape
 from . import shape
 from .index import INDEX_PUT, _accumulate, _advanced, _decode
 from .pointwise import family
@@ -17,11 +17,6 @@ from .pointwise import family
 _INT_NAMES = ("int64", "int32")
 _SCALAR = (bool, int, float, complex)
 
-
-def _concrete(t):
-    """t's values as a numpy array, or None while tracing."""
-    arr = t._value()
-    return None if isinstance(arr, jax.core.Tracer) else np.asarray(arr)
 
 
 def _dim(dim, ndim):
@@ -199,7 +194,7 @@ def _index_dtype(index, allowed, message, exc=RuntimeError):
 
 
 def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
-    idx = _concrete(index)
+    idx = host_values(index)
     if idx is None or not idx.size:
         return
     lo = -size if negative else 0
@@ -473,7 +468,7 @@ def masked_scatter(input, mask, source):
     if source.dtype is not input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                            f"{input.dtype._scalar_name} and {source.dtype._scalar_name}")
-    m = _concrete(mask)
+    m = host_values(mask)
     if m is not None and int(np.broadcast_to(m, np.broadcast_shapes(m.shape, tuple(
             input.shape))).sum()) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
@@ -491,7 +486,7 @@ def masked_select(input, mask, *, out=None):
 
 
 def _flat_bounds(index, n):
-    idx = _concrete(index)
+    idx = host_values(index)
     if idx is not None and idx.size:
         bad = idx[(idx < -n) | (idx >= n)]
         if bad.size:
