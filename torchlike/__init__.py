@@ -21,7 +21,7 @@ from . import _dtype, _methods  # noqa: E402
 _methods.install()   # Tensor methods, operators and properties (each op family's TENSOR_METHODS)
 
 from . import (  # noqa: E402
-    autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn,
+    autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn, optim as optim,
     special as special, testing as testing)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,

@@ -1,0 +1,448 @@
+"""Mirrors ``torch.optim.optimizer``: the Optimizer base class and the global step hooks.
+
+NOTE [ one update program per step ]
+PyTorch keeps three copies of every algorithm (a loop over tensors, a ``foreach`` form and a fused
+kernel).  Here an algorithm is one update rule for one parameter, ``_rule(p, g, state, h,
+flags)``, written with jax.numpy; the base class maps it over every parameter of every group in
+one ``jax.jit`` program, so a step is one call however many parameters there are, and XLA fuses
+the arithmetic.  What the program sees:
+
+- arrays: each parameter, its gradient and the Tensors of its state (step counters included);
+- ``h``: the group's numeric hyper-parameters (the keys of ``defaults`` that are not flags),
+  passed as traced scalars, so a scheduler changing ``lr`` or ``momentum`` reuses the program;
+- ``flags``: the group's ``_static`` keys (booleans such as ``nesterov``) and, for each
+  ``_switches`` key, whether it is nonzero (``weight_decay != 0`` decides whether decay is
+  applied at all, as in PyTorch): these are baked into the program, and changing them compiles
+  another.
+
+The results are written back into the same Tensor objects (``Tensor._write``), so parameters and
+state keep their identity: the user's references, ``state_dict()`` and a compiled step all see
+the new values.  Complex parameters are updated as pairs of reals (PyTorch's view_as_real).
+"""
+import copy
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+
+import jax
+import jax.numpy as jnp
+
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import RemovableHandle
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+           "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter that every parameter group must give (no default)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+# group keys that never enter the update program
+_NOT_HYPER = frozenset({"params", "param_names", "foreach", "fused", "differentiable",
+                        "capturable"})
+
+_global_step_hooks = {"pre": OrderedDict(), "post": OrderedDict()}
+
+
+def _add_hook(hooks, hook, prepend=False):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Mirrors ``torch.optim.optimizer.register_optimizer_step_pre_hook``: ``hook(optimizer,
+    args, kwargs)`` runs before every optimizer's step and may return new ``(args, kwargs)``."""
+    return _add_hook(_global_step_hooks["pre"], hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Mirrors ``torch.optim.optimizer.register_optimizer_step_post_hook``: ``hook(optimizer,
+    args, kwargs)`` runs after every optimizer's step."""
+    return _add_hook(_global_step_hooks["post"], hook)
+
+
+def _with_step_hooks(step):
+    """Wrap an optimizer's ``step`` so that the global and per-optimizer hooks run around it."""
+
+    @functools.wraps(step)
+    def hooked_step(self, *args, **kwargs):
+        for hook in itertools.chain(_global_step_hooks["pre"].values(),
+                                    self._hooks["step_pre"].values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{hook} must return None or a tuple of "
+                                       f"(new_args, new_kwargs), but got {result}.")
+                args, kwargs = result
+        out = step(self, *args, **kwargs)
+        for hook in itertools.chain(self._hooks["step_post"].values(),
+                                    _global_step_hooks["post"].values()):
+            hook(self, args, kwargs)
+        return out
+
+    hooked_step._hooked = True
+    return hooked_step
+
+
+def _typename(obj):
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+
+
+def _traced_value(v):
+    """A hyper-parameter as the update program receives it: Tensors as their arrays."""
+    if isinstance(v, Tensor):
+        return v._value()
+    if isinstance(v, (tuple, list)):
+        return tuple(_traced_value(x) for x in v)
+    return v
+
+
+class Optimizer:
+    """Mirrors ``torch.optim.Optimizer``: parameter groups, per-parameter state, ``zero_grad``,
+    ``step``, ``state_dict``/``load_state_dict`` in PyTorch's layout, and hooks.
+
+    A subclass gives its defaults to ``__init__`` and writes one update rule (NOTE [ one update
+    program per step ]):
+
+    - ``_init_state(self, p, group)``: the state of a parameter at its first step, a dict of
+      Tensors (default: empty);
+    - ``_rule(p, g, state, h, flags)`` (a staticmethod, jax.numpy only): the new parameter and
+      the new state dict, as arrays;
+    - ``_static`` / ``_switches``: the group keys baked into the program (see the note).
+
+    Subclasses may instead override ``step`` entirely (LBFGS does); hooks still run around it.
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (parameter
+            groups, each with a ``'params'`` entry and optional per-group hyper-parameters).
+        defaults: the default hyper-parameters of every group.
+    """
+
+    _static = ()
+    _switches = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            cls.step = _with_step_hooks(step)
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._hooks = {kind: OrderedDict() for kind in (
+            "step_pre", "step_post", "state_dict_pre", "state_dict_post",
+            "load_state_dict_pre", "load_state_dict_post")}
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {_typename(params)}")
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if not param_groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_hooks" not in self.__dict__:
+            self._hooks = {kind: OrderedDict() for kind in (
+                "step_pre", "step_post", "state_dict_pre", "state_dict_post",
+                "load_state_dict_pre", "load_state_dict_post")}
+
+    def __repr__(self):
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    # --- groups ---------------------------------------------------------------------------------
+
+    def add_param_group(self, param_group):
+        """Mirrors ``Optimizer.add_param_group``: add a group (a dict with ``'params'``); keys it
+        leaves out take the optimizer's defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        param_group["params"] = params
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. "
+                                 "Some param names are missing")
+            param_group["param_names"] = names
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(p))
+            if not self.defaults.get("differentiable", None) and not (p.is_leaf
+                                                                     or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {'with' if names else 'without'} "
+                                 f"names to the optimizer")
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def zero_grad(self, set_to_none=True):
+        """Mirrors ``Optimizer.zero_grad``: drop every gradient (``set_to_none=True``) or zero
+        it in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
+
+    # --- the update ---------------------------------------------------------------------------
+
+    def step(self, closure=None):
+        """Mirrors ``Optimizer.step``: one update of every parameter that has a gradient.
+
+        Args:
+            closure: optional; re-evaluates the model and returns the loss (run with grad
+                enabled before the update).
+
+        Returns:
+            What ``closure`` returned, or None.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            self._update()
+        return loss
+
+    def _init_state(self, p, group):
+        return {}
+
+    @staticmethod
+    def _rule(p, g, state, h, flags):
+        raise NotImplementedError  # PyTorch's Optimizer.step is abstract too
+
+    def _update(self):
+        """Run ``_rule`` over every parameter with a gradient, in one program."""
+        groups, tensors = [], []
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            states = []
+            for p in params:
+                state = self.state[p]
+                if not state:
+                    state.update(self._init_state(p, group))
+                states.append({k: v for k, v in state.items() if isinstance(v, Tensor)})
+            flags = tuple((k, group[k]) for k in self._static) + tuple(
+                (k, _nonzero(group[k])) for k in self._switches)
+            hyper = {k: _traced_value(group[k]) for k in self.defaults
+                     if k not in _NOT_HYPER and k not in self._static}
+            arrays = ([p._value() for p in params], [p.grad._value() for p in params],
+                      [{k: v._value() for k, v in s.items()} for s in states], hyper)
+            groups.append((flags, arrays))
+            tensors.append((params, states))
+        if not groups:
+            return
+        flags = tuple(f for f, _ in groups)
+        results = _program(type(self)._rule, flags)([a for _, a in groups])
+        for (params, states), (new_params, new_states) in zip(tensors, results):
+            for p, state, new_p, new_state in zip(params, states, new_params, new_states):
+                p._write(new_p)
+                stored = self.state[p]
+                for k, v in new_state.items():
+                    if k in state:
+                        state[k]._write(v)
+                    else:
+                        stored[k] = Tensor._wrap(v)
+
+    # --- state_dict -----------------------------------------------------------------------------
+
+    def state_dict(self):
+        """Mirrors ``Optimizer.state_dict``: ``{'state': {index: {...}}, 'param_groups': [{...,
+        'params': [indices]}]}``, parameters numbered in group order.  The state Tensors are the
+        optimizer's own (not copies), as in PyTorch."""
+        for hook in self._hooks["state_dict_pre"].values():
+            hook(self)
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in self._hooks["state_dict_post"].values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        """Mirrors ``Optimizer.load_state_dict``: take state and hyper-parameters from a
+        ``state_dict()`` (of this optimizer, or of PyTorch's for the same parameters).  State
+        Tensors take each parameter's floating dtype; ``step`` counters are kept as they are."""
+        state_dict = state_dict.copy()
+        for hook in self._hooks["load_state_dict_pre"].values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
+                          itertools.chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step":
+                    return value
+                if param.is_floating_point():
+                    return value.to(dtype=param.dtype)
+                return value
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        self.__setstate__({"state": state, "param_groups": [
+            update_group(g, s) for g, s in zip(groups, saved_groups)]})
+        for hook in self._hooks["load_state_dict_post"].values():
+            hook(self)
+
+    # --- hooks ----------------------------------------------------------------------------------
+
+    def register_step_pre_hook(self, hook):
+        """Mirrors ``Optimizer.register_step_pre_hook``: ``hook(optimizer, args, kwargs)`` runs
+        before ``step`` and may return new ``(args, kwargs)``."""
+        return _add_hook(self._hooks["step_pre"], hook)
+
+    def register_step_post_hook(self, hook):
+        """Mirrors ``Optimizer.register_step_post_hook``: ``hook(optimizer, args, kwargs)``."""
+        return _add_hook(self._hooks["step_post"], hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """Mirrors ``Optimizer.register_state_dict_pre_hook``: ``hook(optimizer)``."""
+        return _add_hook(self._hooks["state_dict_pre"], hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """Mirrors ``Optimizer.register_state_dict_post_hook``: ``hook(optimizer, state_dict)``
+        may return a new state_dict."""
+        return _add_hook(self._hooks["state_dict_post"], hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """Mirrors ``Optimizer.register_load_state_dict_pre_hook``: ``hook(optimizer,
+        state_dict)`` may return a new state_dict to load."""
+        return _add_hook(self._hooks["load_state_dict_pre"], hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """Mirrors ``Optimizer.register_load_state_dict_post_hook``: ``hook(optimizer)``."""
+        return _add_hook(self._hooks["load_state_dict_post"], hook, prepend)
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)
+
+
+def _nonzero(v):
+    if isinstance(v, Tensor):
+        v = v.item()
+    return v != 0
+
+
+def _as_real(x):
+    return jnp.stack([x.real, x.imag], axis=-1) if jnp.iscomplexobj(x) else x
+
+
+def _as_complex(x, like):
+    return jax.lax.complex(x[..., 0], x[..., 1]) if jnp.iscomplexobj(like) else x
+
+
+def _apply(rule, flags, groups):
+    """The update program: ``rule`` over every parameter of every group (see the note)."""
+    results = []
+    for group_flags, (params, grads, states, hyper) in zip(flags, groups):
+        flag_dict = dict(group_flags)
+        new_params, new_states = [], []
+        for p, g, state in zip(params, grads, states):
+            new_p, new_state = rule(_as_real(p), _as_real(g),
+                                    {k: _as_real(v) for k, v in state.items()}, hyper, flag_dict)
+            new_params.append(_as_complex(new_p, p).astype(p.dtype))
+            # state the rule creates has the parameter's shape (and complex-ness)
+            new_states.append({k: _as_complex(v, state[k]).astype(state[k].dtype)
+                               if k in state else _as_complex(v, p)
+                               for k, v in new_state.items()})
+        results.append((new_params, new_states))
+    return results
+
+
+@functools.lru_cache(maxsize=None)
+def _program(rule, flags):
+    return jax.jit(functools.partial(_apply, rule, flags))
