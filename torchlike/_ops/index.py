@@ -20,14 +20,32 @@ def _decode(structure, arrays):
     out = []
     for p in structure:
         if isinstance(p, tuple):
-            out.append(arrays[p[1]] if p[0] == "a" else slice(*p[1:]))
+            out.append(slice(*p[1:]) if p[0] == "s" else arrays[p[1]])
         else:
             out.append(p)
     return tuple(out)
 
 
-INDEX = Op("index", lambda x, *arrays, structure: x[_decode(structure, arrays)],
-           "IndexBackward0", inputs=1, saves="indices")
+def _merge_masked(x, structure):
+    """``x`` with the dims under each multi-dimensional bool mask merged into one: such a mask
+    arrives as one flat index (``("m", i, ndim)``; np.flatnonzero is several times cheaper than
+    np.nonzero and the gather takes one index array instead of ndim)."""
+    if not any(isinstance(p, tuple) and p[0] == "m" for p in structure):
+        return x
+    shape, d = list(x.shape), 0
+    for p in structure:
+        if isinstance(p, tuple) and p[0] == "m":
+            shape[d:d + p[2]] = [int(np.prod(shape[d:d + p[2]]))]
+        if p is not None and not isinstance(p, bool):   # a 0-dim mask takes no dim
+            d += 1
+    return x.reshape(shape)
+
+
+def _index(x, *arrays, structure):
+    return _merge_masked(x, structure)[_decode(structure, arrays)]
+
+
+INDEX = Op("index", _index, "IndexBackward0", inputs=1, saves="indices")
 
 
 def _accumulate(ref, values):
@@ -36,9 +54,9 @@ def _accumulate(ref, values):
 
 
 def _index_put(x, v, *arrays, structure, accumulate):
-    ref = x.at[_decode(structure, arrays)]
+    ref = _merge_masked(x, structure).at[_decode(structure, arrays)]
     v = jnp.asarray(v).astype(x.dtype)
-    return _accumulate(ref, v) if accumulate else ref.set(v)
+    return (_accumulate(ref, v) if accumulate else ref.set(v)).reshape(x.shape)
 
 
 INDEX_PUT = Op("index_put", _index_put, "IndexPutBackward0", inputs=2, saves="indices")
@@ -147,10 +165,10 @@ def _advanced(x, items):
                 if mask.ndim == 0:   # a 0-dim bool tensor acts like a Python bool
                     structure.append(bool(mask))
                     continue
-                for nz in np.nonzero(mask):
-                    structure.append(("a", len(arrays)))
-                    arrays.append(np.asarray(nz, np.int64))
-                    dim += 1
+                structure.append(("m", len(arrays), mask.ndim) if mask.ndim > 1
+                                 else ("a", len(arrays)))
+                arrays.append(np.flatnonzero(mask))
+                dim += mask.ndim
                 continue
             if kind not in ("int64", "int32", "int16", "int8", "uint8"):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "

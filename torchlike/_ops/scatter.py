@@ -3,6 +3,8 @@
 Each op is one jnp function of (graph inputs..., index operands...).  Index values are checked
 eagerly (PyTorch's exception types and wording) and the checks are skipped while tracing.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,7 +13,7 @@ from .._creation import from_host
 from .._dispatch import Op, call, with_out
 from .._tensor import Tensor, host_min_max, host_values, values_for_shape
 from . import shape
-from .index import INDEX_PUT, _accumulate, _advanced, _decode
+from .index import INDEX_PUT, _accumulate, _advanced, _index
 from .pointwise import family
 
 _INT_NAMES = ("int64", "int32")
@@ -428,7 +430,7 @@ def _components_of(x, items):
 
 
 def _check_values_shape(x, structure, arrays, values):
-    shape = jax.eval_shape(lambda a, *i: a[_decode(structure, i)],
+    shape = jax.eval_shape(functools.partial(_index, structure=structure),
                            jax.ShapeDtypeStruct(x.shape, x._value().dtype),
                            *[a._value() if isinstance(a, Tensor) else a for a in arrays]).shape
     try:
