@@ -41,22 +41,21 @@ _Tracer = jax.core.Tracer
 
 # --- Generator ------------------------------------------------------------------------------------
 
-@jax.jit
-def _seeded_state(seed):
-    """uint32 words [seed low, seed high, *key] for an int64 seed."""
-    u = jax.lax.bitcast_convert_type(seed, jnp.uint64)
-    words = jnp.stack([u & 0xFFFFFFFF, u >> 32]).astype(jnp.uint32)
-    return jnp.concatenate([words, jax.random.key_data(jax.random.key(seed)).ravel()])
+_MASK = 0xFFFFFFFF
 
 
-@jax.jit
-def _advance(state):
-    """(the state after one draw, the key data that draw samples from)."""
-    key, sub = jax.random.split(jax.random.wrap_key_data(state[2:]))
-    return state.at[2:].set(jax.random.key_data(key)), jax.random.key_data(sub)
+def _mix32(x):
+    """The "lowbias32" integer hash (C. Wellons): a bijection on uint32 with near-ideal
+    avalanche.  Works on Python ints and on uint32 arrays alike (NOTE [ fast random bits ])."""
+    x = ((x ^ (x >> 16)) * 0x7FEB352D) & _MASK
+    x = ((x ^ (x >> 15)) * 0x846CA68B) & _MASK
+    return x ^ (x >> 16)
 
 
-_BYTE_SHIFTS = (0, 8, 16, 24)
+def _draw_key(s_lo, s_hi, c_lo, c_hi):
+    """The key data (two words) of draw number ``c`` from seed ``s`` (words of each)."""
+    k0 = _mix32(_mix32(c_lo ^ s_lo) ^ s_hi)
+    return k0, _mix32((_mix32(c_hi ^ s_hi) + k0 + 0x9E3779B9) & _MASK)
 
 
 @jax.jit
@@ -69,6 +68,9 @@ def _words_to_bytes(words):
 def _bytes_to_words(data):
     shifts = jnp.asarray(_BYTE_SHIFTS, jnp.uint32)
     return jnp.sum(data.reshape(-1, 4).astype(jnp.uint32) << shifts, axis=1, dtype=jnp.uint32)
+
+
+_BYTE_SHIFTS = (0, 8, 16, 24)
 
 
 def _seed_value(seed):
@@ -94,18 +96,38 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device_cls(device)
-        self._state = None
+        self._tensor = None
         self.manual_seed(_DEFAULT_SEED)
+
+    # NOTE: the state is four uint32 words, [seed lo, seed hi, draws lo, draws hi]; draw number
+    # c samples from the key _draw_key(seed, c).  Eagerly the words live on the host (``_words``,
+    # Python ints), so a draw costs no device call, and ``_state`` (the Tensor) is brought up to
+    # date when read.  A traced state (set_state with a tracer) lives in the Tensor only
+    # (``_words`` is None) and draws advance it with array ops.  Code that writes the Tensor
+    # directly must call ``_reload()`` afterwards.
+
+    @property
+    def _state(self):
+        """The state as a uint32 Tensor of four words, up to date."""
+        if self._stale:
+            words = _place(np.asarray(self._words, np.uint32), self.device)
+            if self._tensor is None:
+                self._tensor = Tensor._wrap(words)
+            else:
+                self._tensor._write(words)
+            self._stale = False
+        return self._tensor
+
+    def _reload(self):
+        """Take the state from the Tensor (after a direct write to it)."""
+        arr = self._tensor._value()
+        self._words = None if isinstance(arr, _Tracer) else [int(w) for w in np.asarray(arr)]
+        self._stale = False
 
     def manual_seed(self, seed):
         """Mirrors ``torch.Generator.manual_seed``: reseed; returns the generator."""
         seed = _seed_value(seed)
-        signed = np.int64(seed - _U64 if seed > _I64_MAX else seed)
-        words = _place(_seeded_state(signed), self.device)
-        if self._state is None:
-            self._state = Tensor._wrap(words)
-        else:
-            self._state._write(words)
+        self._words, self._stale = [seed & _MASK, seed >> 32, 0, 0], True
         return self
 
     def seed(self):
@@ -116,8 +138,8 @@ class Generator:
 
     def initial_seed(self):
         """Mirrors ``torch.Generator.initial_seed``: the seed the state started from."""
-        words = np.asarray(self._state._value()[:2]).astype(np.uint64)
-        return int(words[0]) | int(words[1]) << 32
+        words = self._words or [int(w) for w in np.asarray(self._state._value()[:2])]
+        return words[0] | words[1] << 32
 
     def get_state(self):
         """Mirrors ``torch.Generator.get_state``: the state as a uint8 Tensor."""
@@ -129,14 +151,14 @@ class Generator:
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state.dtype is not D.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        size = 4 * self._state.numel()
-        if new_state.numel() != size:
-            raise RuntimeError(f"Expected a torchlike.Generator state of size {size} but found "
+        if new_state.numel() != 16:
+            raise RuntimeError(f"Expected a torchlike.Generator state of size 16 but found "
                                f"the input RNG state size to be {new_state.numel()}")
         words = _bytes_to_words(new_state._value())
         if not isinstance(words, _Tracer):
             words = _place(words, self.device)
         self._state._write(words)
+        self._reload()
         return self
 
     def clone_state(self):
@@ -148,13 +170,19 @@ class Generator:
 
     def _next(self):
         """Key data for one draw; the state advances (a write a traced step hands out)."""
-        state, sub = _advance(self._state._value())
-        self._state._write(state)
-        return sub
+        w = self._words
+        if w is not None:
+            c = (w[2] | w[3] << 32) + 1
+            self._words, self._stale = [w[0], w[1], c & _MASK, (c >> 32) & _MASK], True
+            return np.asarray(_draw_key(*w), np.uint32)
+        state = self._tensor._value()
+        c_lo = state[2] + 1
+        self._tensor._write(state.at[2].set(c_lo).at[3].add((c_lo == 0).astype(jnp.uint32)))
+        return jnp.stack(_draw_key(*state))
 
     def next_key(self):
         """A fresh jax PRNG key; the generator's state advances."""
-        return jax.random.wrap_key_data(self._next())
+        return jax.random.wrap_key_data(jnp.asarray(self._next()))
 
 
 def _rebuild_generator(device, state):
@@ -199,16 +227,22 @@ def _gen(generator):
 
 
 def _moved(key, devices):
-    """``key`` on the one jax device in ``devices`` (a no-op device_put still costs time)."""
-    if isinstance(key, _Tracer) or len(devices) != 1 or key.devices() == devices:
+    """``key`` (numpy key data of an eager draw, or a jax array) on the one jax device in
+    ``devices``: numpy goes to the jitted sampler as it is (it lands on the device of the
+    sampler's other operands, else the default one); a no-op device_put still costs time."""
+    if isinstance(key, _Tracer) or len(devices) != 1:
         return key
-    return jax.device_put(key, next(iter(devices)))
+    if isinstance(key, np.ndarray):
+        target = next(iter(devices))
+        return key if target == jax.devices()[0] else jax.device_put(key, target)
+    return key if key.devices() == devices else jax.device_put(key, next(iter(devices)))
 
 
 def _key_like(generator, like):
-    """Key data for one draw, on the device of the Tensor ``like``."""
+    """Key data for one draw, for an op whose operands include the Tensor ``like``."""
     key, arr = _gen(generator)._next(), like._value()
-    return key if isinstance(arr, _Tracer) else _moved(key, arr.devices())
+    return key if isinstance(arr, _Tracer) or isinstance(key, np.ndarray) else _moved(
+        key, arr.devices())
 
 
 def _key_on(generator, device):
@@ -218,6 +252,50 @@ def _key_on(generator, device):
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
+
+# NOTE [ fast random bits ]
+# jax.random's threefry costs ~15 ns per number on a CPU (a 64x64 rand took ~70 µs, five times a
+# recorded mul), so uniform draws (rand, randn, bernoulli, dropout, ...) take their bits from a
+# keyed counter hash instead: word i of a draw is mix(mix(i ^ k0) + k1), with (k0, k1) the draw's
+# key data and mix the "lowbias32" integer hash (C. Wellons), a bijection on uint32 with
+# near-ideal avalanche; the two keyed rounds decorrelate neighbouring counters and keys.  This is
+# a statistical generator for simulation and training, not a cryptographic one (neither is
+# torch's).  The counters are materialised before the hash (optimization_barrier): XLA's CPU
+# backend runs the hash ~3x slower when it is fused with the iota.  Integers take two words each.
+# Distributions with their own algorithms (poisson, multinomial, geometric, randperm) stay on
+# jax.random, keyed by the same key data.
+
+def random_bits(key, n):
+    """``n`` pseudo-random uint32 words from key data ``key`` (NOTE [ fast random bits ])."""
+    key = jnp.asarray(key).astype(jnp.uint32).reshape(-1)
+    count = jax.lax.optimization_barrier(jax.lax.iota(jnp.uint32, n))
+    return _mix32(_mix32(count ^ key[0]) + key[1])
+
+
+def random_uniform(key, shape, dtype, low=0.0, high=1.0):
+    """Uniform samples on [low, high) of a float ``dtype``, from :func:`random_bits`: as many
+    random bits as the dtype's mantissa holds (24 for float32, 53 for float64)."""
+    dtype = jnp.dtype(dtype)
+    n = math.prod(shape)
+    nbits = jnp.finfo(dtype).nmant + 1
+    if nbits > 32:
+        w = random_bits(key, 2 * n).reshape(2, n).astype(jnp.uint64)
+        u = ((w[0] << 21) ^ (w[1] >> 11)).astype(jnp.float64) * 2.0 ** -53
+    else:
+        u = ((random_bits(key, n) >> (32 - nbits)).astype(jnp.int32).astype(jnp.float32)
+             * np.float32(2.0 ** -nbits))
+    u = u.reshape(shape).astype(dtype)
+    return jnp.maximum(low, u * (high - low) + low).astype(dtype)
+
+
+def random_normal(key, shape, dtype):
+    """Standard normal samples: the inverse error function of a uniform on (-1, 1), as jax's
+    own normal sampler computes them."""
+    dtype = jnp.dtype(dtype)
+    tiny = 2.0 ** -53 if dtype.itemsize > 4 else 2.0 ** -24
+    u = random_uniform(key, shape, dtype) * 2 - (1 - tiny)
+    return (np.sqrt(2) * jax.lax.erf_inv(u)).astype(dtype)
+
 
 def _compute_dtype(dtype):
     """The float dtype a sample is computed in before it is cast to ``dtype``."""
@@ -248,7 +326,7 @@ def _in_float32(sample):
 
 @_componentwise
 def _uniform(key, shape, dtype, low, high, complex_=False):
-    return jax.random.uniform(key, shape, dtype, low, high)
+    return random_uniform(key, shape, dtype, low, high)
 
 
 @_componentwise
@@ -256,12 +334,13 @@ def _uniform(key, shape, dtype, low, high, complex_=False):
 def _normal(key, shape, dtype, mean, std, complex_=False):
     # NOTE: a complex normal of std s has std s / sqrt(2) in each part, as in PyTorch.
     scale = std / math.sqrt(2) if complex_ else std
-    return mean + scale * jax.random.normal(key, shape, dtype)
+    return mean + scale * random_normal(key, shape, dtype)
 
 
 def _ints(key, shape, dtype, low, span):
     """Integers in [low, low + span) (span 0: all 2**64), as PyTorch's random_: bits % span."""
-    bits = jax.random.bits(key, shape, jnp.uint64)
+    w = random_bits(key, 2 * math.prod(shape)).reshape((2,) + tuple(shape)).astype(jnp.uint64)
+    bits = (w[0] << 32) | w[1]
     v = jnp.where(span == 0, bits, bits % jnp.maximum(span, 1)) + low
     return jax.lax.bitcast_convert_type(v, jnp.int64).astype(dtype)
 

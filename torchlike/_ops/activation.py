@@ -22,7 +22,7 @@ from .. import _dtype as D
 from .. import special as _special
 from .._dispatch import Op, call, elementwise_op
 from .._inplace import inplace as _inplace
-from .._random import _key_like
+from .._random import _key_like, random_uniform
 from .._tensor import _wrap_dim
 from . import pointwise as _pw
 from . import shape as _shape
@@ -179,7 +179,7 @@ def _threshold(x, threshold, value):
 @_opmath
 def _rrelu_train(x, key, lower, upper):
     # NOTE: each element <= 0 gets its own slope drawn from U(lower, upper), its gradient too.
-    r = jax.random.uniform(key, x.shape, x.dtype, lower, upper)
+    r = random_uniform(key, x.shape, x.dtype, lower, upper)
     return jnp.where(x <= 0, x * r, x)
 
 
@@ -578,7 +578,7 @@ def _gumbel_noise(logits, key):
     # -log(Exponential(1)) ~ Gumbel(0, 1), drawn as PyTorch draws it (its gradient is zero)
     dt = logits.dtype
     wide = jnp.float32 if dt in (jnp.float16, jnp.bfloat16) else dt
-    return (-jnp.log(jax.random.exponential(key, logits.shape, wide))).astype(dt)
+    return (-jnp.log(-jnp.log1p(-random_uniform(key, logits.shape, wide)))).astype(dt)
 
 
 def _straight_through(y_soft, dim):

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._dispatch import Op, call
-from .._random import _C_NAMES, _key_like
+from .._random import _C_NAMES, _key_like, random_uniform
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
@@ -153,7 +153,7 @@ SDPA_FLASH = Op("_scaled_dot_product_flash_attention_for_cpu", _sdpa,
 
 
 def _dropout_noise(like, key, p):
-    keep = jax.random.uniform(jax.random.wrap_key_data(key), like.shape) >= p
+    keep = random_uniform(key, like.shape, jnp.float32) >= p
     return jnp.where(keep, jnp.asarray(1 / (1 - p) if p < 1 else 0, like.dtype),
                      jnp.zeros((), like.dtype))
 

@@ -17,19 +17,20 @@ from .._dispatch import Op, _broadcast_message, call, with_out
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
                        _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key_like,
-                       _like, _normal, _not_implemented, _require_float, _span_args, _uniform)
+                       _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
+                       random_normal, random_uniform)
 from .._tensor import Tensor
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
 
 def _bernoulli(key, shape, dtype, p):
-    return (jax.random.uniform(key, shape, _compute_dtype(dtype)) < p).astype(dtype)
+    return (random_uniform(key, shape, _compute_dtype(dtype)) < p).astype(dtype)
 
 
 @_in_float32
 def _exponential(key, shape, dtype, lambd):
-    return jax.random.exponential(key, shape, dtype) / lambd
+    return -jnp.log1p(-random_uniform(key, shape, dtype)) / lambd
 
 
 def _geometric(key, shape, dtype, p):
@@ -38,12 +39,13 @@ def _geometric(key, shape, dtype, p):
 
 @_in_float32
 def _log_normal(key, shape, dtype, mean, std):
-    return jnp.exp(mean + std * jax.random.normal(key, shape, dtype))
+    return jnp.exp(mean + std * random_normal(key, shape, dtype))
 
 
 @_in_float32
 def _cauchy(key, shape, dtype, median, sigma):
-    return median + sigma * jax.random.cauchy(key, shape, dtype)
+    u = random_uniform(key, shape, dtype, jnp.finfo(dtype).eps, 1.0)
+    return median + sigma * jnp.tan(jnp.pi * (u - 0.5))
 
 
 def _normal_tensors(mean, std, key):

@@ -39,7 +39,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .._dispatch import Op, call
-from .._random import _key_like
+from .._random import _key_like, random_uniform
 from .._tensor import Tensor
 from . import linalg as _linalg, shape as _shape
 
@@ -80,7 +80,7 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision):
 
 
 def _dropout(x, key, p):
-    keep = jax.random.bernoulli(jax.random.wrap_key_data(key), 1.0 - p, x.shape)
+    keep = random_uniform(key, x.shape, jnp.float32) < 1.0 - p
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
     return x * (keep.astype(x.dtype) * jnp.asarray(scale, x.dtype))
 
