@@ -5,19 +5,23 @@ parameters (``normal``, ``bernoulli``, ``multinomial``, ``poisson``) and the in-
 re-exported here.
 
 NOTE [ random streams ]
-The streams are jax's, not PyTorch's: the same seed gives the same numbers in torchlike on every
-run, but not the numbers torch would draw.  Shapes, dtypes, devices, autograd behaviour, errors
-and the distributions themselves follow PyTorch.
+The streams are torchlike's own, not PyTorch's: the same seed gives the same numbers in torchlike
+on every run, but not the numbers torch would draw.  Shapes, dtypes, devices, autograd
+behaviour, errors and the distributions themselves follow PyTorch.
 
-A Generator keeps its whole state in one uint32 Tensor: the seed (two words) and a jax PRNG key.
-Every draw splits the key, writes the advanced state back into that Tensor and samples from the
-split-off key.  Because the state is read and written only through the Tensor, a traced program
-(``torchlike.compile``, ``to_jax_function``) can take the state in and hand the advanced state
-out, so each call of a compiled step draws fresh numbers.  ``get_state`` shows it as uint8 bytes
-(little-endian words), which ``set_state`` accepts, traced or not.
+A Generator's state is four uint32 words: the seed (two words) and the number of draws so far
+(two words).  Draw number c samples from the key data _draw_key(seed, c), so a draw needs no
+device call: eagerly the words are Python ints on the host.  The state is also a Tensor
+(``Generator._state``, brought up to date when read), and when that Tensor holds a tracer
+(``set_state`` inside a traced program: ``torchlike.compile``, ``to_jax_function``) draws read
+and advance it with array ops, so the program takes the state in and hands the advanced state
+out and each call draws fresh numbers.  ``get_state`` shows the words as uint8 bytes
+(little-endian), which ``set_state`` accepts, traced or not.
 
-Samplers are ops of the op table whose inputs are the sample's parameters and the split-off key
-(an array that never requires grad), so they run jitted in eager mode and trace as they are.
+Samplers are ops of the op table whose inputs are the sample's parameters and the draw's key
+data (an array that never requires grad), so they run jitted in eager mode and trace as they
+are.  Uniform-based samplers hash their bits from the key (NOTE [ fast random bits ]); the
+others use jax.random with the key data as a raw key.
 """
 import math
 import os
