@@ -491,8 +491,8 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._arr.ndim == 0 and spec:
-            return format(self.item(), spec)
+        if self._arr.ndim == 0:
+            return format(self.detach().item(), spec)
         return object.__format__(self, spec) if spec else repr(self)
 
     def __reduce_ex__(self, protocol):

@@ -76,16 +76,17 @@ def _with_step_hooks(step):
     """Wrap an optimizer's ``step`` so that the global and per-optimizer hooks run around it."""
 
     @functools.wraps(step)
-    def hooked_step(self, *args, **kwargs):
+    def hooked_step(*args, **kwargs):
+        self = args[0]
         for hook in itertools.chain(_global_step_hooks["pre"].values(),
                                     self._hooks["step_pre"].values()):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(f"{hook} must return None or a tuple of "
+                    raise RuntimeError(f"{step} must return None or a tuple of "
                                        f"(new_args, new_kwargs), but got {result}.")
                 args, kwargs = result
-        out = step(self, *args, **kwargs)
+        out = step(*args, **kwargs)
         for hook in itertools.chain(self._hooks["step_post"].values(),
                                     _global_step_hooks["post"].values()):
             hook(self, args, kwargs)
@@ -102,7 +103,8 @@ def _typename(obj):
 def _traced_value(v):
     """A hyper-parameter as the update program receives it: Tensors as their arrays."""
     if isinstance(v, Tensor):
-        return v._value()
+        a = v._value()
+        return a.reshape(()) if a.size == 1 else a  # PyTorch squeezes one-element hypers
     if isinstance(v, (tuple, list)):
         return tuple(_traced_value(x) for x in v)
     return v
@@ -182,7 +184,7 @@ class Optimizer:
         """Mirrors ``Optimizer.add_param_group``: add a group (a dict with ``'params'``); keys it
         leaves out take the optimizer's defaults."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -280,9 +282,11 @@ class Optimizer:
                 continue
             states = []
             for p in params:
-                state = self.state[p]
+                state = self.state.get(p)
                 if not state:
-                    state.update(self._init_state(p, group))
+                    state = self._init_state(p, group)
+                    if state:
+                        self.state[p].update(state)
                 states.append({k: v for k, v in state.items() if isinstance(v, Tensor)})
             flags = tuple((k, group[k]) for k in self._static) + tuple(
                 (k, _nonzero(group[k])) for k in self._switches)
@@ -299,12 +303,11 @@ class Optimizer:
         for (params, states), (new_params, new_states) in zip(tensors, results):
             for p, state, new_p, new_state in zip(params, states, new_params, new_states):
                 p._write(new_p)
-                stored = self.state[p]
                 for k, v in new_state.items():
                     if k in state:
                         state[k]._write(v)
                     else:
-                        stored[k] = Tensor._wrap(v)
+                        self.state[p][k] = Tensor._wrap(v)
 
     # --- state_dict -----------------------------------------------------------------------------
 
@@ -358,6 +361,8 @@ class Optimizer:
                 return value
             if isinstance(value, dict):
                 return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, list):
+                return [cast(param, v) for v in value]
             return value
 
         state = defaultdict(dict)
