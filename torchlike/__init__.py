@@ -163,6 +163,8 @@ from .nn.utils.convert_parameters import typename as typename  # noqa: E402
 from .nn.utils.weight_norm import (  # noqa: E402
     _weight_norm as _weight_norm, norm_except_dim as norm_except_dim)
 from ._size import Size as Size  # noqa: E402
+from . import serialization as serialization  # noqa: E402
+from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from ._tensor_str import (  # noqa: E402
     get_printoptions as get_printoptions, set_printoptions as set_printoptions)
