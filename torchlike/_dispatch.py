@@ -136,7 +136,10 @@ def forward_fn(op, static, dt):
     key = (static, dt)
     f = op._fwd.get(key)
     if f is None:
-        f = op._fwd[key] = jax.jit(_raw_fn(op, static, dt))
+        # keep_unused: an operand only read for its shape (x.uniform_(), zeros_like) still
+        # places the result, which stays committed to that operand's device like every array
+        # torchlike makes (jitted calls with committed and uncommitted arguments compile twice)
+        f = op._fwd[key] = jax.jit(_raw_fn(op, static, dt), keep_unused=True)
     return f
 
 

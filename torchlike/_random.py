@@ -23,6 +23,7 @@ data (an array that never requires grad), so they run jitted in eager mode and t
 are.  Uniform-based samplers hash their bits from the key (NOTE [ fast random bits ]); the
 others use jax.random with the key data as a raw key.
 """
+import functools
 import math
 import os
 import warnings
@@ -34,7 +35,7 @@ import numpy as np
 from . import _dtype as D
 from ._creation import _finish, _place, _size, get_default_device
 from ._device import device as _device_cls, to_jax_device
-from ._dispatch import Op, call, with_out
+from ._dispatch import Op, with_out
 from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721
@@ -230,29 +231,29 @@ def _gen(generator):
     return generator
 
 
-def _moved(key, devices):
-    """``key`` (numpy key data of an eager draw, or a jax array) on the one jax device in
-    ``devices``: numpy goes to the jitted sampler as it is (it lands on the device of the
-    sampler's other operands, else the default one); a no-op device_put still costs time."""
-    if isinstance(key, _Tracer) or len(devices) != 1:
-        return key
-    if isinstance(key, np.ndarray):
-        target = next(iter(devices))
-        return key if target == jax.devices()[0] else jax.device_put(key, target)
-    return key if key.devices() == devices else jax.device_put(key, next(iter(devices)))
+def _key(generator):
+    """Key data for one draw from ``generator`` (None: the default one): numpy when eager (it
+    goes to the jitted sampler as an argument), an array when the state is traced."""
+    return _gen(generator)._next()
 
 
-def _key_like(generator, like):
-    """Key data for one draw, for an op whose operands include the Tensor ``like``."""
-    key, arr = _gen(generator)._next(), like._value()
-    return key if isinstance(arr, _Tracer) or isinstance(key, np.ndarray) else _moved(
-        key, arr.devices())
+@functools.lru_cache(maxsize=None)
+def _factory_program(op, static, device):
+    """The jitted sampler of a factory (rand, randperm, ...) for ``device``.  Its only array
+    input is the key data from the host, so the result is placed and committed to ``device``
+    by the program itself, like every array torchlike makes (a device_put would cost more than
+    the draw)."""
+    return jax.jit(functools.partial(op.fn, **dict(static)),
+                   out_shardings=jax.sharding.SingleDeviceSharding(device))
 
 
-def _key_on(generator, device):
-    """Key data for one draw, on ``device`` (None: the default device)."""
+def _sample_on(op, device, generator, *params, static):
+    """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it)."""
+    key = _key(generator)
+    if isinstance(key, _Tracer):
+        return op.fn(key, *params, **dict(static))
     target = to_jax_device(get_default_device() if device is None else device)
-    return _moved(_gen(generator)._next(), {target})
+    return _factory_program(op, static, target)(key, *params)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -492,9 +493,8 @@ def _factory_dtype(dtype, out, default):
 
 
 def _draw(op, params, size, dt, device, requires_grad, generator, out):
-    key = _key_on(generator, device)
-    t = call(op, key, *params, static=(("shape", size), ("dtype", dt._np)))
-    return with_out(_finish(t._value(), requires_grad), out)
+    arr = _sample_on(op, device, generator, *params, static=(("shape", size), ("dtype", dt._np)))
+    return with_out(_finish(arr, requires_grad), out)
 
 
 def _sizes(fname, size, kwargs):
@@ -604,9 +604,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     limit = _RANDPERM_FLOAT_MAX.get(dt._name)
     if limit is not None and n > 1 + (1 << _MANTISSA_DIGITS[dt._name]):
         raise RuntimeError(f"n cannot be greater than {limit[0]} for {limit[1]} type.")
-    key = _key_on(generator, device)
-    t = call(RANDPERM, key, static=(("n", n), ("dtype", dt._np)))
-    return with_out(_finish(t._value(), requires_grad), out)
+    arr = _sample_on(RANDPERM, device, generator, static=(("n", n), ("dtype", dt._np)))
+    return with_out(_finish(arr, requires_grad), out)
 
 
 PUBLIC = ("Generator", "default_generator", "manual_seed", "seed", "initial_seed",

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from .. import _dtype as D
 from .._dispatch import Op, call
-from .._random import _C_NAMES, _key_like, random_uniform
+from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
@@ -163,7 +163,7 @@ DROPOUT_NOISE = Op("dropout_noise", _dropout_noise, None)
 
 def _dropout_mul(x, p):
     """``x * noise``: PyTorch's training-mode dropout as its math path writes it (MulBackward0)."""
-    noise = call(DROPOUT_NOISE, x, _key_like(None, x), static=(("p", float(p)),))
+    noise = call(DROPOUT_NOISE, x, _key(None), static=(("p", float(p)),))
     return pointwise.mul(x, noise)
 
 

@@ -20,7 +20,7 @@ import jax
 from .._creation import scalar_tensor
 from .._dispatch import call, elementwise_op
 from .._inplace import inplace as _inplace
-from .._random import _key_like
+from .._random import _key
 from . import pointwise as _pw
 from . import shape as _shape
 from .random import _bernoulli
@@ -98,7 +98,7 @@ def _impl(input, p, train, inplace, feature=False, alpha=False, noise_dims=None)
     if not dt.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{dt._scalar_name}")
-    key = _key_like(None, input)
+    key = _key(None)
     static = (("p", float(p)), ("noise_dims", noise_dims))
     if alpha:
         out = _run(ALPHA_DROPOUT_MUL, input, key, static, inplace)

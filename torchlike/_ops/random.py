@@ -16,7 +16,7 @@ from .._creation import _size, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
-                       _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key_like,
+                       _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        random_normal, random_uniform)
 from .._tensor import Tensor
@@ -241,17 +241,17 @@ def normal(mean=_REQUIRED, std=1.0, size=None, *, generator=None, out=None, dtyp
         if shape_broadcast(m.shape, s.shape) is None:
             raise RuntimeError(_broadcast_message([m, s]))
         _require_float(mean.dtype, "normal_kernel_cpu", complex_ok=True)
-        result = call(NORMAL_TT, mean, std, _key_like(generator, mean))
+        result = call(NORMAL_TT, mean, std, _key(generator))
     elif tm:
         std = _float_arg("normal", "std", 2, std)
         _check_std(std)
         _require_float(mean.dtype, "normal_kernel_cpu", complex_ok=True)
-        result = call(NORMAL_TF, mean, _key_like(generator, mean), std)
+        result = call(NORMAL_TF, mean, _key(generator), std)
     else:
         _check_std_tensor(std)
         mean = _float_arg("normal", "mean", 1, mean)
         _require_float(std.dtype, "normal_kernel_cpu")
-        result = call(NORMAL_FT, std, _key_like(generator, std), mean)
+        result = call(NORMAL_FT, std, _key(generator), mean)
     return with_out(result, out)
 
 
@@ -278,13 +278,13 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     records the op but has no derivative (backward raises)."""
     if p is None:
         _check_probs_dtype(input, input.dtype)
-        return with_out(call(BERNOULLI, input, _key_like(generator, input)), out)
+        return with_out(call(BERNOULLI, input, _key(generator)), out)
     if isinstance(p, Tensor):
         raise TypeError("bernoulli(): argument 'p' must be float, not Tensor")
     p = _float_arg("bernoulli", "p", 2, p)
     _check_p(p)
     _check_bernoulli_scalar(input.dtype)
-    return with_out(call(BERNOULLI_P, input, _key_like(generator, input), p), out)
+    return with_out(call(BERNOULLI_P, input, _key(generator), p), out)
 
 
 def poisson(input, generator=None):
@@ -293,7 +293,7 @@ def poisson(input, generator=None):
     _require_float(input.dtype, "poisson_cpu")
     if not _all_true(input._value() >= 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return call(POISSON, input, _key_like(generator, input))
+    return call(POISSON, input, _key(generator))
 
 
 def _check_distribution(probs, checked_per_entry):
@@ -351,7 +351,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         return with_out(zeros(0, num_samples, dtype=D.int64, device=input.device), out)
     if _concrete(input._value()):
         _check_distribution(input, replacement and num_samples > 1)
-    result = call(MULTINOMIAL, input, _key_like(generator, input),
+    result = call(MULTINOMIAL, input, _key(generator),
                   static=(("num_samples", num_samples), ("replacement", replacement)))
     return with_out(result, out)
 
@@ -364,7 +364,7 @@ def _fill(self, op, generator, prepare, tensors=()):
     check, and returns the op's scalar parameters; ``tensors`` are its tensor parameters."""
     def compute():
         params = prepare()
-        return call(op, self, *tensors, _key_like(generator, self), *params)
+        return call(op, self, *tensors, _key(generator), *params)
     return inplace(self, compute)
 
 

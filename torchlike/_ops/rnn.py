@@ -39,7 +39,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .._dispatch import Op, call
-from .._random import _key_like, random_uniform
+from .._random import _key, random_uniform
 from .._tensor import Tensor
 from . import linalg as _linalg, shape as _shape
 
@@ -235,7 +235,7 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
     lstm = mode == "LSTM"
     states = [] if hx is None else [hx] if cx is None else [hx, cx]
     p = float(dropout) if train and num_layers > 1 and dropout > 0 else 0.0
-    key = (_key_like(None, x),) if p > 0 else ()
+    key = (_key(None),) if p > 0 else ()
     static = (("mode", mode), ("num_layers", int(num_layers)), ("dirs", dirs),
               ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
               ("p", p), ("layout", layout), ("precision", _precision()))
