@@ -30,10 +30,10 @@ class Op:
     inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
-                 "no_grad_reason", "elementwise", "_fwd", "_bwd", "_node_cls")
+                 "no_grad_reason", "elementwise", "identity", "_fwd", "_bwd", "_node_cls")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
-                 promote_args=None, no_grad_reason=None, elementwise=False):
+                 promote_args=None, no_grad_reason=None, elementwise=False, identity=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -56,6 +56,10 @@ class Op:
         # Elementwise ops (PyTorch's TensorIterator ops) lay their result out like their inputs
         # (see _layout.py).
         self.elementwise = elementwise
+        # The forward returns its one operand's values unchanged (clone): eagerly the result
+        # shares the operand's jax array instead of running a jitted copy.  Safe because jax
+        # arrays are immutable and every torchlike write rebinds a Tensor's array.
+        self.identity = identity
         self._fwd = {}
         self._bwd = {}
         self._node_cls = graph.node_class(node) if node else None
@@ -193,6 +197,8 @@ def call(op, *args, static=()):
     try:
         if traced:
             out = _raw_fn(op, static, dt)(*arrays)
+        elif op.identity:
+            out = arrays[0]
         else:
             fn = op._fwd.get((static, dt))
             if fn is None:

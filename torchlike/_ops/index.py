@@ -12,6 +12,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call
+from .._inplace import inplace
 from .._tensor import Tensor, host_min_max, values_for_shape
 from . import shape
 
@@ -209,8 +210,6 @@ def _check_bounds(idx, size, dim):
 
 def setitem(x, index, value):
     """``x[index] = value`` (Tensor.__setitem__): copy_ into a view, or index_put_."""
-    from .._inplace import inplace
-    from .._methods import FILL_T
     # a Python number goes into the jitted write as a (weakly typed) argument; PyTorch fills
     # with it as a 0-dim tensor (FillBackward3)
     scalar = not isinstance(value, Tensor)
@@ -222,6 +221,7 @@ def setitem(x, index, value):
     else:   # x[...] = v and x[:] = v need no view
         dst = x if all(it == slice(None) for it in items) else getitem(x, index)
         if scalar:
+            from .._methods import FILL_T
             inplace(dst, lambda: call(FILL_T, dst, value))
         else:
             copy_(dst, value)
@@ -233,7 +233,6 @@ COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype),
 
 def copy_(self, src, non_blocking=False):
     """Mirrors ``Tensor.copy_``: write src (broadcast, cast) into self."""
-    from .._inplace import inplace
     if isinstance(src, Tensor) and not _broadcastable(src.shape, self.shape):
         from .._dispatch import _broadcast_message
         raise RuntimeError(_broadcast_message([self._arr, src._arr]))

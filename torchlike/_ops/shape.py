@@ -433,7 +433,7 @@ def unbind(input, dim=0):
     return outs
 
 
-CLONE = Op("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", saves=())
+CLONE = Op("clone", lambda x: jnp.array(x, copy=True), "CloneBackward0", saves=(), identity=True)
 
 
 def clone(x, *, memory_format=None):
