@@ -16,6 +16,7 @@ from .. import _dtype as D
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
 from .._tensor import Tensor, _wrap_dim
+from .pointwise import div, maximum, minimum
 
 
 def _dims(dim, ndim):
@@ -138,7 +139,6 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not _is_float(input.dtype):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {input.dtype._scalar_name}")
-    from .pointwise import div
     dims = _dims(dim, input.ndim)
     count = call(NOT_NAN, input, static=(("dims", dims), ("keepdim", bool(keepdim))))
     return _out(div(nansum(input, dim, keepdim, dtype=dtype), count), out)
@@ -264,13 +264,11 @@ def max(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     """Mirrors ``torch.max``: ``max(input)`` is a 0-dim tensor; ``max(input, dim, keepdim)``
     returns ``(values, indices)`` (first occurrence on ties); ``max(input, other)`` is
     ``maximum``."""
-    from .pointwise import maximum
     return _extreme("max", MAX_ALL, MAX_DIM, maximum, RT.max, input, dim, keepdim, out)
 
 
 def min(input, dim=None, keepdim=False, *, out=None):  # noqa: A001
     """Mirrors ``torch.min`` (see ``max``)."""
-    from .pointwise import minimum
     return _extreme("min", MIN_ALL, MIN_DIM, minimum, RT.min, input, dim, keepdim, out)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, host_min_max, host_values, values_for_shape
+from .._tensor import Tensor, _wrap_dim, host_min_max, host_values, values_for_shape
 from . import shape
 from .index import INDEX_PUT, _accumulate, _advanced, _index
 from .pointwise import family
@@ -22,7 +22,6 @@ _SCALAR = (bool, int, float, complex)
 
 
 def _dim(dim, ndim):
-    from .._tensor import _wrap_dim
     return _wrap_dim(dim, max(ndim, 1))
 
 
@@ -200,8 +199,12 @@ def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
     if idx is None or not idx.size:
         return
     lo = -size if negative else 0
-    smallest, largest = host_min_max(idx)
-    if smallest < lo or largest >= size:   # the cheap test first; the message names the first
+    if idx.size <= 64:
+        smallest, largest = host_min_max(idx)
+        ok = lo <= smallest and largest < size
+    else:   # one pass: shifted to start at 0, a value out of range (negatives wrap) is >= span
+        ok = (idx.astype(np.int64, copy=False) - lo).view(np.uint64).max() < size - lo
+    if not ok:   # the cheap test first; the message names the first
         bad = idx[(idx < lo) | (idx >= size)]
         raise exc(fmt.format(bad=int(bad.reshape(-1)[0]), size=size, dim=dim))
 
