@@ -7,6 +7,8 @@ but their derivative is zero, so the op functions either ignore their tensor inp
 their gradient.  The checks PyTorch makes on parameter values run on Python numbers; checks of
 tensor contents (a negative std tensor, invalid ``multinomial`` rows) run in eager mode only.
 """
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -165,9 +167,26 @@ def _check_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
 
 
-def _all_true(arr):
-    """Whether every element of a boolean array holds; True for a traced one (eager check)."""
-    return not _concrete(arr) or bool(jnp.all(arr))
+@jax.jit
+def _nonnegative(a):
+    return jnp.all(a >= 0)
+
+
+@jax.jit
+def _in_unit_interval(a):
+    return jnp.all((a >= 0) & (a <= 1))
+
+
+def _all_true(test, arr, lo, hi=math.inf):
+    """Whether every element of ``arr`` lies in [lo, hi]; True for a traced array (the check is
+    eager only).  A few CPU values are checked on the host (no device call); else ``test``, the
+    same check jitted, runs as one call."""
+    if not _concrete(arr):
+        return True
+    if arr.size <= 64 and next(iter(arr.devices())).platform == "cpu":
+        v = np.asarray(arr)
+        return bool(((v >= lo) & (v <= hi)).all())   # False for nan, as in the jitted test
+    return bool(test(arr))
 
 
 def _check_uniform(dt, low, high):
@@ -204,7 +223,7 @@ def _check_std_tensor(std):
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if std.dtype in _WIDE_UNSIGNED:   # PyTorch's check takes std.min(), which these lack
         raise _not_implemented("min_all", std.dtype)
-    if not _all_true(std._value() >= 0):
+    if not _all_true(_nonnegative, std._value(), 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
 
 
@@ -260,8 +279,7 @@ def _check_probs_dtype(p, self_dt):
         raise _not_implemented("bernoulli_tensor_cpu_self_", self_dt)
     if not p.dtype.is_floating_point:
         raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
-    p_arr = p._value()
-    if not _all_true((p_arr >= 0) & (p_arr <= 1)):
+    if not _all_true(_in_unit_interval, p._value(), 0, 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
@@ -291,7 +309,7 @@ def poisson(input, generator=None):
     """Mirrors ``torch.poisson``: a Poisson count for each rate in ``input``, in its dtype
     (the gradient reaching ``input`` is zero)."""
     _require_float(input.dtype, "poisson_cpu")
-    if not _all_true(input._value() >= 0):
+    if not _all_true(_nonnegative, input._value(), 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return call(POISSON, input, _key(generator))
 
