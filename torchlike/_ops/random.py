@@ -387,6 +387,8 @@ def _fill(self, op, generator, prepare, tensors=()):
 
 
 def _floats(fname, spec, args, kwargs):
+    if not args and not kwargs and all(d is not _REQUIRED for _, d in spec):
+        return [default for _, default in spec]   # the common call, x.uniform_()
     values = _bind(fname, spec, args, kwargs)
     return [_float_arg(fname, name, i + 1, v)
             for i, ((name, _), v) in enumerate(zip(spec, values))]
