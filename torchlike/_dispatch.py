@@ -30,10 +30,11 @@ class Op:
     inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
-                 "no_grad_reason", "elementwise", "identity", "_fwd", "_bwd", "_node_cls")
+                 "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd", "_node_cls")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
-                 promote_args=None, no_grad_reason=None, elementwise=False, identity=False):
+                 promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
+                 dynamic=()):
         self.name = name
         self.fn = fn
         self.node = node
@@ -60,6 +61,10 @@ class Op:
         # shares the operand's jax array instead of running a jitted copy.  Safe because jax
         # arrays are immutable and every torchlike write rebinds a Tensor's array.
         self.identity = identity
+        # Names of integer static arguments (an index, a slice start) that the eager jitted
+        # functions take as traced operands, so a new value reuses the compiled program instead
+        # of compiling another: x[i] for every i of a dataset is one program.
+        self.dynamic = dynamic
         self._fwd = {}
         self._bwd = {}
         self._node_cls = graph.node_class(node) if node else None
@@ -135,6 +140,30 @@ def _plain_fn(fn, static):
     return fn
 
 
+def split_dynamic(names, static):
+    """(``static`` without ``names``, the values of ``names`` in that order)."""
+    values = dict(static)
+    return tuple(kv for kv in static if kv[0] not in names), [values[k] for k in names]
+
+
+def with_dynamic(names, fixed, values):
+    """The static arguments again, from split_dynamic's parts (values may be traced)."""
+    return fixed + tuple(zip(names, values))
+
+
+def dynamic_forward_fn(op, fixed, dt):
+    """The cached, jitted forward of an op with ``dynamic`` arguments: f(*arrays, *values)."""
+    key = (fixed, dt)
+    f = op._fwd.get(key)
+    if f is None:
+        n = len(op.dynamic)
+
+        def run(*xs):
+            return _raw_fn(op, with_dynamic(op.dynamic, fixed, xs[-n:]), dt)(*xs[:-n])
+        f = op._fwd[key] = jax.jit(run, keep_unused=True)
+    return f
+
+
 def forward_fn(op, static, dt):
     """The cached, jitted forward of ``op`` for these static arguments and compute dtype."""
     key = (static, dt)
@@ -199,6 +228,9 @@ def call(op, *args, static=()):
             out = _raw_fn(op, static, dt)(*arrays)
         elif op.identity:
             out = arrays[0]
+        elif op.dynamic:
+            fixed, values = split_dynamic(op.dynamic, static)
+            out = dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
         else:
             fn = op._fwd.get((static, dt))
             if fn is None:
@@ -286,6 +318,16 @@ def _vjp_fn(op, static, dt, mask, out_mask):
 def backward_fn(op, static, dt, mask, out_mask, traced):
     if traced:
         return _vjp_fn(op, static, dt, mask, out_mask)
+    if op.dynamic:
+        fixed, values = split_dynamic(op.dynamic, static)
+        key = (fixed, dt, mask, out_mask)
+        f = op._bwd.get(key)
+        if f is None:
+            def run(g, values, *primals):
+                return _vjp_fn(op, with_dynamic(op.dynamic, fixed, values), dt, mask,
+                               out_mask)(g, *primals)
+            f = op._bwd[key] = jax.jit(run)
+        return lambda g, *primals: f(g, values, *primals)
     key = (static, dt, mask, out_mask)
     f = op._bwd.get(key)
     if f is None:

@@ -385,11 +385,6 @@ class Tensor:
     # --- conversions ----------------------------------------------------------------------------
 
     def item(self):
-        if self.requires_grad:
-            import warnings
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
         arr = self._value()
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
@@ -451,6 +446,11 @@ class Tensor:
         return convert(np.asarray(arr).reshape(()))
 
     def __float__(self):
+        if self.requires_grad:   # PyTorch warns here, not in item()
+            import warnings
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return self._one_element(float)
 
     def __int__(self):

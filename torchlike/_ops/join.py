@@ -35,8 +35,7 @@ def _split_views(input, kind, dim, sizes):
         start += n
     outs = call(SPLIT[kind], input, static=(("dim", dim), ("bounds", tuple(bounds))))
     for (a, b), o in zip(bounds, outs):
-        o._become_view(input, S.SLICE, (("dim", dim), ("start", a), ("stop", b), ("step", 1)),
-                       o._grad_fn is not None)
+        o._become_view(input, S.SLICE, S.slice_static(dim, a, b, 1), o._grad_fn is not None)
         o._multi_view_of = kind
     return outs
 

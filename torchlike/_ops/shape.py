@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _layout
-from .._dispatch import Op, call, defop, with_out as _out
+from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 
 
@@ -141,11 +141,23 @@ SQUEEZE = {kind: Op("squeeze", _squeeze, f"SqueezeBackward{kind}", saves=(), vie
            for kind in (0, 1, 2)}
 EXPAND = Op("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0", saves=(),
             view=_expanded)
-SELECT = Op("select", lambda x, dim, index: jnp.take(x, index, axis=dim), "SelectBackward0",
-            saves=(), view=_selected)
-SLICE = Op("slice", lambda x, dim, start, stop, step: jax.lax.slice_in_dim(x, start, stop, step,
-                                                                             axis=dim),
-           "SliceBackward0", saves=(), view=_sliced)
+def _slice(x, dim, start, stop, step, size):
+    """x[..., start:stop:step, ...] along dim, ``size`` elements (start may be traced)."""
+    if size == 0:
+        return jax.lax.slice_in_dim(x, 0, 0, axis=dim)
+    span = jax.lax.dynamic_slice_in_dim(x, start, (size - 1) * step + 1, axis=dim)
+    return span if step == 1 else jax.lax.slice_in_dim(span, 0, None, step, axis=dim)
+
+
+def slice_static(dim, start, stop, step):
+    """SLICE's static arguments for a normalised slice (0 <= start <= stop <= size)."""
+    return (("dim", dim), ("start", start), ("stop", stop), ("step", step),
+            ("size", len(range(start, stop, step))))
+
+
+SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
+            "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
+SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start", "stop"))
 ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
 DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
               "DiagonalBackward0", saves=(), view=_diagonal_strides)
@@ -164,18 +176,43 @@ _CHAINS = {}
 _SCATTERS = {}
 
 
-def _cached(cache, key, make):
+def _chain_parts(chain):
+    """(the chain without its ops' dynamic arguments, their values): the key of the compiled
+    chain and its operands (see Op.dynamic)."""
+    key, values = [], []
+    for op, static in chain:
+        if op.dynamic:
+            static, vs = split_dynamic(op.dynamic, static)
+            values.extend(vs)
+        key.append((op, static))
+    return tuple(key), values
+
+
+def _rejoin(key, values):
+    chain, it = [], iter(values)
+    for op, static in key:
+        if op.dynamic:
+            static = with_dynamic(op.dynamic, static, [next(it) for _ in op.dynamic])
+        chain.append((op, static))
+    return tuple(chain)
+
+
+def _cached_chain(cache, chain, make):
+    """make(chain) jitted once per chain shape; dynamic arguments are traced operands."""
+    key, values = _chain_parts(chain)
     f = cache.get(key)
     if f is None:
-        f = cache[key] = jax.jit(make(key))
-    return f
+        f = cache[key] = jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - len(values):]))(
+            *xs[:len(xs) - len(values)]))
+    return f, values
 
 
 def apply_chain(root_arr, chain):
     """The array a view with this chain of steps reads from its root's array."""
     if isinstance(root_arr, jax.core.Tracer):
         return apply_chain_fn(chain)(root_arr)
-    return _cached(_CHAINS, chain, apply_chain_fn)(root_arr)
+    f, values = _cached_chain(_CHAINS, chain, apply_chain_fn)
+    return f(root_arr, *values)
 
 
 def _scatter_fn(chain):
@@ -197,7 +234,8 @@ def scatter_chain(root_arr, chain, value):
     """The root's array with the view positions given by ``chain`` replaced by ``value``."""
     if isinstance(root_arr, jax.core.Tracer) or isinstance(value, jax.core.Tracer):
         return _scatter_fn(chain)(root_arr, value)
-    return _cached(_SCATTERS, chain, _scatter_fn)(root_arr, value)
+    f, values = _cached_chain(_SCATTERS, chain, _scatter_fn)
+    return f(root_arr, value, *values)
 
 
 AS_STRIDED = Op("as_strided", lambda x, chain: apply_chain_fn(chain)(x), "AsStridedBackward0",
@@ -407,8 +445,7 @@ def slice_dim(x, dim, start, stop, step):
         raise ValueError("step must be greater than zero")
     start, stop, _ = slice(start, stop, step).indices(x._arr.shape[dim])
     stop = max(stop, start)
-    return call(SLICE, x, static=(("dim", dim), ("start", start), ("stop", stop),
-                                  ("step", step)))
+    return call(SLICE, x, static=slice_static(dim, start, stop, step))
 
 
 def alias(x):
@@ -635,8 +672,7 @@ def narrow(input, dim, start, length):
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
-    return call(SLICE, input, static=(("dim", dim), ("start", start), ("stop", start + length),
-                                      ("step", 1)))
+    return call(SLICE, input, static=slice_static(dim, start, start + length, 1))
 
 
 def _diag_dims(n, dim1, dim2):
