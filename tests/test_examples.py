@@ -61,7 +61,9 @@ def test_autograd_tour_script():
     assert not missing, f"missing from the output: {missing}\n--- output ---\n{out}"
 
 
-def test_autograd_tour_notebook_executes():
+def _execute_notebook(path, timeout=120):
+    """Run every cell of the notebook at `path` in a fresh python3 kernel (cwd: the repository)
+    and return the executed notebook; a cell that raises fails the calling test."""
     try:
         import nbclient
         import nbformat
@@ -77,15 +79,20 @@ def test_autograd_tour_notebook_executes():
                     "Install one first: `python -m pip install ipykernel && "
                     "python -m ipykernel install --user` (this test installs nothing itself).")
 
-    nb = nbformat.read(TOUR_NOTEBOOK, as_version=4)
+    nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=120,
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=timeout,
                                      resources={"metadata": {"path": str(REPO)}})
     try:
         client.execute(env=_env())
     except nbclient.exceptions.CellExecutionError as err:
         plain = re.sub(r"\x1b\[[0-9;]*m", "", str(err))  # drop the traceback's colours
-        pytest.fail(f"{TOUR_NOTEBOOK.name} raised in a cell:\n{plain}")
+        pytest.fail(f"{Path(path).name} raised in a cell:\n{plain}")
+    return nb
+
+
+def test_autograd_tour_notebook_executes():
+    nb = _execute_notebook(TOUR_NOTEBOOK)
     errors = [out for cell in nb.cells if cell.cell_type == "code"
               for out in cell.outputs if out.output_type == "error"]
     assert not errors, errors
