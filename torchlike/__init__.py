@@ -164,6 +164,8 @@ from .nn.utils.weight_norm import (  # noqa: E402
     _weight_norm as _weight_norm, norm_except_dim as norm_except_dim)
 from ._size import Size as Size  # noqa: E402
 from . import serialization as serialization  # noqa: E402
+from . import compiler as compiler  # noqa: E402
+from ._compile import compile as compile  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from ._tensor_str import (  # noqa: E402

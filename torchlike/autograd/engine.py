@@ -21,12 +21,14 @@ _ArrayImpl = type(jnp.zeros(()))
 
 
 def _seed(arr):
-    """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output."""
-    sharding = getattr(arr, "sharding", None) if type(arr) is _ArrayImpl else None
-    key = (arr.dtype, sharding)
+    """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
+    while tracing: a cached tracer would leak into later traces)."""
+    if type(arr) is not _ArrayImpl:
+        return jnp.ones((), arr.dtype)
+    key = (arr.dtype, arr.sharding)
     s = _SEEDS.get(key)
     if s is None:
-        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), sharding)
+        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), arr.sharding)
     return s
 
 

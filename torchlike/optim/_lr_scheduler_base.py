@@ -12,6 +12,7 @@ import functools
 import warnings
 import weakref
 
+from .. import _trace_context
 from .._tensor import Tensor
 from .optimizer import Optimizer
 
@@ -102,6 +103,19 @@ def _track_optimizer_step(scheduler, optimizer):
     optimizer.step = step
 
 
+def _deferred_when_compiled(step):
+    """Wrap a scheduler's ``step``: inside a step being compiled it is recorded and replayed
+    eagerly after every call (NOTE [ whole-step compile ]): a schedule is Python arithmetic on
+    Python numbers, which a traced program would run only once."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        if _trace_context.defer(functools.partial(step, self, **kwargs), *args):
+            return None
+        return step(self, *args, **kwargs)
+    wrapper._deferred = True
+    return wrapper
+
+
 class LRScheduler:
     """Mirrors ``torch.optim.lr_scheduler.LRScheduler``: the base of the epoch-driven
     schedulers.
@@ -126,6 +140,12 @@ class LRScheduler:
 
     _get_lr_called_within_step = False
     _is_initial = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_deferred", False):
+            cls.step = _deferred_when_compiled(step)
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer)
@@ -216,3 +236,6 @@ class LRScheduler:
 
 
 LRScheduler.__module__ = "torchlike.optim.lr_scheduler"   # its public home
+
+
+LRScheduler.step = _deferred_when_compiled(LRScheduler.step)

@@ -28,6 +28,7 @@ from collections import OrderedDict, defaultdict
 import jax
 import jax.numpy as jnp
 
+from .. import _trace_context
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle
@@ -419,7 +420,7 @@ Optimizer.step = _with_step_hooks(Optimizer.step)
 def _nonzero(v):
     if isinstance(v, Tensor):
         v = v.item()
-    return v != 0
+    return _trace_context.concrete(v) != 0
 
 
 def _as_real(x):

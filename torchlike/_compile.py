@@ -1,0 +1,557 @@
+"""Mirrors ``torch.compile``: an unmodified eager step as one XLA program (DESIGN.md §5).
+
+NOTE [ whole-step compile ]
+``step = torchlike.compile(fn)``.  The first call runs ``fn`` eagerly: it creates what eager code
+creates lazily (optimizer moments, ``.grad`` tensors), so what is traced is the step's steady
+state.  A later call whose guards match no compiled program traces ``fn`` once (jax.make_jaxpr,
+its Tensors holding tracers) and compiles the trace with jax.jit; calls with the same guards run
+that program and write its results back.
+
+Captured, found on every call by walking from ``fn``'s arguments, its closure, the globals it
+names (and those of the functions it names) and the object of a bound method, through Modules,
+Optimizers, LR schedulers, Generators, lists, tuples, dicts and plain objects' attributes, plus
+the default generator:
+- inputs: every Tensor found (parameters, buffers, each parameter's ``.grad``, optimizer state,
+  Tensor hyper-parameters, Tensor arguments); the numeric hyper-parameters of every optimizer
+  group (``lr``, ``momentum``, ``betas``, ...) as traced scalars, so a scheduler's changes do not
+  recompile; the generators' states, so random ops draw fresh numbers on every call;
+- outputs: what ``fn`` returns (as Tensors without history), every captured Tensor the step
+  writes, each parameter's final ``.grad``, changed hyper-parameters, the generators' states,
+  and Tensors the step creates that stay reachable.  They are written back into the same Tensor
+  objects.  The old buffers of written Tensors are donated to the program (each one only when
+  nothing else holds it; ``torchlike.compiler.config.donate_buffers``).
+Baked in: Python values (non-Tensor arguments, shapes, module attributes such as ``training``
+and a dropout's ``p``, optimizer flags such as ``nesterov`` and whether ``weight_decay`` is 0)
+and the structure of the state (which ``.grad`` exist, optimizer state keys).
+Recompiles: new shapes or dtypes of captured Tensors, new Python argument values, a module
+switching between train and eval, grad mode, a change of the state's structure or flags.
+``torchlike.compiler.counters`` counts programs and calls; past ``config.cache_size_limit``
+programs for one function each new one warns, as torch._dynamo's cache limit does.
+Python side effects of ``fn`` run only while it is traced (as with jax.jit), except LR scheduler
+steps, which are recorded and replayed eagerly after every call (their new rates reach the next
+call as inputs).  A step that needs a traced value in Python (``.item()``, ``if loss > 1:``,
+``.numpy()``, ``nonzero()``) cannot be one program: ``fullgraph=True`` raises
+``torchlike.compiler.Unsupported`` naming the line; otherwise the step runs eagerly from then on,
+with one warning.
+"""
+import functools
+import os
+import sys
+import traceback
+import types
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from . import _trace_context, compiler
+from ._random import Generator, default_generator
+from ._tensor import Tensor
+from .autograd.grad_mode import _state as _grad_state
+from .nn.modules.module import Module
+from .optim._lr_scheduler_base import LRScheduler
+from .optim.optimizer import _NOT_HYPER, Optimizer
+
+__all__ = ["compile"]
+
+_Tracer = jax.core.Tracer
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, type,
+          types.BuiltinFunctionType)
+
+
+# --- finding the state ----------------------------------------------------------------------------
+
+def _number(v):
+    if isinstance(v, (tuple, list)):
+        return bool(v) and all(_number(x) for x in v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _hyper_keys(opt, group):
+    """The numeric hyper-parameters of a group that enter the program as traced scalars."""
+    skip = _NOT_HYPER.union(opt._static)
+    return tuple(k for k in opt.defaults if k not in skip and _number(group.get(k)))
+
+
+class _State:
+    """Everything one call captures, in a deterministic order."""
+
+    def __init__(self):
+        self.tensors = []      # storage roots
+        self.params = []       # leaves that require grad: their .grad is captured
+        self.groups = []       # (optimizer, group, hyper keys)
+        self.generators = []
+        self.modules = []
+        self._ids = set()
+
+    def walk(self, obj, depth=0):
+        if isinstance(obj, _PLAIN) or id(obj) in self._ids or depth > 12:
+            return
+        self._ids.add(id(obj))
+        if isinstance(obj, Tensor):
+            root = obj if obj._root is None else obj._root
+            if root is not obj:
+                self.walk(root, depth + 1)
+            elif obj.requires_grad and obj._grad_fn is None:
+                self.tensors.append(obj)
+                self.params.append(obj)
+            else:
+                self.tensors.append(obj)
+        elif isinstance(obj, Module):
+            self.modules.append(obj)
+            for v in obj.__dict__.values():
+                if isinstance(v, (Tensor, Module, dict, list, tuple)):
+                    self.walk(v, depth + 1)
+        elif isinstance(obj, Optimizer):
+            for group in obj.param_groups:
+                for p in group["params"]:
+                    self.walk(p, depth + 1)
+                for k, v in group.items():
+                    if isinstance(v, Tensor):
+                        self.walk(v, depth + 1)
+                self.groups.append((obj, group, _hyper_keys(obj, group)))
+            for state in obj.state.values():
+                self.walk(state, depth + 1)
+        elif isinstance(obj, LRScheduler):
+            self.walk(obj.optimizer, depth + 1)
+        elif isinstance(obj, Generator):
+            self.generators.append(obj)
+        elif isinstance(obj, dict):
+            for v in obj.values():
+                self.walk(v, depth + 1)
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            for v in obj:
+                self.walk(v, depth + 1)
+        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+            self.walk_function(obj, depth)
+        elif hasattr(obj, "__dict__") and not callable(getattr(obj, "__get__", None)):
+            for v in vars(obj).values():
+                self.walk(v, depth + 1)
+
+    def walk_function(self, fn, depth):
+        if isinstance(fn, types.MethodType):
+            self.walk(fn.__self__, depth + 1)
+            fn = fn.__func__
+        if isinstance(fn, functools.partial):
+            self.walk(fn.func, depth + 1)
+            self.walk(fn.args, depth + 1)
+            self.walk(fn.keywords, depth + 1)
+            return
+        if not isinstance(fn, types.FunctionType):
+            return
+        for cell in fn.__closure__ or ():
+            try:
+                self.walk(cell.cell_contents, depth + 1)
+            except ValueError:   # an empty cell
+                pass
+        for name in _global_names(fn.__code__):
+            if name in fn.__globals__:
+                self.walk(fn.__globals__[name], depth + 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _global_names(code):
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return frozenset(names)
+
+
+def _find_state(fn, args, kwargs):
+    state = _State()
+    state.walk_function(fn, 0) if not isinstance(fn, Module) else state.walk(fn)
+    state.walk(args)
+    state.walk(kwargs)
+    state.walk(default_generator)
+    return state
+
+
+# --- guards ---------------------------------------------------------------------------------------
+
+def _leaf_key(x):
+    if isinstance(x, Tensor):
+        return "T"
+    try:
+        hash(x)
+        return (type(x), x)
+    except TypeError:
+        return (type(x), id(x))
+
+
+def _is_leaf(x):
+    return isinstance(x, (Tensor, Module, Optimizer, LRScheduler, Generator))
+
+
+def _guard_key(state, args, kwargs):
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+    tensors = tuple((t._arr.shape, t._arr.dtype, t._requires_grad) for t in state.tensors)
+    grads = tuple(None if p._grad is None else (p._grad._arr.shape, p._grad._arr.dtype)
+                  for p in state.params)
+    groups = tuple((keys, tuple((k, group[k]) for k in opt._static),
+                    tuple((k, group[k] != 0) for k in opt._switches),
+                    tuple(type(group[k]) for k in keys))
+                   for opt, group, keys in state.groups)
+    return (tree, tuple(_leaf_key(x) for x in leaves), tensors, grads, groups,
+            len(state.generators), tuple(m.training for m in state.modules),
+            _grad_state.grad_enabled)
+
+
+# --- tracing --------------------------------------------------------------------------------------
+
+class _Plan:
+    """What the trace found out: where each output goes."""
+
+    def __init__(self):
+        self.out_tree = None
+        self.out_static = None    # fn's non-Tensor outputs (baked), by leaf position
+        self.changed = ()         # positions in state.tensors of Tensors the step wrote
+        self.grads = ()           # per parameter: whether it ends with a .grad
+        self.hypers = ()          # (group position, key) of hyper-parameters the step changed
+        self.created = ()         # Tensors the step created that stay reachable
+        self.deferred = ()        # (fn, args with Tensor positions) to replay
+
+
+def _swap_in(state, arrays, grads, hypers, gens, trace):
+    """Put the traced values into the live objects; returns what restores them."""
+    saved = []
+    for t, a in zip(state.tensors, arrays):
+        saved.append((t, t._arr, t._gen))
+        t._arr = a
+        t._gen += 1
+    saved_grads = [(p, p._grad) for p in state.params]
+    for p, g in zip(state.params, grads):
+        p._grad = None if g is None else Tensor._wrap(g)
+    saved_hypers = []
+    for (opt, group, keys), values in zip(state.groups, hypers):
+        for k, v in zip(keys, values):
+            saved_hypers.append((group, k, group[k]))
+            for tracer, value in zip(jax.tree_util.tree_leaves(v),
+                                     jax.tree_util.tree_leaves(group[k])):
+                trace.concrete[id(tracer)] = value
+            group[k] = v
+    saved_gens = []
+    for g, a in zip(state.generators, gens):
+        saved_gens.append((g, g._tensor._arr, g._words))
+        g._tensor._arr = a
+        g._words = None
+
+    def restore():
+        for t, arr, gen in saved:
+            t._arr, t._gen = arr, gen
+        for p, g in saved_grads:
+            p._grad = g
+        for group, k, v in saved_hypers:
+            group[k] = v
+        for g, arr, words in saved_gens:
+            g._tensor._arr, g._words = arr, words
+    return restore
+
+
+def _program(fn, args, kwargs, state, plan):
+    """The step as a pure function of the captured values (traced once by make_jaxpr)."""
+    def program(arrays, grads, hypers, gens):
+        trace = _trace_context.Trace()
+        restore = _swap_in(state, arrays, grads, hypers, gens, trace)
+        _trace_context.active.append(trace)
+        try:
+            out = fn(*args, **kwargs)
+            leaves, plan.out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_leaf)
+            for x in leaves:
+                if isinstance(x, (Module, Optimizer, LRScheduler, Generator)):
+                    raise TypeError(f"a compiled step cannot return a {type(x).__name__}")
+            plan.out_static = [None if isinstance(x, Tensor) else x for x in leaves]
+            outs = [x._value() for x in leaves if isinstance(x, Tensor)]
+            plan.changed = tuple(i for i, (t, a) in enumerate(zip(state.tensors, arrays))
+                                 if t._arr is not a)
+            changed = [state.tensors[i]._arr for i in plan.changed]
+            plan.grads = tuple(p._grad is not None for p in state.params)
+            final_grads = [p._grad._value() for p in state.params if p._grad is not None]
+            hyper_out, plan_hypers = [], []
+            for g, ((opt, group, keys), values) in enumerate(zip(state.groups, hypers)):
+                for k, v in zip(keys, values):
+                    if group[k] is not v:
+                        plan_hypers.append((g, k))
+                        hyper_out.append(group[k])
+            plan.hypers = tuple(plan_hypers)
+            gens_out = [g._tensor._arr for g in state.generators]
+            after = _find_state(fn, args, kwargs)
+            known = {id(t) for t in state.tensors}
+            plan.created = tuple(t for t in after.tensors
+                                 if id(t) not in known and isinstance(t._arr, _Tracer))
+            created = [t._arr for t in plan.created]
+            deferred, deferred_arrays = [], []
+            for f, f_args in trace.deferred:
+                deferred.append((f, [a if not isinstance(a, Tensor) else None for a in f_args]))
+                deferred_arrays.append([a._value() for a in f_args if isinstance(a, Tensor)])
+            plan.deferred = tuple(deferred)
+            return outs, changed, final_grads, hyper_out, gens_out, created, deferred_arrays
+        finally:
+            _trace_context.active.pop()
+            restore()
+    return program
+
+
+def _user_frame(tb):
+    """The innermost frame of the traceback outside torchlike and jax (the user's line)."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(_PACKAGE) or f"{os.sep}jax{os.sep}" in path or \
+                f"{os.sep}jaxlib{os.sep}" in path or path.startswith(os.path.dirname(
+                    os.__file__)):
+            continue
+        found = frame
+    return found
+
+
+def _is_graph_break(e):
+    return isinstance(e, (jax.errors.ConcretizationTypeError,
+                          jax.errors.TracerArrayConversionError,
+                          jax.errors.TracerIntegerConversionError,
+                          jax.errors.TracerBoolConversionError)) or (
+        isinstance(e, RuntimeError) and "cannot be traced" in str(e))
+
+
+def _unsupported(fn, e):
+    frame = _user_frame(e.__traceback__)
+    where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`)" if frame is not None
+             else "a line of the step")
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return compiler.Unsupported(
+        f"torchlike.compile cannot make {name} one program: {where} needs the value of a "
+        f"traced tensor in Python ({type(e).__name__}: {reason}).\n"
+        "A compiled step cannot branch on tensor values or read them on the host: use "
+        "torchlike.where or masks instead of `if` on a tensor, and move .item(), .tolist(), "
+        ".numpy(), print() and nonzero() out of the compiled function; or pass "
+        "fullgraph=False to run this step eagerly.")
+
+
+# --- the compiled function ----------------------------------------------------------------------
+
+class _Compiled:
+    """One program: the jitted trace and the plan of where its outputs go."""
+
+    def __init__(self, jaxpr, out_tree, plan, n_tensors):
+        self.plan = plan
+        consts = jaxpr.consts
+        inner = jaxpr.jaxpr
+        changed = set(plan.changed)
+        self.donated = tuple(i for i in range(n_tensors) if i in changed)
+
+        def run(donated, kept, grads, hypers, gens):
+            arrays, d, k = [], iter(donated), iter(kept)
+            for i in range(n_tensors):
+                arrays.append(next(d) if i in changed else next(k))
+            flat = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
+            return jax.tree_util.tree_unflatten(out_tree, jax.core.eval_jaxpr(inner, consts, *flat))
+        donate = (0,) if compiler.config.donate_buffers else ()
+        self.fn = jax.jit(run, donate_argnums=donate, keep_unused=True)
+
+    def __call__(self, arrays, grads, hypers, gens):
+        donated = [_owned(arrays[i]) for i in self.donated]
+        changed = set(self.donated)
+        kept = [a for i, a in enumerate(arrays) if i not in changed]
+        return self.fn(donated, kept, grads, hypers, gens)
+
+
+def _owned(arr, _base=None):
+    """``arr`` if only the Tensor that holds it (and this call) refer to it, else a copy: a
+    donated buffer is gone afterwards, so one that something else shares must not be given."""
+    return arr if sys.getrefcount(arr) <= _SOLE_OWNER else jnp.array(arr, copy=True)
+
+
+def _measure_sole_owner():
+    t = Tensor._wrap(jnp.zeros(1))
+    arrays = [t._arr]
+    return _refs(arrays[0])
+
+
+def _refs(arr):
+    return sys.getrefcount(arr)
+
+
+class CompiledFunction:
+    """What ``torchlike.compile(fn)`` returns: call it like ``fn`` (see NOTE [ whole-step
+    compile ])."""
+
+    def __init__(self, fn, fullgraph, dynamic, mode):
+        functools.update_wrapper(self, fn, updated=())
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.mode = mode
+        self._programs = {}
+        self._warmed_up = False
+        self._eager = False
+
+    def __call__(self, *args, **kwargs):
+        if self._eager or not self._warmed_up or _trace_context.active:
+            self._warmed_up = True
+            compiler.counters["eager_calls"] += 1
+            return self._fn(*args, **kwargs)
+        state = _find_state(self._fn, args, kwargs)
+        key = _guard_key(state, args, kwargs)
+        program = self._programs.get(key)
+        if program is None:
+            program = self._compile(state, args, kwargs, key)
+            if program is None:   # fell back to eager
+                compiler.counters["eager_calls"] += 1
+                return self._fn(*args, **kwargs)
+        compiler.counters["calls"] += 1
+        return _run(program, state)
+
+    def _compile(self, state, args, kwargs, key):
+        plan = _Plan()
+        inputs = _inputs(state)
+        try:
+            jaxpr, shapes = jax.make_jaxpr(_program(self._fn, args, kwargs, state, plan),
+                                           return_shape=True)(*inputs)
+        except Exception as e:
+            if not _is_graph_break(e):
+                raise
+            error = _unsupported(self._fn, e)
+            if self._fullgraph:
+                raise error from None
+            warnings.warn(f"{error}\nRunning it eagerly from now on.", UserWarning,
+                          stacklevel=3)
+            compiler.counters["graph_breaks"] += 1
+            self._eager = True
+            return None
+        program = _Compiled(jaxpr, jax.tree_util.tree_structure(shapes), plan,
+                            len(state.tensors))
+        compiler.counters["compiles"] += 1
+        n = len(self._programs) + 1
+        name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+        if compiler.config.log_compiles:
+            print(f"torchlike.compile: compiling {name} (program {n})", file=sys.stderr)
+        if n > compiler.config.cache_size_limit:
+            warnings.warn(f"torchlike.compile: {name} has been recompiled {n - 1} times "
+                          f"(config.cache_size_limit = {compiler.config.cache_size_limit}): "
+                          "its arguments' shapes or Python values, or its state, keep "
+                          "changing", UserWarning, stacklevel=3)
+        if not plan.created:   # a step that created state is traced again with it next time
+            self._programs[key] = program
+        return program
+
+
+def _inputs(state):
+    arrays = [t._arr for t in state.tensors]
+    grads = [None if p._grad is None else p._grad._value() for p in state.params]
+    hypers = [tuple(group[k] for k in keys) for _, group, keys in state.groups]
+    gens = [g._state._arr for g in state.generators]
+    return arrays, grads, hypers, gens
+
+
+def _run(program, state):
+    arrays, grads, hypers, gens = _inputs(state)
+    del arrays   # keep only the tensors' own references (see _owned)
+    outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
+        [t._arr for t in state.tensors], grads, hypers, gens)
+    plan = program.plan
+    for i, a in zip(plan.changed, changed):
+        state.tensors[i]._write(a)
+    new_grads = iter(final_grads)
+    for p, has in zip(state.params, plan.grads):
+        if not has:
+            p._grad = None
+        elif p._grad is not None:
+            p._grad._write(next(new_grads))
+        else:
+            p._grad = Tensor._wrap(next(new_grads))
+    for (g, k), v in zip(plan.hypers, hyper_out):
+        group = state.groups[g][1]
+        group[k] = jax.tree_util.tree_map(float, v)
+    for g, a in zip(state.generators, gens_out):
+        g._tensor._write(a)
+        g._reload()
+    for t, a in zip(plan.created, created):
+        t._arr = a
+    for (f, f_args), arrays in zip(plan.deferred, deferred):
+        it = iter(arrays)
+        f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
+    it = iter(outs)
+    leaves = [Tensor._wrap(next(it)) if s is None else s for s in plan.out_static]
+    return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,
+            options=None, disable=False):  # noqa: A001
+    """Mirrors ``torch.compile``: ``fn`` (a training or inference step, or a Module) as one XLA
+    program, written exactly as eager code; see NOTE [ whole-step compile ] for what is
+    captured, what is baked in and what recompiles.
+
+    Args:
+        model: the function or Module; without it, ``compile`` returns a decorator.
+        fullgraph: True raises ``torchlike.compiler.Unsupported`` when the step cannot be one
+            program; False (default) warns once and runs it eagerly instead.
+        dynamic: accepted; shapes are always static here (a new shape compiles a new program,
+            which the recompile counter shows).
+        backend: only ``"xla"`` (the default; ``"inductor"`` is accepted and means the same).
+        mode: accepted (``"default"``, ``"reduce-overhead"``, ``"max-autotune"``...); XLA picks
+            its own optimisations, so every mode compiles the same program.
+        options: accepted and ignored.
+        disable: return ``model`` unchanged.
+
+    Returns:
+        A callable with ``model``'s signature (for a Module, an ``OptimizedModule`` whose calls
+        run its forward compiled).
+
+    Example::
+
+        >>> @torchlike.compile
+        ... def train_step(x, y):
+        ...     opt.zero_grad()
+        ...     loss = F.cross_entropy(model(x), y)
+        ...     loss.backward()
+        ...     opt.step()
+        ...     return loss
+    """
+    if backend not in ("xla", "inductor", "eager", "aot_eager"):
+        raise ValueError(f"torchlike.compile: unknown backend {backend!r}; XLA is the only one")
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
+                                 backend=backend, mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, CompiledFunction(model, fullgraph, dynamic, mode))
+    if not callable(model):
+        raise RuntimeError(f"torchlike.compile expects a callable, got {type(model).__name__}")
+    return CompiledFunction(model, fullgraph, dynamic, mode)
+
+
+class OptimizedModule:
+    """Mirrors ``torch._dynamo.eval_frame.OptimizedModule``: ``module`` whose calls run its
+    forward compiled (for inference: outputs carry no autograd history).  Attributes are the
+    module's (``_orig_mod`` is the module itself)."""
+
+    def __init__(self, module, compiled):
+        object.__setattr__(self, "_orig_mod", module)
+        object.__setattr__(self, "_compiled", compiled)
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self):
+        inner = repr(self._orig_mod).replace("\n", "\n  ")
+        return f"OptimizedModule(\n  (_orig_mod): {inner}\n)"
+
+
+def reset():
+    """Forget every compiled program (used by torchlike.compiler.reset)."""
+    import gc
+    for obj in gc.get_objects():
+        if isinstance(obj, CompiledFunction):
+            obj._programs.clear()
+
+
+_SOLE_OWNER = _measure_sole_owner()

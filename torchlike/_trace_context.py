@@ -1,0 +1,32 @@
+"""The trace ``torchlike.compile`` is running, for the few places that must behave differently
+inside it (NOTE [ whole-step compile ] in _compile.py): optimizer flags computed from traced
+hyper-parameters, and LR scheduler steps, which are replayed after every call."""
+import jax
+
+_Tracer = jax.core.Tracer
+
+
+class Trace:
+    def __init__(self):
+        self.concrete = {}   # id(tracer) -> the Python value it stands for
+        self.deferred = []   # (fn, args) to replay after every call
+
+
+active = []
+
+
+def defer(fn, *args):
+    """While a step is being traced, record ``fn(*args)`` to run eagerly after every call of the
+    compiled step and return True; otherwise return False (the caller runs it now)."""
+    if not active:
+        return False
+    active[-1].deferred.append((fn, args))
+    return True
+
+
+def concrete(value):
+    """The Python value a traced hyper-parameter stood for when the step was traced; anything
+    else unchanged.  Flags computed from it are baked into the program (and guarded)."""
+    if active and isinstance(value, _Tracer):
+        return active[-1].concrete.get(id(value), value)
+    return value

@@ -1,0 +1,55 @@
+"""torchlike.compiler: what ``torchlike.compile`` did, and its settings (mirrors the parts of
+``torch.compiler`` / ``torch._dynamo`` people reach for: a reset, a recompile limit, counters).
+
+Example::
+
+    >>> step = torchlike.compile(train_step)
+    >>> for x, y in loader:
+    ...     step(x, y)
+    >>> torchlike.compiler.counters["compiles"]   # 1: one program for the whole run
+"""
+import collections
+
+__all__ = ["config", "counters", "reset", "Unsupported"]
+
+
+class _Config:
+    """Settings of ``torchlike.compile``.
+
+    Attributes:
+        cache_size_limit: programs one compiled function may build before each further one
+            warns (torch._dynamo's ``cache_size_limit``, 8).
+        log_compiles: print one line for every (re)compilation, with the reason.
+        donate_buffers: hand the buffers of written state (parameters, optimizer state, ...) to
+            the program for reuse (see NOTE [ whole-step compile ]).
+    """
+
+    def __init__(self):
+        self.cache_size_limit = 8
+        self.log_compiles = False
+        self.donate_buffers = True
+
+    def __repr__(self):
+        return (f"config(cache_size_limit={self.cache_size_limit}, "
+                f"log_compiles={self.log_compiles}, donate_buffers={self.donate_buffers})")
+
+
+config = _Config()
+
+#: ``compiles``: programs built; ``calls``: compiled calls run; ``eager_calls``: calls run
+#: eagerly (the first call of each function, and fallbacks); ``graph_breaks``: fallbacks to
+#: eager after a step could not be traced (``fullgraph=False``).
+counters = collections.Counter()
+
+
+class Unsupported(RuntimeError):
+    """Mirrors ``torch._dynamo.exc.Unsupported``: a step needs the value of a traced tensor in
+    Python (``.item()``, ``if loss > 1:``, ``.numpy()``, ``nonzero()``) and cannot become one
+    program."""
+
+
+def reset():
+    """Mirrors ``torch.compiler.reset``: forget every compiled program and zero the counters."""
+    from . import _compile
+    _compile.reset()
+    counters.clear()
