@@ -15,6 +15,7 @@ carries the write).  The recorded node is the output-only Op ``BATCH_NORM``.  Mi
 tensors (weight, bias, running stats) are passed as the placeholder ``0.0``, with static flags
 saying which are present, so the node keeps PyTorch's three graph inputs (input, weight, bias).
 """
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -142,7 +143,8 @@ def _bn_checks(input, weight, bias, running_mean, running_var, training, groups)
 
 def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                        groups=1):
-    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+    traced_momentum = isinstance(momentum, jax.core.Tracer)   # BatchNorm(momentum=None), traced
+    if isinstance(momentum, bool) or not (isinstance(momentum, (int, float)) or traced_momentum):
         raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
                         f"{type(momentum).__name__}")
     _bn_checks(input, weight, bias, running_mean, running_var, training, groups)
@@ -152,7 +154,7 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     static = (("eps", float(eps)), ("training", training), ("groups", groups),
               ("present", present))
     args = (input, _opt(weight), _opt(bias), _opt(running_mean), _opt(running_var),
-            float(momentum))
+            momentum if traced_momentum else float(momentum))
     if update:
         return _run_updating(BATCH_NORM, _BN_UPDATE, args, (running_mean, running_var), static)
     return call(BATCH_NORM, *args, static=static)

@@ -1,5 +1,7 @@
 """BatchNorm1d/2d/3d (mirror ``torch.nn``'s): batch statistics in training, running statistics
 (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in evaluation."""
+import jax
+
 from ... import _creation as C
 from ... import _dtype as D
 from .. import functional as F
@@ -71,7 +73,10 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:   # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked)
+                n = self.num_batches_tracked._value()
+                # traced (torchlike.compile): the factor stays an array operand of the update
+                factor = (1.0 / n).astype(self.running_mean._value().dtype) \
+                    if isinstance(n, jax.core.Tracer) else 1.0 / float(n)
         use_batch_stats = self.training or (self.running_mean is None
                                             and self.running_var is None)
         keep_running = not self.training or self.track_running_stats
