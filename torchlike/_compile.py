@@ -62,6 +62,25 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 
 # --- finding the state ----------------------------------------------------------------------------
 
+_SKIP = object()
+_KINDS = {}   # type -> how walk treats its instances
+
+
+def _kind(obj):
+    if isinstance(obj, _PLAIN):
+        return _SKIP
+    for kind in (Tensor, Module, Optimizer, LRScheduler, Generator, dict):
+        if isinstance(obj, kind):
+            return kind
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list
+    if isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+        return types.FunctionType
+    if hasattr(obj, "__dict__") and not callable(getattr(obj, "__get__", None)):
+        return object
+    return _SKIP
+
+
 def _number(v):
     if isinstance(v, (tuple, list)):
         return bool(v) and all(_number(x) for x in v)
@@ -86,48 +105,54 @@ class _State:
         self._ids = set()
 
     def walk(self, obj, depth=0):
-        if isinstance(obj, _PLAIN) or id(obj) in self._ids or depth > 12:
+        kind = _KINDS.get(type(obj))
+        if kind is None:
+            kind = _KINDS[type(obj)] = _kind(obj)
+        if kind is _SKIP or depth > 12 or id(obj) in self._ids:
             return
         self._ids.add(id(obj))
-        if isinstance(obj, Tensor):
+        depth += 1
+        if kind is Tensor:
             root = obj if obj._root is None else obj._root
             if root is not obj:
-                self.walk(root, depth + 1)
-            elif obj.requires_grad and obj._grad_fn is None:
-                self.tensors.append(obj)
-                self.params.append(obj)
+                self.walk(root, depth)
             else:
                 self.tensors.append(obj)
-        elif isinstance(obj, Module):
+                if obj._requires_grad and obj._grad_fn is None:
+                    self.params.append(obj)
+        elif kind is Module:
             self.modules.append(obj)
-            for v in obj.__dict__.values():
-                if isinstance(v, (Tensor, Module, dict, list, tuple)):
-                    self.walk(v, depth + 1)
-        elif isinstance(obj, Optimizer):
+            for table in (obj._parameters, obj._buffers, obj._modules):
+                for v in table.values():
+                    self.walk(v, depth)
+            for k, v in obj.__dict__.items():   # tensors kept as plain attributes
+                if k[0] != "_" and _KINDS.get(type(v)) is not _SKIP:
+                    self.walk(v, depth)
+        elif kind is Optimizer:
             for group in obj.param_groups:
                 for p in group["params"]:
-                    self.walk(p, depth + 1)
-                for k, v in group.items():
+                    self.walk(p, depth)
+                for v in group.values():
                     if isinstance(v, Tensor):
-                        self.walk(v, depth + 1)
+                        self.walk(v, depth)
                 self.groups.append((obj, group, _hyper_keys(obj, group)))
             for state in obj.state.values():
-                self.walk(state, depth + 1)
-        elif isinstance(obj, LRScheduler):
-            self.walk(obj.optimizer, depth + 1)
-        elif isinstance(obj, Generator):
+                self.walk(state, depth)
+        elif kind is LRScheduler:
+            self.walk(obj.optimizer, depth)
+        elif kind is Generator:
             self.generators.append(obj)
-        elif isinstance(obj, dict):
+        elif kind is dict:
             for v in obj.values():
-                self.walk(v, depth + 1)
-        elif isinstance(obj, (list, tuple, set, frozenset)):
+                self.walk(v, depth)
+        elif kind is list:
             for v in obj:
-                self.walk(v, depth + 1)
-        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+                self.walk(v, depth)
+        elif kind is types.FunctionType:
             self.walk_function(obj, depth)
-        elif hasattr(obj, "__dict__") and not callable(getattr(obj, "__get__", None)):
+        else:   # a plain object: its attributes
             for v in vars(obj).values():
-                self.walk(v, depth + 1)
+                self.walk(v, depth)
 
     def walk_function(self, fn, depth):
         if isinstance(fn, types.MethodType):
