@@ -549,15 +549,20 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
 
 
 class OptimizedModule:
-    """Mirrors ``torch._dynamo.eval_frame.OptimizedModule``: ``module`` whose calls run its
-    forward compiled (for inference: outputs carry no autograd history).  Attributes are the
-    module's (``_orig_mod`` is the module itself)."""
+    """Mirrors ``torch._dynamo.eval_frame.OptimizedModule``: ``module`` whose inference calls
+    run its forward as one compiled program (outputs carry no autograd history).  A call that
+    autograd must record (grad mode on and a parameter requiring grad) runs the module eagerly:
+    to train compiled, compile the whole training step.  Attributes are the module's
+    (``_orig_mod`` is the module itself)."""
 
     def __init__(self, module, compiled):
         object.__setattr__(self, "_orig_mod", module)
         object.__setattr__(self, "_compiled", compiled)
 
     def __call__(self, *args, **kwargs):
+        module = self._orig_mod
+        if _grad_state.grad_enabled and any(p.requires_grad for p in module.parameters()):
+            return module(*args, **kwargs)
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name):
