@@ -28,25 +28,32 @@ switching between train and eval, grad mode, a change of the state's structure o
 ``torchlike.compiler.counters`` counts programs and calls; past ``config.cache_size_limit``
 programs for one function each new one warns, as torch._dynamo's cache limit does.
 Python side effects of ``fn`` run only while it is traced (as with jax.jit), except LR scheduler
-steps, which are recorded and replayed eagerly after every call (their new rates reach the next
-call as inputs).  A step that needs a traced value in Python (``.item()``, ``if loss > 1:``,
-``.numpy()``, ``nonzero()``) cannot be one program: ``fullgraph=True`` raises
-``torchlike.compiler.Unsupported`` naming the line; otherwise the step runs eagerly from then on,
-with one warning.
+steps, which are recorded and replayed eagerly after every call: their new rates reach the next
+call as inputs (code after ``sched.step()`` in the same step still sees the old rate).  Python
+numbers the step returns are those of the trace (a warning says so).  A Tensor the walk cannot
+reach is baked in as a constant.  A step that binds new Tensors into objects (``self.ema =
+...``) gives the right values but is traced again on every call; update such state in place.
+A step that needs a traced value in Python (``.item()``, ``if loss > 1:``, ``.numpy()``,
+``nonzero()``) cannot be one program: ``fullgraph=True`` raises ``torchlike.compiler.Unsupported``
+naming the line; otherwise the step runs eagerly from then on, with one warning.  The program's
+outputs have no autograd history, so a function that returns a loss for its caller to
+differentiate (without running backward itself) also runs eagerly, with a warning.
 """
 import functools
+import itertools
 import os
 import sys
 import traceback
 import types
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
 
 from . import _trace_context, compiler
 from ._random import Generator, default_generator
-from ._tensor import Tensor
+from ._tensor import Tensor, TracedValueError
 from .autograd.grad_mode import _state as _grad_state
 from .nn.modules.module import Module
 from .optim._lr_scheduler_base import LRScheduler
@@ -225,6 +232,9 @@ def _guard_key(state, args, kwargs):
 
 # --- tracing --------------------------------------------------------------------------------------
 
+_TENSOR, _NUMBER = object(), object()   # markers in _Plan.out_static
+
+
 class _Plan:
     """What the trace found out: where each output goes."""
 
@@ -236,26 +246,45 @@ class _Plan:
         self.hypers = ()          # (group position, key) of hyper-parameters the step changed
         self.created = ()         # Tensors the step created that stay reachable
         self.deferred = ()        # (fn, args with Tensor positions) to replay
+        self.returns_graph = False   # fn returns Tensors that require grad...
+        self.backward_ran = False    # ...and did (a training step) or did not run backward
+
+
+_generations = itertools.count(1)
+
+
+def _fresh_gen():
+    """A storage generation no view has seen (views re-derive their arrays from the root)."""
+    return next(_generations) << 32
+
+
+def _number_tensor(tracer):
+    t = Tensor._wrap(tracer)
+    t._number = int if jnp.issubdtype(tracer.dtype, jnp.integer) else float
+    return t
 
 
 def _swap_in(state, arrays, grads, hypers, gens, trace):
     """Put the traced values into the live objects; returns what restores them."""
     saved = []
     for t, a in zip(state.tensors, arrays):
-        saved.append((t, t._arr, t._gen))
-        t._arr = a
-        t._gen += 1
+        saved.append((t, t._arr))
+        t._arr, t._gen = a, _fresh_gen()
     saved_grads = [(p, p._grad) for p in state.params]
     for p, g in zip(state.params, grads):
         p._grad = None if g is None else Tensor._wrap(g)
-    saved_hypers = []
+    # a traced hyper-parameter is a 0-dim Tensor in the group while tracing, so the step's own
+    # arithmetic with it (loss * group["lr"]) works; the optimizer reads its array
+    saved_hypers, trace.numbers = [], {}
     for (opt, group, keys), values in zip(state.groups, hypers):
         for k, v in zip(keys, values):
             saved_hypers.append((group, k, group[k]))
             for tracer, value in zip(jax.tree_util.tree_leaves(v),
                                      jax.tree_util.tree_leaves(group[k])):
                 trace.concrete[id(tracer)] = value
-            group[k] = v
+            group[k] = jax.tree_util.tree_map(_number_tensor, v)
+            trace.numbers.update((id(t), t) for t in jax.tree_util.tree_leaves(
+                group[k], is_leaf=lambda x: isinstance(x, Tensor)))
     saved_gens = []
     for g, a in zip(state.generators, gens):
         saved_gens.append((g, g._tensor._arr, g._words))
@@ -263,8 +292,8 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
         g._words = None
 
     def restore():
-        for t, arr, gen in saved:
-            t._arr, t._gen = arr, gen
+        for t, arr in saved:
+            t._arr, t._gen = arr, _fresh_gen()
         for p, g in saved_grads:
             p._grad = g
         for group, k, v in saved_hypers:
@@ -286,8 +315,13 @@ def _program(fn, args, kwargs, state, plan):
             for x in leaves:
                 if isinstance(x, (Module, Optimizer, LRScheduler, Generator)):
                     raise TypeError(f"a compiled step cannot return a {type(x).__name__}")
-            plan.out_static = [None if isinstance(x, Tensor) else x for x in leaves]
+            # Tensors come back as Tensors, traced numbers (a hyper-parameter) as Python
+            # numbers, anything else as it was when traced
+            plan.out_static = [(_NUMBER if id(x) in trace.numbers else _TENSOR)
+                               if isinstance(x, Tensor) else x for x in leaves]
             outs = [x._value() for x in leaves if isinstance(x, Tensor)]
+            plan.returns_graph = any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
+            plan.backward_ran = trace.backward_ran
             plan.changed = tuple(i for i, (t, a) in enumerate(zip(state.tensors, arrays))
                                  if t._arr is not a)
             changed = [state.tensors[i]._arr for i in plan.changed]
@@ -296,15 +330,18 @@ def _program(fn, args, kwargs, state, plan):
             hyper_out, plan_hypers = [], []
             for g, ((opt, group, keys), values) in enumerate(zip(state.groups, hypers)):
                 for k, v in zip(keys, values):
-                    if group[k] is not v:
+                    now = jax.tree_util.tree_map(lambda t: t._value() if isinstance(t, Tensor)
+                                                 else t, group[k],
+                                                 is_leaf=lambda x: isinstance(x, Tensor))
+                    if jax.tree_util.tree_leaves(now) != jax.tree_util.tree_leaves(v):
                         plan_hypers.append((g, k))
-                        hyper_out.append(group[k])
+                        hyper_out.append(now)
             plan.hypers = tuple(plan_hypers)
             gens_out = [g._tensor._arr for g in state.generators]
             after = _find_state(fn, args, kwargs)
             known = {id(t) for t in state.tensors}
-            plan.created = tuple(t for t in after.tensors
-                                 if id(t) not in known and isinstance(t._arr, _Tracer))
+            plan.created = tuple(t for t in after.tensors if id(t) not in known
+                                 and id(t) not in trace.numbers and isinstance(t._arr, _Tracer))
             created = [t._arr for t in plan.created]
             deferred, deferred_arrays = [], []
             for f, f_args in trace.deferred:
@@ -332,11 +369,10 @@ def _user_frame(tb):
 
 
 def _is_graph_break(e):
-    return isinstance(e, (jax.errors.ConcretizationTypeError,
+    return isinstance(e, (TracedValueError, jax.errors.ConcretizationTypeError,
                           jax.errors.TracerArrayConversionError,
                           jax.errors.TracerIntegerConversionError,
-                          jax.errors.TracerBoolConversionError)) or (
-        isinstance(e, RuntimeError) and "cannot be traced" in str(e))
+                          jax.errors.TracerBoolConversionError))
 
 
 def _unsupported(fn, e):
@@ -411,6 +447,7 @@ class CompiledFunction:
         self._programs = {}
         self._warmed_up = False
         self._eager = False
+        _all_compiled.add(self)
 
     def __call__(self, *args, **kwargs):
         if self._eager or not self._warmed_up or _trace_context.active:
@@ -440,11 +477,21 @@ class CompiledFunction:
             error = _unsupported(self._fn, e)
             if self._fullgraph:
                 raise error from None
-            warnings.warn(f"{error}\nRunning it eagerly from now on.", UserWarning,
-                          stacklevel=3)
-            compiler.counters["graph_breaks"] += 1
-            self._eager = True
-            return None
+            return self._fall_back(f"{error}\nRunning it eagerly from now on.")
+        if plan.returns_graph and not plan.backward_ran:
+            # a loss for the caller to differentiate: the program's outputs have no history
+            name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+            return self._fall_back(
+                f"torchlike.compile: {name} returns tensors that require grad without running "
+                "backward itself; compiled outputs carry no autograd history, so it runs "
+                "eagerly. Compile the whole training step (forward, backward and the optimizer "
+                "step) instead.")
+        numbers = [x for x in plan.out_static if _number(x)]
+        if numbers:
+            name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+            warnings.warn(f"torchlike.compile: {name} returns Python numbers {numbers}: they "
+                          "are fixed when the step is traced (return Tensors to get every "
+                          "call's values)", UserWarning, stacklevel=3)
         program = _Compiled(jaxpr, jax.tree_util.tree_structure(shapes), plan,
                             len(state.tensors))
         compiler.counters["compiles"] += 1
@@ -460,6 +507,16 @@ class CompiledFunction:
         if not plan.created:   # a step that created state is traced again with it next time
             self._programs[key] = program
         return program
+
+
+    def _fall_back(self, message):
+        warnings.warn(message, UserWarning, stacklevel=4)
+        compiler.counters["graph_breaks"] += 1
+        self._eager = True
+        return None
+
+
+_all_compiled = weakref.WeakSet()
 
 
 def _inputs(state):
@@ -493,13 +550,18 @@ def _run(program, state):
         g._tensor._write(a)
         g._reload()
     for t, a in zip(plan.created, created):
-        t._arr = a
+        t._arr, t._gen = a, _fresh_gen()
     for (f, f_args), arrays in zip(plan.deferred, deferred):
         it = iter(arrays)
         f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
     it = iter(outs)
-    leaves = [Tensor._wrap(next(it)) if s is None else s for s in plan.out_static]
+    leaves = [Tensor._wrap(next(it)) if s is _TENSOR else next(it).item() if s is _NUMBER else s
+              for s in plan.out_static]
     return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+
+_MODES = (None, "default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
+          "max-autotune")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=None,
@@ -534,8 +596,15 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
         ...     opt.step()
         ...     return loss
     """
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           + ", ".join(m for m in _MODES if m))
     if backend not in ("xla", "inductor", "eager", "aot_eager"):
-        raise ValueError(f"torchlike.compile: unknown backend {backend!r}; XLA is the only one")
+        raise compiler.InvalidBackend(f"Invalid backend: {backend!r}, torchlike compiles with "
+                                      "XLA ('xla'; 'inductor' means the same)")
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic,
                                  backend=backend, mode=mode, options=options, disable=disable)
@@ -544,44 +613,44 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="xla", mode=No
     if isinstance(model, Module):
         return OptimizedModule(model, CompiledFunction(model, fullgraph, dynamic, mode))
     if not callable(model):
-        raise RuntimeError(f"torchlike.compile expects a callable, got {type(model).__name__}")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     return CompiledFunction(model, fullgraph, dynamic, mode)
 
 
-class OptimizedModule:
-    """Mirrors ``torch._dynamo.eval_frame.OptimizedModule``: ``module`` whose inference calls
-    run its forward as one compiled program (outputs carry no autograd history).  A call that
-    autograd must record (grad mode on and a parameter requiring grad) runs the module eagerly:
-    to train compiled, compile the whole training step.  Attributes are the module's
-    (``_orig_mod`` is the module itself)."""
+class OptimizedModule(Module):
+    """Mirrors ``torch._dynamo.eval_frame.OptimizedModule``: ``module`` (registered as
+    ``_orig_mod``) whose inference calls run its forward as one compiled program (outputs carry
+    no autograd history).  A call that autograd must record (grad mode on and a parameter
+    requiring grad) runs the module eagerly: to train compiled, compile the whole training step.
+    Attributes it does not have are the module's."""
 
     def __init__(self, module, compiled):
-        object.__setattr__(self, "_orig_mod", module)
+        super().__init__()
+        self._orig_mod = module
+        self.training = module.training
         object.__setattr__(self, "_compiled", compiled)
 
-    def __call__(self, *args, **kwargs):
+    def forward(self, *args, **kwargs):
         module = self._orig_mod
         if _grad_state.grad_enabled and any(p.requires_grad for p in module.parameters()):
             return module(*args, **kwargs)
         return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name):
-        return getattr(self._orig_mod, name)
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
 
-    def __setattr__(self, name, value):
-        setattr(self._orig_mod, name, value)
-
-    def __repr__(self):
-        inner = repr(self._orig_mod).replace("\n", "\n  ")
-        return f"OptimizedModule(\n  (_orig_mod): {inner}\n)"
+    def __len__(self):
+        return len(self._orig_mod)
 
 
 def reset():
     """Forget every compiled program (used by torchlike.compiler.reset)."""
-    import gc
-    for obj in gc.get_objects():
-        if isinstance(obj, CompiledFunction):
-            obj._programs.clear()
+    for f in list(_all_compiled):
+        f._programs.clear()
+        f._eager = False
 
 
 _SOLE_OWNER = _measure_sole_owner()

@@ -112,6 +112,8 @@ def promoted_dtype(kind, key):
 def operand_key(x):
     """How an operand takes part in promotion (see promoted_dtype)."""
     if isinstance(x, Tensor):
+        if x._number is not None:
+            return x._number
         arr = x._value()
         return (arr.dtype, arr.ndim == 0)
     return type(x) if isinstance(x, _SCALARS) else None
@@ -207,7 +209,7 @@ def call(op, *args, static=()):
             if type(arr) is not _ArrayImpl and isinstance(arr, jax.core.Tracer):
                 traced = True
             if i < n_promote:
-                key.append((arr.dtype, arr.ndim == 0))
+                key.append((arr.dtype, arr.ndim == 0) if a._number is None else a._number)
             if grad and i < n_in and (a._grad_fn is not None or a._requires_grad):
                 if edges is None:
                     edges = [None] * n_in

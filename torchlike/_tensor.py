@@ -51,6 +51,8 @@ class Tensor:
     _multi_view_of = None  # views from unbind/split: PyTorch forbids in-place writes with grad
     _stale = False         # such a view after a write to its storage: no use in the graph
     _no_grad_view = False  # a view of a tensor requiring grad, made under no_grad
+    _number = None         # a Python number held as a Tensor (a traced hyper-parameter while
+                           # torchlike.compile traces): promotes as that Python type
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -428,7 +430,7 @@ class Tensor:
     def _scalar_for_python(self, what):
         arr = self._value()
         if isinstance(arr, jax.core.Tracer):
-            raise RuntimeError(f"{what} of a traced Tensor: its value is not known while "
+            raise TracedValueError(f"{what} of a traced Tensor: its value is not known while "
                                "compiling. Use torchlike.where / tensor ops instead of Python "
                                "control flow on tensor values.")
         return arr
@@ -532,11 +534,16 @@ def _py_scalar(a):
     return a.item()
 
 
+class TracedValueError(RuntimeError):
+    """Python asked for the value of a traced tensor (bool(), .item(), a data-dependent shape):
+    under tracing (torchlike.compile, jax transforms) it is not known."""
+
+
 def values_for_shape(t, name):
     """``t``'s values as numpy, for an op whose output shape depends on them (eager only)."""
     arr = t._value()
     if isinstance(arr, jax.core.Tracer):
-        raise RuntimeError(f"{name}() has a data-dependent output shape and cannot be traced "
+        raise TracedValueError(f"{name}() has a data-dependent output shape and cannot be traced "
                            "(torchlike.compile / to_jax); use torchlike.where(cond, x, y) or "
                            "call it outside the compiled step")
     return np.asarray(arr)

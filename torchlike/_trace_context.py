@@ -10,6 +10,7 @@ class Trace:
     def __init__(self):
         self.concrete = {}   # id(tracer) -> the Python value it stands for
         self.deferred = []   # (fn, args) to replay after every call
+        self.backward_ran = False
 
 
 active = []

@@ -10,7 +10,7 @@ Example::
 """
 import collections
 
-__all__ = ["config", "counters", "reset", "Unsupported"]
+__all__ = ["config", "counters", "reset", "InvalidBackend", "Unsupported"]
 
 
 class _Config:
@@ -46,6 +46,11 @@ class Unsupported(RuntimeError):
     """Mirrors ``torch._dynamo.exc.Unsupported``: a step needs the value of a traced tensor in
     Python (``.item()``, ``if loss > 1:``, ``.numpy()``, ``nonzero()``) and cannot become one
     program."""
+
+
+class InvalidBackend(RuntimeError):
+    """Mirrors ``torch._dynamo.exc.InvalidBackend``: ``torchlike.compile(backend=...)`` names a
+    backend other than XLA."""
 
 
 def reset():

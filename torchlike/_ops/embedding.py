@@ -18,7 +18,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .._dispatch import Op, call
-from .._tensor import host_min_max, host_values
+from .._tensor import TracedValueError, host_min_max, host_values
 from ..autograd.grad_mode import no_grad
 
 _ABSENT = 0.0   # placeholder operand for missing per_sample_weights (keeps the node's 2 inputs)
@@ -334,9 +334,9 @@ def one_hot(tensor, num_classes=-1):
         values = host_values(tensor)
         if values is None:
             if num_classes == -1:
-                raise RuntimeError("one_hot(num_classes=-1) infers the number of classes from the "
-                                   "values, which cannot be traced (torchlike.compile / to_jax); "
-                                   "pass num_classes explicitly")
+                raise TracedValueError("one_hot(num_classes=-1) infers the number of classes from "
+                                       "the values, which cannot be traced (torchlike.compile / "
+                                       "to_jax); pass num_classes explicitly")
         else:
             if values.min() < 0:
                 raise RuntimeError("Class values must be non-negative.")

@@ -13,7 +13,7 @@ import numpy as np
 from .._creation import from_host
 from .._dispatch import Op, call
 from .._inplace import inplace
-from .._tensor import Tensor, host_min_max, values_for_shape
+from .._tensor import Tensor, TracedValueError, host_min_max, values_for_shape
 from . import shape
 
 
@@ -154,9 +154,9 @@ def _advanced(x, items):
             arr, kind = it[1], it[2]
             if kind == "bool":
                 if isinstance(arr, jax.core.Tracer):
-                    raise RuntimeError("indexing with a boolean mask has a data-dependent shape "
-                                       "and cannot be traced; use torchlike.where(mask, x, y) "
-                                       "instead")
+                    raise TracedValueError("indexing with a boolean mask has a data-dependent "
+                                           "shape and cannot be traced; use "
+                                           "torchlike.where(mask, x, y) instead")
                 mask = np.asarray(arr)
                 want = tuple(x.shape[dim:dim + mask.ndim])
                 if mask.shape != want and mask.ndim:

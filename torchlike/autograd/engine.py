@@ -11,6 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .. import _trace_context
 from . import anomaly_mode, fused
 from .._tensor import Tensor
 from .grad_mode import _state as _grad_state
@@ -162,6 +163,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     capture: list of edges whose incoming gradient is returned (autograd.grad); when given (or
     exec_targets is), only nodes on a path to a capture edge or an exec target run.
     Returns the captured gradients (None where nothing arrived)."""
+    if _trace_context.active:   # torchlike.compile: the step differentiates itself
+        _trace_context.active[-1].backward_ran = True
     if capture is None and exec_targets is None and not create_graph and \
             fused.try_run(roots, root_grads, keep_graph):
         return []

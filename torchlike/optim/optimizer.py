@@ -419,8 +419,8 @@ Optimizer.step = _with_step_hooks(Optimizer.step)
 
 def _nonzero(v):
     if isinstance(v, Tensor):
-        v = v.item()
-    return _trace_context.concrete(v) != 0
+        v = v._value()
+    return bool(_trace_context.concrete(v) != 0)
 
 
 def _as_real(x):
