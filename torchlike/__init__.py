@@ -166,6 +166,7 @@ from ._size import Size as Size  # noqa: E402
 from . import serialization as serialization  # noqa: E402
 from . import compiler as compiler  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
+from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from ._tensor_str import (  # noqa: E402
