@@ -1,0 +1,455 @@
+"""torchlike.func against torch.func (values, result structures, errors) and the JAX bridge
+against jax.grad: every case runs the same code with ``T = torch`` and ``T = torchlike``."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torchlike as tl  # noqa: E402
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal(3).astype(np.float32)
+Y = RNG.standard_normal(2).astype(np.float32)
+XB = RNG.standard_normal((4, 3)).astype(np.float32)
+W = RNG.standard_normal((2, 3)).astype(np.float32)
+B = RNG.standard_normal(2).astype(np.float32)
+
+
+def t(T, a, grad=False):
+    x = T.tensor(a)
+    return x.requires_grad_() if grad else x
+
+
+def as_np(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().numpy()
+    return np.asarray(x.detach().numpy())
+
+
+def check_same(ref, got, path="result", atol=1e-5):
+    """Same pytree structure (tuple/list/dict), same values, shapes and dtypes."""
+    if isinstance(ref, torch.Tensor):
+        assert isinstance(got, tl.Tensor), f"{path}: {type(got)}"
+        assert tuple(ref.shape) == tuple(got.shape), f"{path}: {ref.shape} vs {got.shape}"
+        assert str(ref.dtype) == str(got.dtype), f"{path}: {ref.dtype} vs {got.dtype}"
+        np.testing.assert_allclose(as_np(got), as_np(ref), rtol=1e-5, atol=atol, err_msg=path)
+    elif isinstance(ref, (tuple, list)):
+        assert type(ref) is type(got) and len(ref) == len(got), f"{path}: {ref!r} vs {got!r}"
+        for i, (r, g) in enumerate(zip(ref, got)):
+            check_same(r, g, f"{path}[{i}]", atol)
+    elif isinstance(ref, dict):
+        assert isinstance(got, dict) and list(ref) == list(got), f"{path}: {ref!r} vs {got!r}"
+        for k in ref:
+            check_same(ref[k], got[k], f"{path}[{k!r}]", atol)
+    else:
+        assert ref == got, f"{path}: {ref!r} vs {got!r}"
+
+
+def both(fn, atol=1e-5):
+    ref, got = fn(torch), fn(tl)
+    check_same(ref, got, atol=atol)
+    return got
+
+
+def raises_same(fn):
+    """torch and torchlike raise the same exception type with the same message."""
+    with pytest.raises(Exception) as ref:
+        fn(torch)
+    with pytest.raises(type(ref.value)) as got:
+        fn(tl)
+    assert str(got.value) == str(ref.value)
+
+
+# --- grad, vjp, jvp, jacobians, hessian, linearize ------------------------------------------------
+
+def f_scalar(x):
+    return (x.sin() * x).sum()
+
+
+def f_two(x, y):
+    return (x.sin().sum() * y.cos()).sum()
+
+
+CASES = {
+    "grad": lambda T: T.func.grad(f_scalar)(t(T, X)),
+    "grad_argnums": lambda T: T.func.grad(f_two, argnums=(0, 1))(t(T, X), t(T, Y)),
+    "grad_argnum_neg": lambda T: T.func.grad(f_two, argnums=-1)(t(T, X), t(T, Y)),
+    "grad_dict": lambda T: T.func.grad(lambda d: f_scalar(d["a"]) * d["b"].sum())(
+        {"a": t(T, X), "b": t(T, Y)}),
+    "grad_aux": lambda T: T.func.grad(lambda x: (f_scalar(x), {"c": x.cos()}), has_aux=True)(
+        t(T, X)),
+    "grad_kwargs": lambda T: T.func.grad(lambda x, s: f_scalar(x) * s)(t(T, X), s=t(T, Y[0])),
+    "grad_and_value": lambda T: T.func.grad_and_value(f_scalar)(t(T, X)),
+    "grad_and_value_aux": lambda T: T.func.grad_and_value(
+        lambda x: (f_scalar(x), [x * 2]), has_aux=True)(t(T, X)),
+    "vjp": lambda T: (lambda o: (o[0], o[1](t(T, X[::-1].copy()))))(
+        T.func.vjp(lambda x: x.sin() * x, t(T, X))),
+    "vjp_tree": lambda T: (lambda o: (o[0], o[1]((t(T, X), {"y": t(T, Y)})), o[2]))(
+        T.func.vjp(lambda x, y: ((x * y.sum(), {"y": y.exp()}), x.sum()), t(T, X), t(T, Y),
+                   has_aux=True)),
+    "jvp": lambda T: T.func.jvp(lambda x, y: x.sin() * y.sum(), (t(T, X), t(T, Y)),
+                                (t(T, X * 2), t(T, Y))),
+    "jvp_aux": lambda T: T.func.jvp(lambda x: (x.exp(), x.sum()), (t(T, X),), (t(T, X),),
+                                    has_aux=True),
+    "jacrev": lambda T: T.func.jacrev(lambda x: x.sin() * x.sum())(t(T, X)),
+    "jacrev_tree": lambda T: T.func.jacrev(lambda x, y: {"a": x * y.sum(), "b": (x @ x) * y},
+                                           argnums=(0, 1))(t(T, X), t(T, Y)),
+    "jacrev_chunk_aux": lambda T: T.func.jacrev(lambda x: (T.outer(x, x), x.sum()),
+                                                has_aux=True, chunk_size=2)(t(T, X)),
+    "jacfwd": lambda T: T.func.jacfwd(lambda x: x.sin() * x.sum())(t(T, X)),
+    "jacfwd_tree": lambda T: T.func.jacfwd(lambda x, y: (x * y.sum(), (x @ x) * y),
+                                           argnums=(0, 1))(t(T, X), t(T, Y)),
+    "jacfwd_aux": lambda T: T.func.jacfwd(lambda x: (x.exp(), {"s": x.sum()}), has_aux=True)(
+        t(T, X)),
+    "hessian": lambda T: T.func.hessian(f_scalar)(t(T, X)),
+    "hessian_argnums": lambda T: T.func.hessian(f_two, argnums=(0, 1))(t(T, X), t(T, Y)),
+    "linearize": lambda T: (lambda o: (o[0], o[1](t(T, X), t(T, Y))))(
+        T.func.linearize(lambda x, y: (x.sin(), y * x.sum()), t(T, X), t(T, Y))),
+    "grad_grad": lambda T: T.func.grad(lambda x: T.func.grad(f_scalar)(x).sum())(t(T, X)),
+    "vmap_grad": lambda T: T.func.vmap(T.func.grad(f_scalar))(t(T, XB)),
+    "jacrev_jacrev": lambda T: T.func.jacrev(T.func.jacrev(lambda x: x.sin() * x.sum()))(
+        t(T, X)),
+    "vmap_jacrev": lambda T: T.func.vmap(T.func.jacrev(lambda x: x.sin() * x.sum()))(t(T, XB)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_transform_matches_torch(name):
+    both(CASES[name], atol=1e-4)
+
+
+ERRORS = {
+    "grad_not_scalar": lambda T: T.func.grad(lambda x: x * 2)(t(T, X)),
+    "grad_not_tensor": lambda T: T.func.grad(lambda x: 1)(t(T, X)),
+    "grad_no_aux": lambda T: T.func.grad(lambda x: x.sum(), has_aux=True)(t(T, X)),
+    "grad_aux_type": lambda T: T.func.grad(lambda x: (x.sum(), 1), has_aux=True)(t(T, X)),
+    "argnums_list": lambda T: T.func.grad(f_two, argnums=[0])(t(T, X), t(T, Y)),
+    "argnums_range": lambda T: T.func.grad(f_two, argnums=2)(t(T, X), t(T, Y)),
+    "argnums_dup": lambda T: T.func.grad(f_two, argnums=(0, 0))(t(T, X), t(T, Y)),
+    "argnums_empty": lambda T: T.func.grad(f_two, argnums=())(t(T, X), t(T, Y)),
+    "grad_float_arg": lambda T: T.func.grad(f_scalar)(3.0),
+    "grad_int_tensor": lambda T: T.func.grad(lambda x: x.sum())(T.tensor([1, 2])),
+    "vjp_ct_structure": lambda T: T.func.vjp(lambda x: x.sin(), t(T, X))[1]((t(T, X),)),
+    "vjp_ct_shape": lambda T: T.func.vjp(lambda x: x.sin(), t(T, X))[1](t(T, Y)),
+    "vjp_out_type": lambda T: T.func.vjp(lambda x: 1, t(T, X)),
+    "jvp_list": lambda T: T.func.jvp(lambda x: x, [t(T, X)], [t(T, X)]),
+    "jvp_shape": lambda T: T.func.jvp(lambda x: x, (t(T, X),), (t(T, Y),)),
+    "jvp_empty": lambda T: T.func.jvp(lambda: 1, (), ()),
+    "jvp_strict": lambda T: T.func.jvp(lambda x: T.ones(2), (t(T, X),), (t(T, X),), strict=True),
+    "jvp_int": lambda T: T.func.jvp(lambda x: x, (T.tensor([1, 2]),), (T.tensor([1, 2]),)),
+    "jacrev_chunk": lambda T: T.func.jacrev(lambda x: x, chunk_size=0)(t(T, X)),
+    "jacfwd_randomness": lambda T: T.func.jacfwd(lambda x: x, randomness="bad")(t(T, X)),
+    "jacfwd_random": lambda T: T.func.jacfwd(lambda x: x * T.rand(3))(t(T, X)),
+    "hessian_random": lambda T: T.func.hessian(lambda x: (x * T.rand(3)).sum())(t(T, X)),
+    "linearize_shape": lambda T: T.func.linearize(lambda x: x.sin(), t(T, X))[1](t(T, Y)),
+    "stack_empty": lambda T: T.func.stack_module_state([]),
+    "stack_classes": lambda T: T.func.stack_module_state([T.nn.Linear(3, 2), T.nn.Tanh()]),
+    "stack_modes": lambda T: T.func.stack_module_state([T.nn.Linear(3, 2),
+                                                        T.nn.Linear(3, 2).eval()]),
+    "vmap_sizes": lambda T: T.func.vmap(lambda a, b: a * b)(t(T, XB), t(T, X)),
+    "vmap_in_dim_range": lambda T: T.func.vmap(lambda a: a, in_dims=2)(t(T, XB)),
+    "vmap_in_dims_type": lambda T: T.func.vmap(lambda a: a, in_dims="a")(t(T, XB)),
+    "vmap_non_tensor": lambda T: T.func.vmap(lambda a, b: a, in_dims=(0, 0))(t(T, XB), 3),
+    "vmap_nothing": lambda T: T.func.vmap(lambda a: a, in_dims=(None,))(t(T, XB)),
+    "vmap_no_inputs": lambda T: T.func.vmap(lambda: 1)(),
+    "vmap_returns_int": lambda T: T.func.vmap(lambda a: 1)(t(T, XB)),
+    "vmap_returns_none": lambda T: T.func.vmap(lambda a: (a, None))(t(T, XB)),
+    "vmap_batched_none": lambda T: T.func.vmap(lambda a: a, out_dims=None)(t(T, XB)),
+    "vmap_out_dim_range": lambda T: T.func.vmap(lambda a: a, out_dims=5)(t(T, XB)),
+    "vmap_chunk": lambda T: T.func.vmap(lambda a: a, chunk_size=0)(t(T, XB)),
+    "vmap_randomness": lambda T: T.func.vmap(lambda a: a, randomness="x")(t(T, XB)),
+    "vmap_random_error": lambda T: T.func.vmap(lambda a: a + T.rand(3))(t(T, XB)),
+    "vmap_dropout_error": lambda T: T.func.vmap(lambda a: T.nn.functional.dropout(a, 0.5))(
+        t(T, XB)),
+    "vmap_item": lambda T: T.func.vmap(lambda a: a.sum().item())(t(T, XB)),
+    "vmap_control_flow": lambda T: T.func.vmap(lambda a: a if a.sum() > 0 else -a)(t(T, XB)),
+    "vmap_mutates_captured": lambda T: (lambda c: T.func.vmap(lambda a: c.add_(a))(t(T, XB)))(
+        T.zeros(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERRORS))
+def test_errors_match_torch(name):
+    raises_same(ERRORS[name])
+
+
+def test_structure_errors_match_torch_prefix():
+    """Structure mismatches: same type and wording up to the printed tree specs (torch prints
+    its TreeSpec, torchlike jax's)."""
+    cases = [lambda T: T.func.vmap(lambda a: a, in_dims=(0, 0))(t(T, XB)),
+             lambda T: T.func.jvp(lambda x: x, (t(T, X),), (t(T, X), t(T, X))),
+             lambda T: T.func.vmap(lambda a: a, out_dims=(0, 0))(t(T, XB))]
+    for fn in cases:
+        with pytest.raises((ValueError, RuntimeError)) as ref:
+            fn(torch)
+        with pytest.raises(type(ref.value)) as got:
+            fn(tl)
+        prefix = str(ref.value).split(" structure")[0]
+        assert str(got.value).startswith(prefix)
+
+
+def test_signatures_match_torch():
+    import inspect
+    import torch.func
+    for name in ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+                 "linearize", "stack_module_state", "functional_call"]:
+        ref = inspect.signature(getattr(torch.func, name)).parameters.values()
+        got = inspect.signature(getattr(tl.func, name)).parameters.values()
+        assert [(p.name, p.kind, p.default) for p in got] == \
+            [(p.name, p.kind, p.default) for p in ref], name
+
+
+def test_mutating_captured_tensor_raises():
+    """A write into a tensor the function captured raises (torch's wording up to the op name)
+    and leaves no tracer behind (a BatchNorm in training mode)."""
+    for T in (torch, tl):
+        bn = T.nn.BatchNorm1d(3)
+        with pytest.raises(RuntimeError) as info:
+            T.func.grad(lambda x: bn(x).pow(2).sum())(t(T, XB))
+        assert str(info.value).startswith("During a grad (vjp, jvp, grad, etc) transform, the "
+                                          "function provided attempted to call")
+        assert str(info.value).endswith("that would mutate a captured Tensor. This is not "
+                                        "supported; please rewrite the function being "
+                                        "transformed to explicitly accept the mutated Tensor(s) "
+                                        "as inputs.")
+        assert as_np(bn.running_mean).tolist() == [0.0, 0.0, 0.0]
+        assert int(bn.num_batches_tracked) == 0
+
+
+# --- vmap -----------------------------------------------------------------------------------------
+
+VMAP = {
+    "in_dims_none": lambda T: T.func.vmap(lambda a, b: a * b, in_dims=(0, None))(
+        t(T, XB), t(T, X)),
+    "in_dim_1": lambda T: T.func.vmap(lambda a, b: a * b, in_dims=(1, None))(
+        t(T, XB.T.copy()), t(T, X)),
+    "in_dim_neg": lambda T: T.func.vmap(lambda a: a.sum(), in_dims=-1)(t(T, XB)),
+    "nested_in_dims": lambda T: T.func.vmap(lambda d: d["a"] * d["b"][0],
+                                            in_dims=({"a": 0, "b": [None]},))(
+        {"a": t(T, XB), "b": [t(T, X)]}),
+    "list_input": lambda T: T.func.vmap(lambda xs: xs[0] + xs[1])([t(T, XB), t(T, XB)]),
+    "out_dims": lambda T: T.func.vmap(lambda a: (a, a.sum()), out_dims=(1, 0))(t(T, XB)),
+    "out_dims_none": lambda T: T.func.vmap(lambda a: (a * 2, 3.0, T.tensor(Y)),
+                                           out_dims=(0, None, None))(t(T, XB)),
+    "unbatched_out": lambda T: T.func.vmap(lambda a: T.tensor(Y))(t(T, XB)),
+    "kwargs": lambda T: T.func.vmap(lambda a, scale=None: a * scale)(t(T, XB), scale=t(T, X)),
+    "chunks": lambda T: T.func.vmap(lambda a: a.cumsum(0), chunk_size=3)(t(T, XB)),
+    "nested": lambda T: T.func.vmap(T.func.vmap(lambda a: a.exp()))(t(T, XB)),
+    "nested_in_dims_2": lambda T: T.func.vmap(T.func.vmap(lambda a, b: a * b, in_dims=(0, None)),
+                                              in_dims=(None, 0))(t(T, X), t(T, XB)),
+    "int_dtype": lambda T: T.func.vmap(lambda a: a * 2)(T.tensor([[1, 2], [3, 4]])),
+    "functional": lambda T: T.func.vmap(lambda a: T.nn.functional.softmax(a, 0))(t(T, XB)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VMAP))
+def test_vmap_matches_torch(name):
+    both(VMAP[name])
+
+
+def test_vmap_randomness():
+    x = tl.zeros(4, 3)
+    same = tl.func.vmap(lambda a: a + tl.rand(3), randomness="same")(x)
+    assert (same == same[0]).all()
+    diff = tl.func.vmap(lambda a: a + tl.rand(3), randomness="different")(x)
+    assert len({tuple(r) for r in diff.tolist()}) == 4
+    masks = tl.func.vmap(lambda a: tl.nn.functional.dropout(a, 0.5), randomness="different")(
+        tl.ones(4, 16))
+    assert len({tuple(r) for r in masks.tolist()}) == 4
+    assert set(np.unique(masks.numpy())) <= {0.0, 2.0}
+    masks = tl.func.vmap(lambda a: tl.nn.functional.dropout(a, 0.5), randomness="same")(
+        tl.ones(4, 16))
+    assert (masks == masks[0]).all()
+    nested = tl.func.vmap(tl.func.vmap(lambda a: a + tl.rand(3), randomness="different"),
+                          randomness="different")(tl.zeros(2, 2, 3))
+    assert len({tuple(r) for r in nested.reshape(4, 3).tolist()}) == 4
+    # each call draws anew: the generator advances
+    again = tl.func.vmap(lambda a: a + tl.rand(3), randomness="different")(x)
+    assert not (again == diff).all()
+    # chunks draw per example too (the seeds are made for the whole batch)
+    chunked = tl.func.vmap(lambda a: a + tl.rand(3), randomness="different", chunk_size=2)(x)
+    assert len({tuple(r) for r in chunked.tolist()}) == 4
+
+
+def test_vmap_per_example_grads_equal_loop():
+    """vmap(grad) of a per-example loss equals a Python loop of .backward()."""
+    tl.manual_seed(0)
+    model = tl.nn.Sequential(tl.nn.Linear(3, 4), tl.nn.Tanh(), tl.nn.Linear(4, 2))
+    x, y = tl.tensor(XB), tl.tensor(RNG.standard_normal((4, 2)).astype(np.float32))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, xi, yi):
+        out = tl.func.functional_call(model, p, (xi[None],))
+        return tl.nn.functional.mse_loss(out, yi[None])
+    grads = tl.func.vmap(tl.func.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    for i in range(4):
+        model.zero_grad()
+        tl.nn.functional.mse_loss(model(x[i:i + 1]), y[i:i + 1]).backward()
+        for k, p in model.named_parameters():
+            np.testing.assert_allclose(grads[k][i].numpy(), p.grad.numpy(), rtol=1e-5,
+                                       atol=1e-6)
+
+
+def _ensemble(T):
+    T.manual_seed(0)
+    models = [T.nn.Linear(3, 2) for _ in range(3)]
+    for i, m in enumerate(models):
+        m.load_state_dict({"weight": T.tensor(W + i), "bias": T.tensor(B - i)})
+        m.register_buffer("scale", T.tensor([float(i + 1)]))
+    params, buffers = T.func.stack_module_state(models)
+    base = models[0]
+
+    def f(p, b, x):
+        return T.func.functional_call(base, (p, b), (x,)) * b["scale"]
+    out = T.func.vmap(f, in_dims=(0, 0, None))(params, buffers, t(T, XB))
+    flags = {k: (v.requires_grad, v.is_leaf) for k, v in params.items()}
+    return params, buffers, out, flags
+
+
+def test_stack_module_state_ensemble():
+    both(_ensemble)
+
+
+# --- eager autograd through transforms --------------------------------------------------------
+
+def _through(T):
+    """Transform results are differentiable w.r.t. their inputs and the tensors the function
+    reads (a gradient penalty)."""
+    x = t(T, X, grad=True)
+    w = t(T, X[::-1].copy(), grad=True)
+    g = T.func.grad(lambda x: (x * w).pow(3).sum())(x)
+    jac = T.func.jacrev(lambda x: x.sin() * w)(x)
+    vm = T.func.vmap(lambda r: (r * w).sum())(t(T, XB))
+    out, vjp_fn = T.func.vjp(lambda x: x * w.exp(), x)
+    (ct,) = vjp_fn(t(T, Y[:1].repeat(3)))
+    (g.pow(2).sum() + jac.sum() + vm.sum() + out.sum() + ct.sum()).backward()
+    return x.grad, w.grad
+
+
+def test_results_differentiable_by_backward():
+    both(_through, atol=1e-4)
+
+
+def test_grad_node_and_version_check():
+    x = tl.tensor(X).requires_grad_()
+    g = tl.func.grad(f_scalar)(x)
+    assert type(g.grad_fn).__name__ == "GradBackward"
+    with tl.no_grad():
+        x.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        g.sum().backward()
+
+
+def test_second_order_through_transform():
+    """create_graph through a recorded transform, against torch."""
+    def fn(T):
+        x = t(T, X, grad=True)
+        g = T.func.grad(f_scalar)(x)
+        (gg,) = T.autograd.grad(g.pow(2).sum(), x, create_graph=True)
+        (ggg,) = T.autograd.grad(gg.sum(), x)
+        return gg, ggg
+    both(fn, atol=1e-4)
+
+
+def test_random_draws_replayed_in_backward():
+    """A transform whose function draws is recomputed in backward with the same draws."""
+    x = tl.tensor(X).requires_grad_()
+    tl.manual_seed(3)
+    g = tl.func.grad(lambda x: (x * tl.rand(3)).pow(2).sum())(x)
+    tl.manual_seed(3)
+    r = tl.rand(3)
+    g.sum().backward()
+    np.testing.assert_allclose(g.detach().numpy(), (2 * X * r.numpy() ** 2), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * r.numpy() ** 2, rtol=1e-6)
+
+
+# --- the JAX bridge -------------------------------------------------------------------------------
+
+def _model():
+    tl.manual_seed(0)
+    return tl.nn.Sequential(tl.nn.Linear(3, 4), tl.nn.Tanh(), tl.nn.Linear(4, 2))
+
+
+def test_to_jax_grad_equals_backward():
+    model = _model()
+    x, y = tl.tensor(XB), tl.tensor(RNG.standard_normal((4, 2)).astype(np.float32))
+    tl.nn.functional.mse_loss(model(x), y).backward()
+    fn, params = tl.func.to_jax(model)
+    assert list(params) == [k for k, _ in model.named_parameters()]
+    loss = jax.jit(lambda p: jnp.mean((fn(p, x._value()) - y._value()) ** 2))
+    grads = jax.grad(loss)(params)
+    for k, p in model.named_parameters():
+        np.testing.assert_allclose(np.asarray(grads[k]), p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    # jax.vmap over examples equals the batched call
+    per_example = jax.vmap(lambda xi: fn(params, xi))(x._value())
+    np.testing.assert_allclose(np.asarray(per_example), model(x).detach().numpy(), rtol=1e-5)
+
+
+def test_to_jax_function_and_buffers():
+    f = tl.func.to_jax(lambda a, b: {"s": (a * b).sum(), "n": 3})
+    out = f(jnp.ones(3), np.arange(3.0, dtype=np.float32))
+    assert out["n"] == 3 and float(out["s"]) == 3.0
+    g = jax.grad(lambda a: tl.func.to_jax(f_scalar)(a))(jnp.asarray(X))
+    np.testing.assert_allclose(np.asarray(g), np.sin(X) + X * np.cos(X), rtol=1e-5)
+    bn = tl.nn.BatchNorm1d(3)
+    fn, params, buffers = tl.func.to_jax(bn, with_buffers=True)
+    out, new = jax.jit(fn)(params, buffers, jnp.asarray(XB))
+    ref = bn(tl.tensor(XB))
+    np.testing.assert_allclose(np.asarray(out), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for k, b in bn.named_buffers():
+        np.testing.assert_allclose(np.asarray(new[k]), b.numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="to_jax expects"):
+        tl.func.to_jax(3)
+
+
+def _from_jax_case(T):
+    x = t(T, XB, grad=True)
+    w = t(T, W, grad=True)
+    if T is tl:
+        def mlp(a, w, scale):
+            h = jnp.tanh(a @ w.T) * scale
+            return {"h": h, "n": jnp.sum(h ** 2)}
+        f = tl.func.from_jax(mlp)
+        out = f(x, w, 2.0)
+        h, n = out["h"], out["n"]
+    else:
+        h = (x @ w.T).tanh() * 2.0
+        n = (h ** 2).sum()
+    (gx,) = T.autograd.grad((h.sin().sum() + n), x, create_graph=True)
+    gx.pow(2).sum().backward()
+    return h, n, gx, x.grad, w.grad
+
+
+def test_from_jax_in_graph_and_second_order():
+    got = both(_from_jax_case, atol=1e-4)
+    assert got[0].grad_fn is not None
+
+
+def test_from_jax_traced():
+    """from_jax inside torchlike.compile and under jax.grad of to_jax."""
+    f = tl.func.from_jax(jnp.tanh)
+    model = _model()
+    x, y = tl.tensor(XB), tl.tensor(RNG.standard_normal((4, 2)).astype(np.float32))
+    g = jax.grad(lambda p: jnp.sum(tl.func.to_jax(lambda a: f(a).sum())(p)))(x._value())
+    np.testing.assert_allclose(np.asarray(g), 1 - np.tanh(XB) ** 2, rtol=1e-5)
+    opt = tl.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = tl.nn.functional.mse_loss(f(model(x)), y)
+        loss.backward()
+        opt.step()
+        return loss
+    eager = _model()
+    eager_opt = tl.optim.SGD(eager.parameters(), lr=0.1)
+    compiled = tl.compile(step, fullgraph=True)
+    for _ in range(3):
+        loss = compiled(x, y)
+        eager_opt.zero_grad()
+        ref = tl.nn.functional.mse_loss(f(eager(x)), y)
+        ref.backward()
+        eager_opt.step()
+        np.testing.assert_allclose(loss.item(), ref.item(), rtol=1e-5)
+    for p, q in zip(model.parameters(), eager.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -1,0 +1,159 @@
+"""The bridge between torchlike and pure JAX: ``to_jax`` (torchlike code as a pure function of
+jax arrays) and ``from_jax`` (a jax function as a torchlike op)."""
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dispatch
+from . import _func_lift as lift
+from ._tensor import Tensor
+from .autograd.grad_mode import no_grad
+from .nn.modules.module import Module
+from .nn.utils.stateless import _functional_call
+
+
+def _to_tensors(tree):
+    def conv(x):
+        if isinstance(x, (jax.Array, np.ndarray)):
+            return Tensor._wrap(jnp.asarray(x))
+        return x
+    return jax.tree_util.tree_map(conv, tree)
+
+
+def _to_arrays(tree):
+    return jax.tree_util.tree_map(lambda x: x._value() if isinstance(x, Tensor) else x, tree,
+                                  is_leaf=lift.is_tensor)
+
+
+def to_jax(fn_or_module, *, with_buffers=False):
+    """torchlike code as a pure JAX function (torch has no equivalent): what ``jax.grad``,
+    ``jax.vmap`` and ``jax.jit`` accept.
+
+    Arguments and results of the pure function are pytrees whose jax arrays (numpy arrays are
+    accepted too) stand for Tensors; other leaves (Python numbers, strings, None) pass through.
+    The code runs under ``no_grad`` on Tensors holding the (traced) arrays.
+
+    Args:
+        fn_or_module: a function of Tensors, or an ``nn.Module``.
+        with_buffers: for a Module, thread its buffers through the function (see Returns).
+
+    Returns:
+        - for a function ``fn``: ``pure(*args, **kwargs)``, ``fn`` on arrays.
+        - for a Module: ``(pure, params)``.  ``params`` is a dict ``name -> jax array`` of the
+          module's parameters (``named_parameters()``, the current values) and
+          ``pure(params, *args, **kwargs)`` calls the module with those values in place of
+          its parameters (``functional_call``): ``params`` may hold any subset of the
+          module's parameter and buffer names; the others are read from the module when
+          ``pure`` runs (under ``jax.jit``: when it is traced, so they are baked in).
+        - for a Module with ``with_buffers=True``: ``(pure, params, buffers)``, ``buffers``
+          the dict of ``named_buffers()``, and ``pure(params, buffers, *args, **kwargs)``
+          returns ``(output, new_buffers)``: the buffers after the call (a BatchNorm's
+          running statistics in training mode).
+
+    Random draws (dropout) inside come from torchlike's generators; under ``jax.jit`` a draw
+    made while tracing is baked into the program, so call the model in eval mode or draw
+    outside.
+
+    Example::
+
+        >>> fn, params = torchlike.func.to_jax(model)
+        >>> grads = jax.grad(lambda p: jnp.mean((fn(p, x) - y) ** 2))(params)
+        >>> # grads[name] equals model's named_parameters()[name].grad after
+        >>> # F.mse_loss(model(X), Y).backward() (x, y: the arrays of X, Y)
+    """
+    if isinstance(fn_or_module, Module):
+        module = fn_or_module
+        params = {k: p._value() for k, p in module.named_parameters()}
+        if with_buffers:
+            buffers = {k: b._value() for k, b in module.named_buffers()}
+
+            def pure_with_buffers(params, buffers, *args, **kwargs):
+                tensors = _to_tensors({**params, **buffers})
+                with no_grad():
+                    out = _functional_call(module, tensors, _to_tensors(args),
+                                           _to_tensors(kwargs))
+                return _to_arrays(out), {k: tensors[k]._value() for k in buffers}
+            return pure_with_buffers, params, buffers
+
+        def pure(params, *args, **kwargs):
+            with no_grad():
+                out = _functional_call(module, _to_tensors(dict(params)), _to_tensors(args),
+                                       _to_tensors(kwargs))
+            return _to_arrays(out)
+        return pure, params
+    if not callable(fn_or_module):
+        raise TypeError(f"to_jax expects a function or an nn.Module, got "
+                        f"{type(fn_or_module).__name__}")
+    fn = fn_or_module
+
+    @functools.wraps(fn)
+    def pure_fn(*args, **kwargs):
+        with no_grad():
+            out = fn(*_to_tensors(args), **_to_tensors(kwargs))
+        return _to_arrays(out)
+    return pure_fn
+
+
+def _jax_op(jax_fn, tree, leaves, pos):
+    """The Op running ``jax_fn`` on the arrays of the Tensor leaves at ``pos`` (the other leaves
+    fixed), and the dict where it notes its output structure."""
+    info = {}
+    template = [None if i in pos else x for i, x in enumerate(leaves)]
+
+    def fn(*arrays):
+        full = list(template)
+        for i, a in zip(pos, arrays):
+            full[i] = a
+        args, kwargs = jax.tree_util.tree_unflatten(tree, full)
+        out_leaves, info["tree"] = jax.tree_util.tree_flatten(jax_fn(*args, **kwargs))
+        return tuple(jnp.asarray(o) for o in out_leaves)
+    name = getattr(jax_fn, "__name__", type(jax_fn).__name__)
+    return _dispatch.Op(f"from_jax({name})", fn, "FromJaxBackward"), info
+
+
+def from_jax(jax_fn):
+    """A jax function as a torchlike function (torch has no equivalent): its forward is
+    ``jax_fn`` on the Tensors' arrays (jitted), its backward ``jax.vjp`` of ``jax_fn``.
+
+    It is an op like torchlike's own (one node, ``FromJaxBackward``, in the graph): it
+    records when an input requires grad, differentiates again with ``create_graph=True``, and
+    traces inside ``torchlike.compile`` and ``to_jax`` (where jax transforms see ``jax_fn``
+    itself).
+
+    Args:
+        jax_fn: a function of jax arrays (pytrees of them) returning arrays (a pytree), which
+            ``jax.jit`` can trace.  Tensor leaves of the call's arguments become its arrays;
+            other leaves (Python numbers, strings) are passed as they are and are part of the
+            compile cache's key.
+
+    Returns:
+        A function taking Tensors where ``jax_fn`` takes arrays and returning Tensors where
+        it returns arrays.
+
+    Example::
+
+        >>> f = torchlike.func.from_jax(lambda x, w: jnp.tanh(x @ w))
+        >>> f(x, w).sum().backward()   # w.grad from jax.vjp
+    """
+    ops = {}
+
+    @functools.wraps(jax_fn)
+    def wrapper(*args, **kwargs):
+        leaves, tree = lift.flatten((args, kwargs))
+        pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
+        key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves)
+                           if not isinstance(x, Tensor)))
+        try:
+            entry = ops.get(key)
+        except TypeError:   # an unhashable argument: an op for this call only
+            key, entry = None, None
+        if entry is None:
+            entry = _jax_op(jax_fn, tree, leaves, pos)
+            if key is not None:
+                ops[key] = entry
+        op, info = entry
+        outs = _dispatch.call(op, *[leaves[i] for i in pos])
+        return jax.tree_util.tree_unflatten(info["tree"], list(outs))
+    return wrapper
