@@ -61,8 +61,17 @@ def test_short_run_with_workers_writes_torch_readable_checkpoint_and_plot(tmp_pa
     assert float(epochs[1][1]) < float(epochs[0][1]), "the training loss did not go down"
     assert _final_accuracy(out) == float(epochs[1][2])
     assert "2 DataLoader worker(s)" in out
-    if not hasattr(torchlike, "compile"):
-        assert "whole-step compile is not available" in out
+    # --compile: one program for the whole run, every step after the first one compiled
+    n_train = int(re.search(r"digits: (\d+) training", out).group(1))
+    steps = 2 * (n_train // 64)   # batch 64, drop_last
+    m = re.search(r"compiled step: +(\d+) XLA program\(s\) compiled, (\d+) compiled calls, "
+                  r"(\d+) eager call\(s\), (\d+) graph break", out)
+    assert m, out
+    assert [int(g) for g in m.groups()] == [1, steps - 1, 1, 0], m.group(0)
+    assert re.search(r"compiled vs eager: +\d+\.\dx faster per epoch \(\d+\.\d\d s compiled, "
+                     r"\d+\.\d\d s eager\)", out), out
+    assert re.search(r"\d+\.\dx faster per training step \(\d+\.\d ms compiled, "
+                     r"\d+\.\d ms eager\)", out), out
     assert f"identical predictions on {TEST_IMAGES} test images" in out
 
     ckpt_path, plot_path = out_dir / "checkpoint.pt", out_dir / "curves.png"

@@ -1,0 +1,590 @@
+"""Whole training steps: torchlike eager, torchlike.compile, hand-written JAX and PyTorch.
+
+    python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
+                                  [--cases mlp,cnn,transformer] [--no-torch-compile]
+                                  [--torch-threads N] [--profile]
+
+One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
+  mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
+  cnn:          the digits CNN of examples/train_digits.py (conv 1-16-32 3x3, ReLU, 2x2 max-pool,
+                linear 512-64, ReLU, dropout 0.25, linear 64-10) on 8x8 images, batch 64, Adam;
+  transformer:  a classifier over 32 tokens (vocabulary 128): embedding, a 2-layer
+                nn.TransformerEncoder (d_model 64, 4 heads, feed-forward 128, post-norm, ReLU,
+                dropout 0), mean over tokens, linear 64-10; batch 8, Adam.
+each run five ways on the same batch, from the same initial parameters:
+  torchlike eager     the step as ordinary PyTorch code on torchlike;
+  torchlike compiled  torchlike.compile(step): one XLA program per call;
+  jax jit             the same model written by hand in jax.numpy, parameters as a dict pytree,
+                      jax.jit(value_and_grad + the same update rule), old buffers donated (as
+                      torchlike.compile donates); the CNN carries a PRNG key for its dropout;
+  torch eager         the step in PyTorch (torch.set_num_threads(number of cores); on a machine
+                      that other work keeps busy its threads wait on each other, and
+                      --torch-threads 1 gives steadier numbers);
+  torch compiled      torch.compile(step) (inductor needs a C++ compiler; a failure is reported
+                      as "n/a" with its reason).
+Differences that are the models' formulation, not torchlike's: PyTorch keeps one Adam step
+counter per parameter (the hand-written update keeps one); nn.MultiheadAttention works sequence-
+first with (batch * heads) matrices, the hand-written attention in (batch, heads, tokens) layout;
+torchlike's dropout hashes a counter, the hand-written one draws jax.random.bernoulli (threefry).
+torchlike turns on jax's 64-bit mode and synchronous CPU dispatch when imported; the hand-written
+JAX runs in the same process under the same settings.
+Before timing, each case runs three steps in every implementation with dropout off and prints
+whether the losses agree (the first loss checks the model, the later ones the update rule).
+
+Timing as in scripts/bench_eager.py: a warm-up, then windows of --window back-to-back steps,
+waiting for the window's last result (block_until_ready) before stopping the clock; one sample
+is window time / window.  The implementations of a case take turns window by window, so a change
+in the machine's load hits them all alike and the ratios are measured side by side.  Reports the
+median and p10/p90 in milliseconds.  The goal of issue 6: compiled torchlike within 1.05x of the
+hand-written JAX step.  --profile (automatic when a case misses the goal) splits a compiled call
+into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.
+"""
+import argparse
+import functools
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import torchlike  # noqa: E402
+from torchlike import _compile  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # the torch columns are left empty
+    torch = None
+
+GOAL = 1.05
+VOCAB, SEQ, D_MODEL, HEADS, FF = 128, 32, 64, 4, 128
+SGD_LR, MOMENTUM, ADAM_LR = 0.01, 0.9, 1e-3
+BETAS, EPS = (0.9, 0.999), 1e-8
+
+
+# --- the models, written once for torchlike and torch ------------------------------------------
+
+class DigitsCNN:
+    """examples/train_digits.py's Net, built from ``lib.nn`` (torchlike or torch)."""
+
+    @staticmethod
+    def build(nn, p):
+        return nn.Sequential(
+            nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(32 * 4 * 4, 64), nn.ReLU(),
+            nn.Dropout(p), nn.Linear(64, 10))
+
+
+def build_model(lib, case, dropout):
+    nn = lib.nn
+    if case == "mlp":
+        return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                             nn.Linear(512, 10))
+    if case == "cnn":
+        return DigitsCNN.build(nn, dropout)
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCAB, D_MODEL)
+            layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0,
+                                               batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+            self.head = nn.Linear(D_MODEL, 10)
+
+        def forward(self, tokens):
+            return self.head(self.encoder(self.embed(tokens)).mean(dim=1))
+    return Classifier()
+
+
+def make_batch(case):
+    rng = np.random.default_rng(0)
+    if case == "mlp":
+        x = rng.standard_normal((128, 784), dtype=np.float32)
+        y = rng.integers(0, 10, 128)
+    elif case == "cnn":
+        x = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
+        y = rng.integers(0, 10, 64)
+    else:
+        x = rng.integers(0, VOCAB, (8, SEQ))
+        y = rng.integers(0, 10, 8)
+    return x, y
+
+
+def make_optimizer(lib, case, params):
+    if case == "mlp":
+        return lib.optim.SGD(params, lr=SGD_LR, momentum=MOMENTUM)
+    return lib.optim.Adam(params, lr=ADAM_LR, betas=BETAS, eps=EPS)
+
+
+def torch_style_step(lib, case, init, dropout):
+    """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``."""
+    model = build_model(lib, case, dropout)
+    model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
+    opt = make_optimizer(lib, case, model.parameters())
+    x, y = (lib.tensor(a) for a in make_batch(case))
+    F = lib.nn.functional
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, model
+
+
+# --- the same models by hand in jax.numpy ------------------------------------------------------
+
+def linear(p, name, x):
+    return x @ p[name + ".weight"].T + p[name + ".bias"]
+
+
+def jax_mlp(p, x, key, train):
+    h = jax.nn.relu(linear(p, "0", x))
+    h = jax.nn.relu(linear(p, "2", h))
+    return linear(p, "4", h)
+
+
+def conv(p, name, x):
+    out = jax.lax.conv_general_dilated(x, p[name + ".weight"], (1, 1), ((1, 1), (1, 1)),
+                                       dimension_numbers=("NCHW", "OIHW", "NCHW"))
+    return out + p[name + ".bias"][None, :, None, None]
+
+
+def jax_cnn(p, x, key, train, rate=0.25):
+    h = jax.nn.relu(conv(p, "0", x))
+    h = jax.nn.relu(conv(p, "2", h))
+    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+    h = jax.nn.relu(linear(p, "6", h.reshape(h.shape[0], -1)))
+    if train and rate > 0:
+        keep = jax.random.bernoulli(key, 1 - rate, h.shape)
+        h = jnp.where(keep, h / (1 - rate), 0)
+    return linear(p, "9", h)
+
+
+def layer_norm(p, name, x, eps=1e-5):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + eps) * p[name + ".weight"] + p[name + ".bias"]
+
+
+def attention(p, name, x):
+    b, s, d = x.shape
+    qkv = x @ p[name + ".in_proj_weight"].T + p[name + ".in_proj_bias"]
+    q, k, v = (a.reshape(b, s, HEADS, d // HEADS).transpose(0, 2, 1, 3)
+               for a in jnp.split(qkv, 3, axis=-1))
+    w = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) * (d // HEADS) ** -0.5, axis=-1)
+    out = (w @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    return linear(p, name + ".out_proj", out)
+
+
+def jax_transformer(p, tokens, key, train):
+    x = p["embed.weight"][tokens]
+    for i in range(2):
+        name = f"encoder.layers.{i}"
+        x = layer_norm(p, name + ".norm1", x + attention(p, name + ".self_attn", x))
+        ff = linear(p, name + ".linear2", jax.nn.relu(linear(p, name + ".linear1", x)))
+        x = layer_norm(p, name + ".norm2", x + ff)
+    return linear(p, "head", x.mean(axis=1))
+
+
+JAX_MODELS = {"mlp": jax_mlp, "cnn": jax_cnn, "transformer": jax_transformer}
+
+
+def cross_entropy(logits, y):
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.take_along_axis(logp, y[:, None], axis=1).mean()
+
+
+def sgd_update(params, grads, state):
+    """SGD with momentum as torch.optim.SGD: buf = momentum * buf + g; p -= lr * buf."""
+    bufs = jax.tree_util.tree_map(lambda b, g: MOMENTUM * b + g, state["buf"], grads)
+    params = jax.tree_util.tree_map(lambda p, b: p - SGD_LR * b, params, bufs)
+    return params, {"buf": bufs}
+
+
+def adam_update(params, grads, state):
+    """Adam as torch.optim.Adam (bias corrections folded into the step size and denominator)."""
+    b1, b2 = BETAS
+    t = state["step"] + 1
+    m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, state["m"], grads)
+    v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, state["v"], grads)
+    tf = t.astype(jnp.float32)
+    step_size = ADAM_LR / (1 - b1 ** tf)
+    root_bc2 = jnp.sqrt(1 - b2 ** tf)
+    params = jax.tree_util.tree_map(
+        lambda p, m, v: p - step_size * m / (jnp.sqrt(v) / root_bc2 + EPS), params, m, v)
+    return params, {"step": t, "m": m, "v": v}
+
+
+def jax_step_fn(case, dropout):
+    """(step, init_state): the jitted hand-written step and its optimizer state's start."""
+    model = functools.partial(JAX_MODELS[case], train=True)
+    if case == "cnn":
+        model = functools.partial(model, rate=dropout)
+    update = sgd_update if case == "mlp" else adam_update
+
+    def loss_fn(params, x, y, key):
+        return cross_entropy(model(params, x, key), y)
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
+    def step(params, state, key, x, y):
+        key, sub = jax.random.split(key)
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y, sub)
+        params, state = update(params, grads, state)
+        return loss, params, state, key
+
+    def init_state(params):
+        zeros = lambda: jax.tree_util.tree_map(jnp.zeros_like, params)  # noqa: E731
+        if case == "mlp":
+            return {"buf": zeros()}
+        return {"step": jnp.zeros((), jnp.int32), "m": zeros(), "v": zeros()}
+    return step, init_state
+
+
+def jax_runner(case, init, dropout):
+    """A closure running the hand-written step on its own copy of the state; returns the loss
+    and the new parameters (what to wait for)."""
+    step, init_state = jax_step_fn(case, dropout)
+    params = {k: jnp.asarray(v) for k, v in init.items()}
+    box = {"params": params, "state": init_state(params), "key": jax.random.key(0)}
+    x, y = (jnp.asarray(a) for a in make_batch(case))
+
+    def run():
+        loss, box["params"], box["state"], box["key"] = step(
+            box["params"], box["state"], box["key"], x, y)
+        return loss, box["params"]
+    return run
+
+
+# --- agreement -----------------------------------------------------------------------------------
+
+def initial_params(case):
+    torchlike.manual_seed(0)
+    model = build_model(torchlike, case, 0.25)
+    return {k: v.numpy() for k, v in model.state_dict().items()}
+
+
+def check_agreement(case, init, steps=3):
+    """Losses of ``steps`` steps with dropout off, in every implementation: (ok, line)."""
+    losses = {}
+    step, _ = torch_style_step(torchlike, case, init, 0.0)
+    losses["torchlike"] = [step().item() for _ in range(steps)]
+    step, _ = torch_style_step(torchlike, case, init, 0.0)
+    compiled = torchlike.compile(step)
+    losses["compiled"] = [compiled().item() for _ in range(steps)]
+    run = jax_runner(case, init, 0.0)
+    outs = [run() for _ in range(steps)]
+    losses["jax"] = [float(loss) for loss, _ in outs]
+    # torchlike turns on jax's 64-bit mode, so a stray numpy scalar would make the hand-written
+    # model float64 (and slow): check it stayed float32.
+    dtypes = {str(a.dtype) for a in jax.tree_util.tree_leaves(outs[-1])}
+    if torch is not None:
+        step, _ = torch_style_step(torch, case, init, 0.0)
+        losses["torch"] = [step().item() for _ in range(steps)]
+    ref = losses["jax"]
+    ok = dtypes == {"float32"} and all(abs(a - b) <= 1e-4 * max(1.0, abs(b))
+                                       for other in losses.values() for a, b in zip(other, ref))
+    line = "  ".join(f"{k} " + "/".join(f"{v:.5f}" for v in vals) for k, vals in losses.items())
+    if dtypes != {"float32"}:
+        line += f"  (the hand-written step computes in {sorted(dtypes)})"
+    return ok, f"{case}: {'OK' if ok else 'MISMATCH'}  losses of steps 1/2/3: {line}"
+
+
+# --- timing ---------------------------------------------------------------------------------------
+
+def wait_torchlike(out):
+    jax.block_until_ready(out.__jax_array__())
+
+
+def wait_jax(out):
+    jax.block_until_ready(out)
+
+
+def wait_torch(out):
+    """Real torch on CPU is synchronous: nothing to wait for."""
+
+
+def measure_together(runners, budget_s, window, min_samples=15):
+    """Time several implementations of one case, taking turns window by window.
+
+    ``runners``: {name: (fn, wait)}.  Returns {name: {median_ms, p10_ms, p90_ms, reps}}."""
+    for fn, wait in runners.values():      # warm-up: compiles, allocator, caches
+        warm_end = time.perf_counter() + max(0.1 * budget_s / len(runners), 0.05)
+        for i in range(1000):
+            wait(fn())
+            if i >= 3 and time.perf_counter() > warm_end:
+                break
+    samples = {name: [] for name in runners}
+    deadline = time.perf_counter() + budget_s
+    while min(len(s) for s in samples.values()) < min_samples or time.perf_counter() < deadline:
+        for name, (fn, wait) in runners.items():
+            t0 = time.perf_counter()
+            for _ in range(window):
+                out = fn()
+            wait(out)
+            samples[name].append((time.perf_counter() - t0) / window)
+    stats = {}
+    for name, s in samples.items():
+        ms = np.asarray(s) * 1e3
+        stats[name] = {"median_ms": float(np.median(ms)), "p10_ms": float(np.percentile(ms, 10)),
+                       "p90_ms": float(np.percentile(ms, 90)), "reps": len(ms) * window}
+    return stats
+
+
+def torch_compiled_runner(step):
+    """torch.compile(step), compiled by its first calls: (fn, note) or (None, reason)."""
+    from torch._dynamo.utils import counters
+    counters.clear()
+    try:
+        compiled = torch.compile(step)
+        for _ in range(5):   # the first calls compile (and may recompile once)
+            compiled()
+    except Exception as e:  # inductor needs a working C++ toolchain; report why it failed
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return None, f"{type(e).__name__}: {reason}"[:160]
+    graphs = counters["stats"]["unique_graphs"]
+    breaks = sum(counters["graph_break"].values())
+    return compiled, f"{graphs} graphs, {breaks} graph breaks"
+
+
+def runners_for(case, init, args):
+    """{implementation: (fn, wait)} for one case, plus notes on what could not run."""
+    runners, notes = {}, {}
+    step, _ = torch_style_step(torchlike, case, init, 0.25)
+    runners["torchlike eager"] = (step, wait_torchlike)
+    step, _ = torch_style_step(torchlike, case, init, 0.25)
+    runners["torchlike compiled"] = (torchlike.compile(step), wait_torchlike)
+    runners["jax jit"] = (jax_runner(case, init, 0.25), wait_jax)
+    if torch is not None:
+        step, _ = torch_style_step(torch, case, init, 0.25)
+        runners["torch eager"] = (step, wait_torch)
+        if args.torch_compile:
+            step, _ = torch_style_step(torch, case, init, 0.25)
+            t0 = time.perf_counter()
+            fn, note = torch_compiled_runner(step)
+            if fn is None:
+                notes["torch compiled"] = f"n/a: {note}"
+            else:
+                runners["torch compiled"] = (fn, wait_torch)
+                notes["torch compiled"] = (f"{note}; the first calls took "
+                                           f"{time.perf_counter() - t0:.0f} s")
+        else:
+            notes["torch compiled"] = "skipped (--no-torch-compile)"
+    else:
+        notes["torch"] = "torch is not installed"
+    return runners, notes
+
+
+# --- where a compiled call's time goes ----------------------------------------------------------
+
+def profile_compiled(case, init, budget_s, window, calls=300):
+    """Where a torchlike.compile call's time goes: (1) the whole call, its XLA program run in a
+    loop of its own and the hand-written JAX step, timed in turns; (2) the phases of the call,
+    timed by wrapping _compile's functions for ``calls`` calls (median microseconds)."""
+    step, _ = torch_style_step(torchlike, case, init, 0.25)
+    compiled = torchlike.compile(step)
+    for _ in range(3):
+        wait_torchlike(compiled())
+    state = _compile._find_state(compiled._fn, (), {})
+
+    # A second copy of the step whose program the loop below runs directly: outputs fed back as
+    # the next inputs, as the hand-written step does, without torchlike.compile's per-call Python.
+    other, _ = torch_style_step(torchlike, case, init, 0.25)
+    other = torchlike.compile(other)
+    for _ in range(3):
+        wait_torchlike(other())
+    other_state = _compile._find_state(other._fn, (), {})
+    program = other._programs[_compile._guard_key(other_state, (), {})]
+    arrays, grads, hypers, gens = _compile._inputs(other_state)
+    donated_at = set(program.donated)
+    box = {"donated": [arrays[i] for i in program.donated],
+           "kept": [a for i, a in enumerate(arrays) if i not in donated_at],
+           "grads": grads, "gens": gens}
+    del arrays
+    for t in other_state.tensors:   # the loop owns these buffers now
+        t._arr = None
+
+    def program_alone():
+        outs, changed, final_grads, _, gens_out, _, _ = program.fn(
+            box["donated"], box["kept"], box["grads"], hypers, box["gens"])
+        box["donated"], box["grads"], box["gens"] = changed, final_grads, gens_out
+        return outs
+    stats = measure_together({"whole compiled call": (compiled, wait_torchlike),
+                              "its XLA program alone": (program_alone, wait_jax),
+                              "hand-written jax step": (jax_runner(case, init, 0.25), wait_jax)},
+                             budget_s, window)
+    loops = {name: s["median_ms"] * 1e3 for name, s in stats.items()}
+
+    # The phases: wrap the functions CompiledFunction.__call__ calls, then restore them.
+    spent = {}
+    originals = {"_find_state": _compile._find_state, "_guard_key": _compile._guard_key,
+                 "_inputs": _compile._inputs, "_run": _compile._run}
+
+    def timed(name, fn):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
+        return wrapper
+    program_call = _compile._Compiled.__call__
+    phases = {k: [] for k in ("whole call", "find_state", "guard_key", "_inputs", "program",
+                              "write-back", "other")}
+    try:
+        for name, fn in originals.items():
+            setattr(_compile, name, timed(name, fn))
+        _compile._Compiled.__call__ = timed("program", program_call)
+        for _ in range(calls):
+            spent.clear()
+            t0 = time.perf_counter()
+            wait_torchlike(compiled())
+            whole = time.perf_counter() - t0
+            phases["whole call"].append(whole)
+            phases["find_state"].append(spent["_find_state"])
+            phases["guard_key"].append(spent["_guard_key"])
+            phases["_inputs"].append(spent["_inputs"])
+            phases["program"].append(spent["program"])
+            phases["write-back"].append(spent["_run"] - spent["program"] - spent["_inputs"])
+            phases["other"].append(whole - spent["_run"] - spent["_find_state"]
+                                   - spent["_guard_key"])
+    finally:
+        for name, fn in originals.items():
+            setattr(_compile, name, fn)
+        _compile._Compiled.__call__ = program_call
+    phase_us = {k: float(np.median(v)) * 1e6 for k, v in phases.items()}
+    counts = {"tensors": len(state.tensors), "params": len(state.params),
+              "modules": len(state.modules), "written": len(program.plan.changed)}
+    return {"loops_us": loops, "phases_us": phase_us, "counts": counts}
+
+
+def print_profile(case, prof):
+    c, loops, ph = prof["counts"], prof["loops_us"], prof["phases_us"]
+    print(f"\n{case}: where a compiled call's time goes ({c['tensors']} captured tensors, "
+          f"{c['params']} parameters, {c['modules']} modules walked, {c['written']} tensors "
+          f"written back)")
+    print("  timed in turns (median us):")
+    for name, us in loops.items():
+        print(f"    {name:<44} {us:9.1f}")
+    python = ph["whole call"] - ph["program"]
+    print(f"  phases of one call (median us over calls; per-call Python {python:.1f} us = "
+          f"{100 * python / ph['whole call']:.0f}%):")
+    labels = {"whole call": "whole call",
+              "find_state": "  find_state: walk fn's closure, globals, modules",
+              "guard_key": "  guard_key",
+              "_inputs": "  _inputs: collect arrays, grads, hypers, gens",
+              "program": "  program: donation checks, jit dispatch, XLA run",
+              "write-back": "  write-back: _write outputs, .grad, generators",
+              "other": "  other (counters, dict lookup, wait)"}
+    for name, us in ph.items():
+        print(f"    {labels[name]:<52} {us:9.1f}")
+
+
+# --- main -----------------------------------------------------------------------------------------
+
+IMPLS = ["torchlike eager", "torchlike compiled", "jax jit", "torch eager", "torch compiled"]
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON here")
+    parser.add_argument("--budget", type=float, default=4.0,
+                        help="seconds of timed steps per case, all implementations (default 4)")
+    parser.add_argument("--window", type=int, default=5,
+                        help="steps per timed window (default 5)")
+    parser.add_argument("--cases", default="mlp,cnn,transformer",
+                        help="comma-separated subset of mlp,cnn,transformer")
+    parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
+                        help="skip torch.compile (its first call takes tens of seconds)")
+    parser.add_argument("--torch-threads", type=int, default=os.cpu_count(),
+                        help="torch.set_num_threads (default: the number of cores)")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile every compiled step, not only those that miss the goal")
+    args = parser.parse_args(argv)
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    for c in cases:
+        if c not in JAX_MODELS:
+            parser.error(f"unknown case {c!r}; choose from {', '.join(JAX_MODELS)}")
+    if torch is not None:
+        torch.set_num_threads(args.torch_threads)
+        torch.manual_seed(0)
+
+    inits = {case: initial_params(case) for case in cases}
+    results = {}
+    print("agreement (dropout off, same initial parameters, three steps):")
+    for case in cases:
+        ok, line = check_agreement(case, inits[case])
+        results[case] = {"agreement_ok": ok, "agreement": line}
+        print("  " + line)
+
+    for case in cases:
+        runners, notes = runners_for(case, inits[case], args)
+        results[case]["notes"] = notes
+        results[case]["stats"] = measure_together(runners, args.budget, args.window)
+
+    print()
+    print("median ms per training step (markdown; p10-p90 below)")
+    cols = IMPLS + ["compiled / jax", "compiled / eager", "compiled / torch eager"]
+    print("| case | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for case in cases:
+        stats = results[case]["stats"]
+        med = {name: s["median_ms"] for name, s in stats.items()}
+        tlc = med["torchlike compiled"]
+        ratios = {"compiled_over_jax": tlc / med["jax jit"],
+                  "compiled_over_eager": tlc / med["torchlike eager"],
+                  "compiled_over_torch_eager": (tlc / med["torch eager"]
+                                                if "torch eager" in med else None)}
+        results[case]["ratios"] = ratios
+        cells = [fmt(med.get(name)) if name in med else "n/a" for name in IMPLS]
+        cells += [fmt(r) for r in ratios.values()]
+        print(f"| {case} | " + " | ".join(cells) + " |")
+    for case in cases:
+        spread = ", ".join(f"{name} {s['p10_ms']:.2f}-{s['p90_ms']:.2f}"
+                           for name, s in results[case]["stats"].items())
+        print(f"  {case} p10-p90 ms: {spread}")
+        for k, v in results[case]["notes"].items():
+            print(f"  {case}: {k}: {v}")
+
+    print()
+    for case in cases:
+        r = results[case]["ratios"]["compiled_over_jax"]
+        verdict = "meets" if r <= GOAL else "misses"
+        print(f"goal {case}: compiled torchlike {r:.3f}x hand-written JAX ({verdict} <= {GOAL}x)")
+        if r > GOAL or args.profile:
+            results[case]["profile"] = profile_compiled(case, inits[case], args.budget,
+                                                        args.window)
+            print_profile(case, results[case]["profile"])
+
+    env = {"python": platform.python_version(), "jax": jax.__version__,
+           "jax_backend": jax.default_backend(), "torchlike": torchlike.__version__,
+           "torch": None if torch is None else torch.__version__,
+           "torch_threads": None if torch is None else torch.get_num_threads(),
+           "cpu_count": os.cpu_count(), "machine": platform.machine(),
+           "budget_s": args.budget, "window": args.window}
+    print()
+    print("env:", ", ".join(f"{k}={v}" for k, v in env.items()))
+    if not all(results[c]["agreement_ok"] for c in cases):
+        print("WARNING: the implementations disagree; see the agreement lines.")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"env": env, "cases": results}, indent=2) + "\n")
+        print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
