@@ -952,3 +952,24 @@ def test_tensors_held_before_the_compiled_steps_keep_their_values():
     for q, v in zip(model.parameters(), next_params):
         np.testing.assert_array_equal(_np(q), v)
     assert compiler.counters["compiles"] == 1
+
+
+def test_changes_to_the_model_between_calls_are_seen():
+    """What compile found in a module is reused between calls only while the module's structure
+    is unchanged: freezing a parameter or replacing a layer between calls is picked up."""
+    def run(wrap):
+        tl.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        opt = tl.optim.SGD(model.parameters(), lr=0.1)
+        step = wrap(_plain_step(model, opt))
+        x = tl.randn(6, 4)
+        losses = [step(x).detach() for _ in range(3)]
+        model[0].weight.requires_grad_(False)
+        losses += [step(x).detach() for _ in range(2)]
+        tl.manual_seed(1)
+        model[2] = nn.Linear(8, 1)   # not in the optimizer: its .grad is set, it does not move
+        losses += [step(x).detach() for _ in range(2)]
+        return losses, model.state_dict(), [p.grad for p in model.parameters()]
+
+    eager, compiled = run(lambda f: f), run(tl.compile)
+    _assert_same(eager, compiled)

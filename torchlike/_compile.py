@@ -71,6 +71,7 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 
 _SKIP = object()
 _KINDS = {}   # type -> how walk treats its instances
+_SUBTREES = {}   # id(module) -> (weakref, structure epoch, modules, tensors, param ids, cacheable)
 
 
 def _kind(obj):
@@ -128,13 +129,7 @@ class _State:
                 if obj._requires_grad and obj._grad_fn is None:
                     self.params.append(obj)
         elif kind is Module:
-            self.modules.append(obj)
-            for table in (obj._parameters, obj._buffers, obj._modules):
-                for v in table.values():
-                    self.walk(v, depth)
-            for k, v in obj.__dict__.items():   # tensors kept as plain attributes
-                if k[0] != "_" and _KINDS.get(type(v)) is not _SKIP:
-                    self.walk(v, depth)
+            self.walk_module(obj, depth)
         elif kind is Optimizer:
             for group in obj.param_groups:
                 for p in group["params"]:
@@ -160,6 +155,51 @@ class _State:
         else:   # a plain object: its attributes
             for v in vars(obj).values():
                 self.walk(v, depth)
+
+    def walk_module(self, module, depth):
+        """A module's parameters, buffers and sub-modules (and tensors kept as plain
+        attributes), in a full walk's order; what was found is reused while the module
+        structure is unchanged (_trace_context.structure) and the module holds no containers
+        that could change unseen."""
+        cached = _SUBTREES.get(id(module))
+        if cached is None or cached[0]() is not module or \
+                cached[1] != _trace_context.structure[0]:
+            sub = _State()
+            sub._ids.add(id(module))
+            sub.modules.append(module)
+            cacheable = True
+            for table in (module._parameters, module._buffers, module._modules):
+                for v in table.values():
+                    sub.walk(v, depth)
+            for k, v in module.__dict__.items():   # tensors kept as plain attributes
+                kind = _KINDS.get(type(v))
+                if k[0] != "_" and kind is not _SKIP:
+                    sub.walk(v, depth)
+                    cacheable = cacheable and kind in (Tensor, Module)
+            cacheable = cacheable and not (sub.groups or sub.generators) and all(
+                _SUBTREES.get(id(m), (None, None, None, None, None, False))[5]
+                for m in sub.modules[1:])
+            cached = (weakref.ref(module), _trace_context.structure[0], sub.modules,
+                      sub.tensors, set(map(id, sub.params)), cacheable)
+            if cacheable:
+                _SUBTREES[id(module)] = cached
+            else:
+                self.groups.extend(sub.groups)
+                self.generators.extend(g for g in sub.generators if id(g) not in self._ids)
+                self._ids.update(map(id, sub.generators))
+        _, _, modules, tensors, params, _ = cached
+        ids = self._ids
+        self.modules.append(module)   # walk() has marked it seen
+        for m in modules[1:]:
+            if id(m) not in ids:
+                ids.add(id(m))
+                self.modules.append(m)
+        for t in tensors:
+            if id(t) not in ids:
+                ids.add(id(t))
+                self.tensors.append(t)
+                if id(t) in params:
+                    self.params.append(t)
 
     def walk_function(self, fn, depth):
         if isinstance(fn, types.MethodType):
@@ -244,6 +284,7 @@ class _Plan:
         self.changed = ()         # positions in state.tensors of Tensors the step wrote
         self.grads = ()           # per parameter: whether it ends with a .grad
         self.hypers = ()          # (group position, key) of hyper-parameters the step changed
+        self.gens = ()            # positions of the generators the step drew from
         self.created = ()         # Tensors the step created that stay reachable
         self.deferred = ()        # (fn, args with Tensor positions) to replay
         self.returns_graph = False   # fn returns Tensors that require grad...
@@ -337,7 +378,9 @@ def _program(fn, args, kwargs, state, plan):
                         plan_hypers.append((g, k))
                         hyper_out.append(now)
             plan.hypers = tuple(plan_hypers)
-            gens_out = [g._tensor._arr for g in state.generators]
+            plan.gens = tuple(i for i, (g, a) in enumerate(zip(state.generators, gens))
+                              if g._tensor._arr is not a)   # generators that drew
+            gens_out = [state.generators[i]._tensor._arr for i in plan.gens]
             after = _find_state(fn, args, kwargs)
             known = {id(t) for t in state.tensors}
             plan.created = tuple(t for t in after.tensors if id(t) not in known
@@ -546,7 +589,8 @@ def _run(program, state):
     for (g, k), v in zip(plan.hypers, hyper_out):
         group = state.groups[g][1]
         group[k] = jax.tree_util.tree_map(float, v)
-    for g, a in zip(state.generators, gens_out):
+    for i, a in zip(plan.gens, gens_out):
+        g = state.generators[i]
         g._tensor._write(a)
         g._reload()
     for t, a in zip(plan.created, created):

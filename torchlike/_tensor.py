@@ -273,6 +273,8 @@ class Tensor:
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(message)
+        if value != self._requires_grad:
+            _trace_context.structure_changed()
         self._requires_grad = value
 
     @property
@@ -576,6 +578,7 @@ def _wrap_dim(dim, ndim):
 
 
 # These modules use Tensor themselves, so they are imported once it exists.
+from . import _trace_context  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
 from .autograd.grad_mode import _state  # noqa: E402
 from .autograd.graph import AccumulateGrad, add_hook  # noqa: E402

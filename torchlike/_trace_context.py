@@ -31,3 +31,12 @@ def concrete(value):
     if active and isinstance(value, _Tracer):
         return active[-1].concrete.get(id(value), value)
     return value
+
+
+# Bumped whenever a Module's tables change or a tensor's requires_grad does: torchlike.compile
+# reuses what it found in a module between calls while this stays the same.
+structure = [0]
+
+
+def structure_changed():
+    structure[0] += 1

@@ -15,7 +15,7 @@ import warnings
 
 import jax
 
-from ... import _dtype as D
+from ... import _dtype as D, _trace_context
 from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -123,6 +123,7 @@ class Module:
     def register_buffer(self, name, tensor, persistent=True):
         """Mirrors ``Module.register_buffer``: ``tensor`` (or None) becomes state that is not a
         parameter; ``persistent=False`` keeps it out of ``state_dict``."""
+        _trace_context.structure_changed()
         self._check_name("buffer", name, name in self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
@@ -136,6 +137,7 @@ class Module:
     def register_parameter(self, name, param):
         """Mirrors ``Module.register_parameter``: ``param`` (a Parameter or None) is filed as
         this module's parameter ``name``."""
+        _trace_context.structure_changed()
         self._check_name("parameter", name, name in self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
@@ -151,12 +153,14 @@ class Module:
         """Mirrors ``Module.add_module``: file ``module`` (or None) as the child ``name``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
+        _trace_context.structure_changed()
         self._check_name("module", name, name in self._modules)
         self._modules[name] = module
 
     register_module = add_module
 
     def __setattr__(self, name, value):
+        _trace_context.structure_changed()
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -206,6 +210,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        _trace_context.structure_changed()
         for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]
@@ -366,6 +371,7 @@ class Module:
     def _apply(self, fn, recurse=True):
         """Convert every parameter, its gradient and every buffer with ``fn`` (Tensor -> Tensor).
         Parameters stay the same objects (their data is rebound), as in PyTorch."""
+        _trace_context.structure_changed()
         if recurse:
             for module in self.children():
                 module._apply(fn)
