@@ -418,7 +418,9 @@ def profile_compiled(case, init, budget_s, window, calls=300):
     def program_alone():
         outs, changed, final_grads, _, gens_out, _, _ = program.fn(
             box["donated"], box["kept"], box["grads"], hypers, box["gens"])
-        box["donated"], box["grads"], box["gens"] = changed, final_grads, gens_out
+        box["donated"], box["grads"] = changed, final_grads
+        for i, a in zip(program.plan.gens, gens_out):   # the generators the step drew from
+            box["gens"][i] = a
         return outs
     stats = measure_together({"whole compiled call": (compiled, wait_torchlike),
                               "its XLA program alone": (program_alone, wait_jax),

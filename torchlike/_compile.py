@@ -172,10 +172,11 @@ class _State:
                 for v in table.values():
                     sub.walk(v, depth)
             for k, v in module.__dict__.items():   # tensors kept as plain attributes
-                kind = _KINDS.get(type(v))
-                if k[0] != "_" and kind is not _SKIP:
+                kind = _KINDS.get(type(v)) or _kind(v)
+                if k[0] != "_" and kind in (Tensor, Module, list, dict):
                     sub.walk(v, depth)
-                    cacheable = cacheable and kind in (Tensor, Module)
+                    # a mutable container can change without the module knowing
+                    cacheable = cacheable and not isinstance(v, (list, dict, set))
             cacheable = cacheable and not (sub.groups or sub.generators) and all(
                 _SUBTREES.get(id(m), (None, None, None, None, None, False))[5]
                 for m in sub.modules[1:])
@@ -576,8 +577,12 @@ def _run(program, state):
     outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
         [t._arr for t in state.tensors], grads, hypers, gens)
     plan = program.plan
-    for i, a in zip(plan.changed, changed):
-        state.tensors[i]._write(a)
+    tensors = state.tensors
+    for i, a in zip(plan.changed, changed):   # Tensor._write for a storage root, inlined
+        t = tensors[i]
+        t._arr = a
+        t._gen += 1
+        t._version_counter()[0] += 1
     new_grads = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         if not has:
