@@ -3,7 +3,7 @@ import jax.numpy as jnp
 
 from .. import _creation
 from .adam import count, scalar_state
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_fused
 from .sgd import check_lr
 
 __all__ = ["Adagrad"]
@@ -55,11 +55,7 @@ class Adagrad(Optimizer):
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
                     "fused": fused}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        check_fused(self.defaults)
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p].update(self._init_state(p, group))

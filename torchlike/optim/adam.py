@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from .. import _creation, _dtype
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_fused
 from .sgd import check_lr
 
 __all__ = ["Adam", "AdamW"]
@@ -137,11 +137,7 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        check_fused(self.defaults)
 
     def _init_state(self, p, group):
         state = {"step": scalar_state(0.0, group["fused"]),

@@ -417,6 +417,15 @@ class Optimizer:
 Optimizer.step = _with_step_hooks(Optimizer.step)
 
 
+def check_fused(defaults):
+    """PyTorch's checks of the ``fused`` flag (accepted: the update is always one program)."""
+    if defaults.get("fused"):
+        if defaults.get("differentiable"):
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 def _nonzero(v):
     if isinstance(v, Tensor):
         v = v._value()

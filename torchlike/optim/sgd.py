@@ -1,6 +1,6 @@
 """Mirrors ``torch.optim.SGD``."""
 from .._tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_fused
 
 __all__ = ["SGD"]
 
@@ -58,8 +58,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused and foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        check_fused(self.defaults)
 
     @staticmethod
     def _rule(p, g, state, h, flags):
