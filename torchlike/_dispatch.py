@@ -30,7 +30,8 @@ class Op:
     inputs (by position) or ``"result"`` that PyTorch saves for backward (version-checked)."""
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
-                 "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd", "_node_cls")
+                 "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
+                 "_node_cls", "_specialised")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
@@ -62,11 +63,13 @@ class Op:
         # arrays are immutable and every torchlike write rebinds a Tensor's array.
         self.identity = identity
         # Names of integer static arguments (an index, a slice start) that the eager jitted
-        # functions take as traced operands, so a new value reuses the compiled program instead
-        # of compiling another: x[i] for every i of a dataset is one program.
+        # functions take as traced operands once an op has seen several values, so a new value
+        # reuses the compiled program instead of compiling another: x[i] for every i of a
+        # dataset is a few programs, not one per i.
         self.dynamic = dynamic
         self._fwd = {}
         self._bwd = {}
+        self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
         self._node_cls = graph.node_class(node) if node else None
 
     def __repr__(self):
@@ -143,14 +146,35 @@ def _plain_fn(fn, static):
 
 
 def split_dynamic(names, static):
-    """(``static`` without ``names``, the values of ``names`` in that order)."""
-    values = dict(static)
-    return tuple(kv for kv in static if kv[0] not in names), [values[k] for k in names]
+    """(``static`` without ``names``, the values of ``names``; ``static`` lists them in the
+    order of ``names``)."""
+    fixed, values = [], []
+    for kv in static:
+        if kv[0] in names:
+            values.append(kv[1])
+        else:
+            fixed.append(kv)
+    return tuple(fixed), values
 
 
 def with_dynamic(names, fixed, values):
     """The static arguments again, from split_dynamic's parts (values may be traced)."""
     return fixed + tuple(zip(names, values))
+
+
+_SPECIALISED = 8   # programs per op and shape specialised to their dynamic values (see below)
+
+
+def _specialised_fn(op, static, fixed, dt):
+    """A program specialised to this op's dynamic values (a static index is the cheapest to
+    call), for the first _SPECIALISED values seen with these fixed arguments; None after that,
+    when one program taking the values as operands serves every other value."""
+    key = (fixed, dt)
+    n = op._specialised.get(key, 0)
+    if n >= _SPECIALISED:
+        return None
+    op._specialised[key] = n + 1
+    return forward_fn(op, static, dt)
 
 
 def dynamic_forward_fn(op, fixed, dt):
@@ -231,8 +255,14 @@ def call(op, *args, static=()):
         elif op.identity:
             out = arrays[0]
         elif op.dynamic:
-            fixed, values = split_dynamic(op.dynamic, static)
-            out = dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
+            fn = op._fwd.get((static, dt))
+            if fn is not None:
+                out = fn(*arrays)
+            else:
+                fixed, values = split_dynamic(op.dynamic, static)
+                fn = _specialised_fn(op, static, fixed, dt)
+                out = fn(*arrays) if fn is not None else \
+                    dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
         else:
             fn = op._fwd.get((static, dt))
             if fn is None:

@@ -141,8 +141,8 @@ SQUEEZE = {kind: Op("squeeze", _squeeze, f"SqueezeBackward{kind}", saves=(), vie
            for kind in (0, 1, 2)}
 EXPAND = Op("expand", lambda x, shape: jnp.broadcast_to(x, shape), "ExpandBackward0", saves=(),
             view=_expanded)
-def _slice(x, dim, start, stop, step, size):
-    """x[..., start:stop:step, ...] along dim, ``size`` elements (start may be traced)."""
+def _slice(x, dim, start, step, size):
+    """x[..., start:start + size * step:step, ...] along dim (start may be traced)."""
     if size == 0:
         return jax.lax.slice_in_dim(x, 0, 0, axis=dim)
     span = jax.lax.dynamic_slice_in_dim(x, start, (size - 1) * step + 1, axis=dim)
@@ -151,13 +151,13 @@ def _slice(x, dim, start, stop, step, size):
 
 def slice_static(dim, start, stop, step):
     """SLICE's static arguments for a normalised slice (0 <= start <= stop <= size)."""
-    return (("dim", dim), ("start", start), ("stop", stop), ("step", step),
+    return (("dim", dim), ("start", start), ("step", step),
             ("size", len(range(start, stop, step))))
 
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
             "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
-SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start", "stop"))
+SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",))
 ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
 DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
               "DiagonalBackward0", saves=(), view=_diagonal_strides)
