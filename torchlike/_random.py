@@ -238,22 +238,30 @@ def _key(generator):
 
 
 @functools.lru_cache(maxsize=None)
-def _factory_program(op, static, device):
-    """The jitted sampler of a factory (rand, randperm, ...) for ``device``.  Its only array
-    input is the key data from the host, so the result is placed and committed to ``device``
-    by the program itself, like every array torchlike makes (a device_put would cost more than
-    the draw)."""
-    return jax.jit(functools.partial(op.fn, **dict(static)),
-                   out_shardings=jax.sharding.SingleDeviceSharding(device))
+def _factory_program(op, static, device, n_params):
+    """The jitted sampler of a factory (rand, randperm, x.uniform_(), ...) for ``device``.  Its
+    one input, the draw's key data and scalar parameters packed in one host array (one argument
+    transfer instead of one per value), comes from the host, so the program itself places and
+    commits the result to ``device``, like every array torchlike makes (a device_put would
+    cost more than the draw)."""
+    kw = dict(static)
+
+    def run(packed):
+        params = [packed[2 + i] for i in range(n_params)]
+        return op.fn(packed[:2].astype(jnp.uint32), *params, **kw).astype(kw["dtype"])
+    return jax.jit(run, out_shardings=jax.sharding.SingleDeviceSharding(device))
 
 
 def _sample_on(op, device, generator, *params, static):
-    """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it)."""
+    """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it).
+    ``params`` are Python floats, or numpy uint64 values (integer samplers)."""
     key = _key(generator)
     if isinstance(key, _Tracer):
         return op.fn(key, *params, **dict(static))
     target = to_jax_device(get_default_device() if device is None else device)
-    return _factory_program(op, static, target)(key, *params)
+    wide = params and isinstance(params[0], np.unsignedinteger)
+    packed = np.array([*key.tolist(), *params], np.uint64 if wide else np.float64)
+    return _factory_program(op, static, target, len(params))(packed)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------

@@ -18,9 +18,9 @@ from .._creation import _size, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
-                       _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
+                       _factory, _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
-                       random_normal, random_uniform)
+                       _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor
 
 
@@ -93,7 +93,7 @@ MULTINOMIAL = Op("multinomial", _multinomial, None)
 
 # The in-place samplers: x.NAME(...) stores a sample of x's shape and dtype.  PyTorch records
 # them (the gradient is zero) and saves nothing.
-_FILL = {name: Op(name, _like(sample), node, saves=(), inputs=1) for name, sample, node in (
+_SAMPLERS = (
     ("uniform_", _uniform, "UniformBackward0"),
     ("normal_", _normal, "NormalBackward0"),
     ("bernoulli_", _bernoulli, "BernoulliBackward2"),
@@ -103,7 +103,11 @@ _FILL = {name: Op(name, _like(sample), node, saves=(), inputs=1) for name, sampl
     ("cauchy_", _cauchy, "CauchyBackward0"),
     ("random_from_to", _ints, "RandomBackward0"),   # random_(from, to)
     ("random_to", _ints, "RandomBackward1"),        # random_(to)
-    ("random_", _ints, "RandomBackward2"))}         # random_()
+    ("random_", _ints, "RandomBackward2"))          # random_()
+_FILL = {name: Op(name, _like(sample), node, saves=(), inputs=1)
+         for name, sample, node in _SAMPLERS}
+# the same samplers as factories of a shape and dtype, for a tensor that records no graph
+_FILL_FACTORY = {name: Op(name, _factory(sample), None) for name, sample, _ in _SAMPLERS}
 BERNOULLI_T_ = Op("bernoulli_", _bernoulli_tensor, "BernoulliBackward1", saves=(), inputs=2)
 
 
@@ -379,9 +383,15 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 def _fill(self, op, generator, prepare, tensors=()):
     """self <- a sample of ``op`` through the in-place machinery (identity, version, views,
     autograd).  ``prepare()`` makes PyTorch's value and dtype checks, which come after its leaf
-    check, and returns the op's scalar parameters; ``tensors`` are its tensor parameters."""
+    check, and returns the op's scalar parameters; ``tensors`` are its tensor parameters.  A
+    tensor that records no graph takes the factory's sampler (one packed host argument)."""
     def compute():
         params = prepare()
+        if not (tensors or self.requires_grad) and all(
+                isinstance(v, (float, int, np.unsignedinteger)) for v in params):
+            static = (("shape", tuple(self.shape)), ("dtype", self.dtype._np))
+            return Tensor._wrap(_sample_on(_FILL_FACTORY[op.name], self.device, generator,
+                                           *params, static=static))
         return call(op, self, *tensors, _key(generator), *params)
     return inplace(self, compute)
 
