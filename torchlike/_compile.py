@@ -71,7 +71,9 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 
 _SKIP = object()
 _KINDS = {}   # type -> how walk treats its instances
-_SUBTREES = {}   # id(module) -> (weakref, structure epoch, modules, tensors, param ids, cacheable)
+# module -> (structure epoch, its sub-modules, tensors, ids of parameters, cacheable); weakly
+# keyed, and the entry holds no reference to its own module, so a dropped model is freed
+_SUBTREES = weakref.WeakKeyDictionary()
 
 
 def _kind(obj):
@@ -161,12 +163,10 @@ class _State:
         attributes), in a full walk's order; what was found is reused while the module
         structure is unchanged (_trace_context.structure) and the module holds no containers
         that could change unseen."""
-        cached = _SUBTREES.get(id(module))
-        if cached is None or cached[0]() is not module or \
-                cached[1] != _trace_context.structure[0]:
+        cached = _SUBTREES.get(module)
+        if cached is None or cached[0] != _trace_context.structure[0]:
             sub = _State()
             sub._ids.add(id(module))
-            sub.modules.append(module)
             cacheable = True
             for table in (module._parameters, module._buffers, module._modules):
                 for v in table.values():
@@ -178,20 +178,19 @@ class _State:
                     # a mutable container can change without the module knowing
                     cacheable = cacheable and not isinstance(v, (list, dict, set))
             cacheable = cacheable and not (sub.groups or sub.generators) and all(
-                _SUBTREES.get(id(m), (None, None, None, None, None, False))[5]
-                for m in sub.modules[1:])
-            cached = (weakref.ref(module), _trace_context.structure[0], sub.modules,
-                      sub.tensors, set(map(id, sub.params)), cacheable)
+                _SUBTREES.get(m, (None, None, None, None, False))[4] for m in sub.modules)
+            cached = (_trace_context.structure[0], sub.modules, sub.tensors,
+                      set(map(id, sub.params)), cacheable)
             if cacheable:
-                _SUBTREES[id(module)] = cached
+                _SUBTREES[module] = cached
             else:
                 self.groups.extend(sub.groups)
                 self.generators.extend(g for g in sub.generators if id(g) not in self._ids)
                 self._ids.update(map(id, sub.generators))
-        _, _, modules, tensors, params, _ = cached
+        _, modules, tensors, params, _ = cached
         ids = self._ids
         self.modules.append(module)   # walk() has marked it seen
-        for m in modules[1:]:
+        for m in modules:
             if id(m) not in ids:
                 ids.add(id(m))
                 self.modules.append(m)
