@@ -53,7 +53,7 @@ import jax.numpy as jnp
 
 from . import _trace_context, compiler
 from ._random import Generator, default_generator
-from ._tensor import Tensor, TracedValueError
+from ._tensor import TRACED_VALUE_ERRORS, Tensor
 from .autograd.grad_mode import _state as _grad_state
 from .nn.modules.module import Module
 from .optim._lr_scheduler_base import LRScheduler
@@ -412,25 +412,23 @@ def _user_frame(tb):
 
 
 def _is_graph_break(e):
-    return isinstance(e, (TracedValueError, jax.errors.ConcretizationTypeError,
-                          jax.errors.TracerArrayConversionError,
-                          jax.errors.TracerIntegerConversionError,
-                          jax.errors.TracerBoolConversionError))
+    return isinstance(e, TRACED_VALUE_ERRORS)
 
 
-def _unsupported(fn, e):
+def unsupported(e, doing, advice):
+    """torchlike.compiler.Unsupported for ``e``, a traced tensor's value read in Python while
+    ``doing``, naming the user's line; ``advice`` says what to do instead."""
     frame = _user_frame(e.__traceback__)
     where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`)" if frame is not None
-             else "a line of the step")
-    name = getattr(fn, "__qualname__", type(fn).__name__)
+             else "a line of it")
     reason = str(e).splitlines()[0] if str(e) else type(e).__name__
     return compiler.Unsupported(
-        f"torchlike.compile cannot make {name} one program: {where} needs the value of a "
-        f"traced tensor in Python ({type(e).__name__}: {reason}).\n"
-        "A compiled step cannot branch on tensor values or read them on the host: use "
-        "torchlike.where or masks instead of `if` on a tensor, and move .item(), .tolist(), "
-        ".numpy(), print() and nonzero() out of the compiled function; or pass "
-        "fullgraph=False to run this step eagerly.")
+        f"{doing}: {where} needs the value of a traced tensor in Python "
+        f"({type(e).__name__}: {reason}).\n{advice}")
+
+
+def _qualname(fn):
+    return getattr(fn, "__qualname__", type(fn).__name__)
 
 
 # --- the compiled function ----------------------------------------------------------------------
@@ -444,6 +442,7 @@ class _Compiled:
         inner = jaxpr.jaxpr
         changed = set(plan.changed)
         self.donated = tuple(i for i in range(n_tensors) if i in changed)
+        self._donated_set = changed
 
         def run(donated, kept, grads, hypers, gens):
             arrays, d, k = [], iter(donated), iter(kept)
@@ -456,25 +455,22 @@ class _Compiled:
 
     def __call__(self, arrays, grads, hypers, gens):
         donated = [_owned(arrays[i]) for i in self.donated]
-        changed = set(self.donated)
-        kept = [a for i, a in enumerate(arrays) if i not in changed]
+        kept = [a for i, a in enumerate(arrays) if i not in self._donated_set]
         return self.fn(donated, kept, grads, hypers, gens)
 
 
-def _owned(arr, _base=None):
+def _owned(arr):
     """``arr`` if only the Tensor that holds it (and this call) refer to it, else a copy: a
     donated buffer is gone afterwards, so one that something else shares must not be given."""
     return arr if sys.getrefcount(arr) <= _SOLE_OWNER else jnp.array(arr, copy=True)
 
 
-def _measure_sole_owner():
+def _sole_owner_refs():
+    """sys.getrefcount of an array held by one Tensor, as _owned sees it (the Tensor, the list
+    of arrays, the argument, getrefcount's own)."""
     t = Tensor._wrap(jnp.zeros(1))
     arrays = [t._arr]
-    return _refs(arrays[0])
-
-
-def _refs(arr):
-    return sys.getrefcount(arr)
+    return (lambda arr: sys.getrefcount(arr))(arrays[0])
 
 
 class CompiledFunction:
@@ -517,13 +513,18 @@ class CompiledFunction:
         except Exception as e:
             if not _is_graph_break(e):
                 raise
-            error = _unsupported(self._fn, e)
+            error = unsupported(
+                e, f"torchlike.compile cannot make {_qualname(self._fn)} one program",
+                "A compiled step cannot branch on tensor values or read them on the host: use "
+                "torchlike.where or masks instead of `if` on a tensor, and move .item(), "
+                ".tolist(), .numpy(), print() and nonzero() out of the compiled function; or "
+                "pass fullgraph=False to run this step eagerly.")
             if self._fullgraph:
                 raise error from None
             return self._fall_back(f"{error}\nRunning it eagerly from now on.")
         if plan.returns_graph and not plan.backward_ran:
             # a loss for the caller to differentiate: the program's outputs have no history
-            name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+            name = _qualname(self._fn)
             return self._fall_back(
                 f"torchlike.compile: {name} returns tensors that require grad without running "
                 "backward itself; compiled outputs carry no autograd history, so it runs "
@@ -531,7 +532,7 @@ class CompiledFunction:
                 "step) instead.")
         numbers = [x for x in plan.out_static if _number(x)]
         if numbers:
-            name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+            name = _qualname(self._fn)
             warnings.warn(f"torchlike.compile: {name} returns Python numbers {numbers}: they "
                           "are fixed when the step is traced (return Tensors to get every "
                           "call's values)", UserWarning, stacklevel=3)
@@ -539,7 +540,7 @@ class CompiledFunction:
                             len(state.tensors))
         compiler.counters["compiles"] += 1
         n = len(self._programs) + 1
-        name = getattr(self._fn, "__qualname__", type(self._fn).__name__)
+        name = _qualname(self._fn)
         if compiler.config.log_compiles:
             print(f"torchlike.compile: compiling {name} (program {n})", file=sys.stderr)
         if n > compiler.config.cache_size_limit:
@@ -571,10 +572,8 @@ def _inputs(state):
 
 
 def _run(program, state):
-    arrays, grads, hypers, gens = _inputs(state)
-    del arrays   # keep only the tensors' own references (see _owned)
     outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
-        [t._arr for t in state.tensors], grads, hypers, gens)
+        *_inputs(state))
     plan = program.plan
     tensors = state.tensors
     for i, a in zip(plan.changed, changed):   # Tensor._write for a storage root, inlined
@@ -701,4 +700,4 @@ def reset():
         f._eager = False
 
 
-_SOLE_OWNER = _measure_sole_owner()
+_SOLE_OWNER = _sole_owner_refs()

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _compile, compiler
+from . import _compile
 from ._random import Generator, default_generator
 from ._tensor import Tensor
 from .autograd.grad_mode import enable_grad, no_grad
@@ -430,8 +430,7 @@ class Capture:
             with self._context():
                 jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
         except Exception as e:
-            if not (_compile._is_graph_break(e) or (
-                    isinstance(e, RuntimeError) and "of a traced Tensor" in str(e))):
+            if not _compile._is_graph_break(e):
                 raise
             raise _not_traceable(self.fn, e) from None
         flat_names = jax.tree_util.tree_leaves(self._names_tree(inputs))
@@ -529,13 +528,8 @@ def _qualname(fn):
 
 
 def _not_traceable(fn, e):
-    frame = _compile._user_frame(e.__traceback__)
-    where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`)" if frame is not None
-             else "a line of it")
-    reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-    return compiler.Unsupported(
-        f"torchlike.export cannot export {_qualname(fn)}: {where} needs the value of a traced "
-        f"tensor in Python ({type(e).__name__}: {reason}).  An exported program cannot "
-        "branch on tensor values or read them on the host: use torchlike.where or masks "
-        "instead of `if` on a tensor, and move .item(), .tolist(), .numpy() and print() out "
-        "of the exported code.")
+    return _compile.unsupported(
+        e, f"torchlike.export cannot export {_qualname(fn)}",
+        "An exported program cannot branch on tensor values or read them on the host: use "
+        "torchlike.where or masks instead of `if` on a tensor, and move .item(), .tolist(), "
+        ".numpy() and print() out of the exported code.")

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from . import _func_lift as lift
 from ._random import _draw_key
-from ._tensor import Tensor
+from ._tensor import TRACED_VALUE_ERRORS, Tensor
 from .autograd.grad_mode import no_grad
 
 _RANDOMNESS = ("error", "different", "same")
@@ -206,10 +206,6 @@ def _data_dependent(e):
         "https://github.com/pytorch/pytorch/issues .")
 
 
-_CONCRETIZATION = (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
-                   jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError)
-
-
 def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     """One call of ``vmap(func, ...)``: see ``torchlike.func.vmap``."""
     if not args:
@@ -251,11 +247,7 @@ def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
             with no_grad(), state.guarding(mutation):
                 try:
                     out = func(*a, **kw)
-                except _CONCRETIZATION as e:
-                    raise _data_dependent(e) from None
-                except RuntimeError as e:
-                    if "of a traced Tensor" not in str(e):
-                        raise
+                except TRACED_VALUE_ERRORS as e:
                     raise _data_dependent(e) from None
             leaves, tree = jax.tree_util.tree_flatten(out, is_leaf=_out_leaf)
             odims = _out_dims(func, out_dims, out)

@@ -541,6 +541,13 @@ class TracedValueError(RuntimeError):
     under tracing (torchlike.compile, jax transforms) it is not known."""
 
 
+# every error that means "Python needed a traced value": torchlike's own and jax's
+TRACED_VALUE_ERRORS = (TracedValueError, jax.errors.ConcretizationTypeError,
+                       jax.errors.TracerArrayConversionError,
+                       jax.errors.TracerIntegerConversionError,
+                       jax.errors.TracerBoolConversionError)
+
+
 def values_for_shape(t, name):
     """``t``'s values as numpy, for an op whose output shape depends on them (eager only)."""
     arr = t._value()
