@@ -172,25 +172,20 @@ def _check_p(p):
 
 
 @jax.jit
-def _nonnegative(a):
-    return jnp.all(a >= 0)
+def _in_range(a, lo, hi):
+    return jnp.all((a >= lo) & (a <= hi))
 
 
-@jax.jit
-def _in_unit_interval(a):
-    return jnp.all((a >= 0) & (a <= 1))
-
-
-def _all_true(test, arr, lo, hi=math.inf):
-    """Whether every element of ``arr`` lies in [lo, hi]; True for a traced array (the check is
-    eager only).  A few CPU values are checked on the host (no device call); else ``test``, the
-    same check jitted, runs as one call."""
+def _all_true(arr, lo, hi=math.inf):
+    """Whether every element of ``arr`` lies in [lo, hi] (False for nan); True for a traced
+    array (the check is eager only).  A few CPU values are checked on the host (no device
+    call), others by one jitted call."""
     if not _concrete(arr):
         return True
     if arr.size <= 64 and next(iter(arr.devices())).platform == "cpu":
         v = np.asarray(arr)
-        return bool(((v >= lo) & (v <= hi)).all())   # False for nan, as in the jitted test
-    return bool(test(arr))
+        return bool(((v >= lo) & (v <= hi)).all())
+    return bool(_in_range(arr, lo, hi))
 
 
 def _check_uniform(dt, low, high):
@@ -227,7 +222,7 @@ def _check_std_tensor(std):
         raise RuntimeError("normal expects standard deviation to be non-complex")
     if std.dtype in _WIDE_UNSIGNED:   # PyTorch's check takes std.min(), which these lack
         raise _not_implemented("min_all", std.dtype)
-    if not _all_true(_nonnegative, std._value(), 0):
+    if not _all_true(std._value(), 0):
         raise RuntimeError("normal expects all elements of std >= 0.0")
 
 
@@ -283,7 +278,7 @@ def _check_probs_dtype(p, self_dt):
         raise _not_implemented("bernoulli_tensor_cpu_self_", self_dt)
     if not p.dtype.is_floating_point:
         raise _not_implemented("bernoulli_tensor_cpu_p_", p.dtype)
-    if not _all_true(_in_unit_interval, p._value(), 0, 1):
+    if not _all_true(p._value(), 0, 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an "
                            "enhancement request to PyTorch.)")
@@ -313,7 +308,7 @@ def poisson(input, generator=None):
     """Mirrors ``torch.poisson``: a Poisson count for each rate in ``input``, in its dtype
     (the gradient reaching ``input`` is zero)."""
     _require_float(input.dtype, "poisson_cpu")
-    if not _all_true(_nonnegative, input._value(), 0):
+    if not _all_true(input._value(), 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return call(POISSON, input, _key(generator))
 

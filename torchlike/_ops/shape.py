@@ -202,8 +202,9 @@ def _cached_chain(cache, chain, make):
     key, values = _chain_parts(chain)
     f = cache.get(key)
     if f is None:
-        f = cache[key] = jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - len(values):]))(
-            *xs[:len(xs) - len(values)]))
+        n = len(values)
+        f = cache[key] = jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
+            *xs[:len(xs) - n]))
     return f, values
 
 
