@@ -61,8 +61,6 @@ class Adadelta(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         rho, eps = h["rho"], h["eps"]
-        if flags["maximize"]:
-            g = -g
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p
         square_avg = addcmul_sq(state["square_avg"], g, rho)

@@ -70,8 +70,6 @@ class Adagrad(Optimizer):
 
     @staticmethod
     def _rule(p, g, state, h, flags):
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p

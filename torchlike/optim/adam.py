@@ -150,8 +150,6 @@ class Adam(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         beta1, beta2 = h["betas"]
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         p, g = decay_weights(p, g, h, flags)
         exp_avg = lerp(state["exp_avg"], g, 1 - beta1)

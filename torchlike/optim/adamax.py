@@ -53,8 +53,6 @@ class Adamax(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         beta1, beta2 = h["betas"]
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p

@@ -58,8 +58,6 @@ class ASGD(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         lr, lambd = h["lr"], h["lambd"]
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p

@@ -67,8 +67,6 @@ class NAdam(Optimizer):
     def _rule(p, g, state, h, flags):
         beta1, beta2 = h["betas"]
         lr, psi = h["lr"], h["momentum_decay"]
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         t = count(step)
         p, g = decay_weights(p, g, h, flags)

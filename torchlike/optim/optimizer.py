@@ -121,7 +121,8 @@ class Optimizer:
     - ``_init_state(self, p, group)``: the state of a parameter at its first step, a dict of
       Tensors (default: empty);
     - ``_rule(p, g, state, h, flags)`` (a staticmethod, jax.numpy only): the new parameter and
-      the new state dict, as arrays;
+      the new state dict, as arrays (``g`` is already negated when the group's ``maximize``
+      is set);
     - ``_static`` / ``_switches``: the group keys baked into the program (see the note).
 
     Subclasses may instead override ``step`` entirely (LBFGS does); hooks still run around it.
@@ -447,6 +448,8 @@ def _apply(rule, flags, groups):
         flag_dict = dict(group_flags)
         new_params, new_states = [], []
         for p, g, state in zip(params, grads, states):
+            if flag_dict.get("maximize"):   # every algorithm ascends by descending on -g
+                g = -g
             new_p, new_state = rule(_as_real(p), _as_real(g),
                                     {k: _as_real(v) for k, v in state.items()}, hyper, flag_dict)
             new_params.append(_as_complex(new_p, p).astype(p.dtype))

@@ -64,8 +64,6 @@ class RAdam(Optimizer):
     def _rule(p, g, state, h, flags):
         beta1, beta2 = h["betas"]
         lr = h["lr"]
-        if flags["maximize"]:
-            g = -g
         step = state["step"] + 1
         t = count(step)
         p, g = decay_weights(p, g, h, flags)

@@ -70,8 +70,6 @@ class RMSprop(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         alpha = h["alpha"]
-        if flags["maximize"]:
-            g = -g
         new_state = {"step": state["step"] + 1}
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p

@@ -59,8 +59,6 @@ class Rprop(Optimizer):
     @staticmethod
     def _rule(p, g, state, h, flags):
         eta_minus, eta_plus = h["etas"]
-        if flags["maximize"]:
-            g = -g
         # PyTorch overwrites the sign in place in this order; NaN products keep their NaN
         factor = jnp.sign(g * state["prev"])
         factor = jnp.where(factor > 0, jnp.asarray(eta_plus, g.dtype), factor)

@@ -62,8 +62,6 @@ class SGD(Optimizer):
 
     @staticmethod
     def _rule(p, g, state, h, flags):
-        if flags["maximize"]:
-            g = -g
         if flags["weight_decay"]:
             g = g + h["weight_decay"] * p
         new_state = {}
