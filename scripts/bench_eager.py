@@ -77,6 +77,19 @@ def measure(fn, wait, budget_s, window, min_samples=30, max_reps=20000):
             "p90_us": float(np.percentile(us, 90)), "reps": len(us) * window}
 
 
+def print_environment(args):
+    """Print (and return) the versions and settings a run was measured with."""
+    env = {"python": platform.python_version(), "jax": jax.__version__,
+           "jax_backend": jax.default_backend(), "torchlike": torchlike.__version__,
+           "torch": None if torch is None else torch.__version__,
+           "torch_threads": None if torch is None else torch.get_num_threads(),
+           "cpu_count": os.cpu_count(), "machine": platform.machine(),
+           "budget_s": args.budget, "window": args.window}
+    print()
+    print("env:", ", ".join(f"{k}={v}" for k, v in env.items()))
+    return env
+
+
 def wait_jax(out):
     jax.block_until_ready(out)
 
@@ -420,14 +433,7 @@ def main(argv=None):
     for (impl, key), s in results.items():
         print(f"{impl + ' / ' + key:<24} {s['median_us']:>10.1f} {s['p10_us']:>10.1f} "
               f"{s['p90_us']:>10.1f} {s['reps']:>7}")
-    env = {"python": platform.python_version(), "jax": jax.__version__,
-           "jax_backend": jax.default_backend(), "torchlike": torchlike.__version__,
-           "torch": None if torch is None else torch.__version__,
-           "torch_threads": None if torch is None else torch.get_num_threads(),
-           "cpu_count": os.cpu_count(), "machine": platform.machine(),
-           "budget_s": args.budget, "window": args.window}
-    print()
-    print("env:", ", ".join(f"{k}={v}" for k, v in env.items()))
+    env = print_environment(args)
     if not ok:
         print("WARNING: torchlike's MLP step disagrees with jax/torch; see the agreement check.")
 

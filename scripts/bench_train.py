@@ -43,7 +43,6 @@ import argparse
 import functools
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -57,6 +56,9 @@ import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
 from torchlike import _compile  # noqa: E402
+
+from bench_eager import (  # noqa: E402  (scripts/ is on the path when run as a script)
+    print_environment, wait_jax, wait_torch, wait_torchlike)
 
 try:
     import torch
@@ -302,18 +304,6 @@ def check_agreement(case, init, steps=3):
 
 
 # --- timing ---------------------------------------------------------------------------------------
-
-def wait_torchlike(out):
-    jax.block_until_ready(out.__jax_array__())
-
-
-def wait_jax(out):
-    jax.block_until_ready(out)
-
-
-def wait_torch(out):
-    """Real torch on CPU is synchronous: nothing to wait for."""
-
 
 def measure_together(runners, budget_s, window, min_samples=15):
     """Time several implementations of one case, taking turns window by window.
@@ -573,14 +563,7 @@ def main(argv=None):
                                                         args.window)
             print_profile(case, results[case]["profile"])
 
-    env = {"python": platform.python_version(), "jax": jax.__version__,
-           "jax_backend": jax.default_backend(), "torchlike": torchlike.__version__,
-           "torch": None if torch is None else torch.__version__,
-           "torch_threads": None if torch is None else torch.get_num_threads(),
-           "cpu_count": os.cpu_count(), "machine": platform.machine(),
-           "budget_s": args.budget, "window": args.window}
-    print()
-    print("env:", ", ".join(f"{k}={v}" for k, v in env.items()))
+    env = print_environment(args)
     if not all(results[c]["agreement_ok"] for c in cases):
         print("WARNING: the implementations disagree; see the agreement lines.")
     if args.json:
