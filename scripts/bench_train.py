@@ -381,7 +381,8 @@ def runners_for(case, init, args):
 def profile_compiled(case, init, budget_s, window, calls=300):
     """Where a torchlike.compile call's time goes: (1) the whole call, its XLA program run in a
     loop of its own and the hand-written JAX step, timed in turns; (2) the phases of the call,
-    timed by wrapping _compile's functions for ``calls`` calls (median microseconds)."""
+    timed by wrapping _compile's functions for ``calls`` calls (median microseconds; a phase a
+    call skips counts 0)."""
     step, _ = torch_style_step(torchlike, case, init, 0.25)
     compiled = torchlike.compile(step)
     for _ in range(3):
@@ -395,11 +396,10 @@ def profile_compiled(case, init, budget_s, window, calls=300):
     for _ in range(3):
         wait_torchlike(other())
     other_state = _compile._find_state(other._fn, (), {})
-    program = other._programs[_compile._guard_key(other_state, (), {})]
+    program = other._programs[_compile._guard_key(other_state)]
     arrays, grads, hypers, gens = _compile._inputs(other_state)
-    donated_at = set(program.donated)
     box = {"donated": [arrays[i] for i in program.donated],
-           "kept": [a for i, a in enumerate(arrays) if i not in donated_at],
+           "kept": [arrays[i] for i in program.kept],
            "grads": grads, "gens": gens}
     del arrays
     for t in other_state.tensors:   # the loop owns these buffers now
@@ -418,7 +418,9 @@ def profile_compiled(case, init, budget_s, window, calls=300):
                              budget_s, window)
     loops = {name: s["median_ms"] * 1e3 for name, s in stats.items()}
 
-    # The phases: wrap the functions CompiledFunction.__call__ calls, then restore them.
+    # The phases: wrap the functions CompiledFunction.__call__ calls, then restore them.  A
+    # call that replays the last one (NOTE [ replaying the last call ]) checks instead of
+    # finding the state and guard key.
     spent = {}
     originals = {"_find_state": _compile._find_state, "_guard_key": _compile._guard_key,
                  "_inputs": _compile._inputs, "_run": _compile._run}
@@ -432,32 +434,41 @@ def profile_compiled(case, init, budget_s, window, calls=300):
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
         return wrapper
     program_call = _compile._Compiled.__call__
-    phases = {k: [] for k in ("whole call", "find_state", "guard_key", "_inputs", "program",
-                              "write-back", "other")}
+    replay_check = _compile._Replay.state_for
+    phases = {k: [] for k in ("whole call", "replay", "find_state", "guard_key", "_inputs",
+                              "program", "write-back", "other")}
+    replayed = 0
     try:
         for name, fn in originals.items():
             setattr(_compile, name, timed(name, fn))
         _compile._Compiled.__call__ = timed("program", program_call)
+        _compile._Replay.state_for = timed("replay", replay_check)
         for _ in range(calls):
             spent.clear()
             t0 = time.perf_counter()
             wait_torchlike(compiled())
             whole = time.perf_counter() - t0
+            replayed += "_find_state" not in spent
+            for name in ("replay", "_find_state", "_guard_key"):
+                spent.setdefault(name, 0.0)
             phases["whole call"].append(whole)
+            phases["replay"].append(spent["replay"])
             phases["find_state"].append(spent["_find_state"])
             phases["guard_key"].append(spent["_guard_key"])
             phases["_inputs"].append(spent["_inputs"])
             phases["program"].append(spent["program"])
             phases["write-back"].append(spent["_run"] - spent["program"] - spent["_inputs"])
             phases["other"].append(whole - spent["_run"] - spent["_find_state"]
-                                   - spent["_guard_key"])
+                                   - spent["_guard_key"] - spent["replay"])
     finally:
         for name, fn in originals.items():
             setattr(_compile, name, fn)
         _compile._Compiled.__call__ = program_call
+        _compile._Replay.state_for = replay_check
     phase_us = {k: float(np.median(v)) * 1e6 for k, v in phases.items()}
     counts = {"tensors": len(state.tensors), "params": len(state.params),
-              "modules": len(state.modules), "written": len(program.plan.changed)}
+              "modules": len(state.modules), "written": len(program.plan.changed),
+              "replayed": replayed, "calls": calls}
     return {"loops_us": loops, "phases_us": phase_us, "counts": counts}
 
 
@@ -471,8 +482,10 @@ def print_profile(case, prof):
         print(f"    {name:<44} {us:9.1f}")
     python = ph["whole call"] - ph["program"]
     print(f"  phases of one call (median us over calls; per-call Python {python:.1f} us = "
-          f"{100 * python / ph['whole call']:.0f}%):")
+          f"{100 * python / ph['whole call']:.0f}%; {c['replayed']} of {c['calls']} calls "
+          "replayed the last call's state):")
     labels = {"whole call": "whole call",
+              "replay": "  replay check: would a walk find the last state?",
               "find_state": "  find_state: walk fn's closure, globals, modules",
               "guard_key": "  guard_key",
               "_inputs": "  _inputs: collect arrays, grads, hypers, gens",

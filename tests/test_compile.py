@@ -973,3 +973,165 @@ def test_changes_to_the_model_between_calls_are_seen():
 
     eager, compiled = run(lambda f: f), run(tl.compile)
     _assert_same(eager, compiled)
+
+
+# --- replaying the last call (NOTE [ replaying the last call ]) ------------------------------
+
+class _Holder:
+    pass
+
+
+_GLOBAL_SCALE = None   # rebound by one of the cases below
+
+
+def _between_calls_cases():
+    """name -> change(model, opt, holder, box): something done between compiled calls that a
+    call must see although it reuses the last call's state when nothing changed."""
+    def rebind_global(model, opt, holder, box):
+        global _GLOBAL_SCALE
+        _GLOBAL_SCALE = tl.full((), 3.0)
+
+    def rebind_closure(model, opt, holder, box):
+        box["bias"] = tl.full((), -1.0)
+
+    def rebind_attribute(model, opt, holder, box):
+        holder.offset = tl.full((1,), 0.5)
+
+    def append_to_a_list(model, opt, holder, box):
+        box["extra"].append(tl.full((), 0.25))
+
+    def add_param_group(model, opt, holder, box):
+        opt.add_param_group({"params": [holder.free], "lr": 0.2})
+
+    def replace_optimizer_state(model, opt, holder, box):
+        opt.state[model[0].weight]["momentum_buffer"] = tl.zeros_like(model[0].weight)
+
+    def grads_to_none(model, opt, holder, box):
+        model[2].bias.grad = None
+
+    def freeze_by_detach_(model, opt, holder, box):
+        model[2].weight.detach_()
+
+    def new_lr_type(model, opt, holder, box):
+        opt.param_groups[0]["lr"] = 1   # an int now
+
+    def flag_switch(model, opt, holder, box):
+        opt.param_groups[0]["nesterov"] = True
+
+    def replace_data(model, opt, holder, box):
+        model[0].bias.data = tl.full((8,), 0.1)
+
+    return {f.__name__: f for f in (
+        rebind_global, rebind_closure, rebind_attribute, append_to_a_list, add_param_group,
+        replace_optimizer_state, grads_to_none, freeze_by_detach_, new_lr_type, flag_switch,
+        replace_data)}
+
+
+@pytest.mark.parametrize("case", list(_between_calls_cases()))
+def test_changes_between_calls_are_seen_by_the_replayed_call(case):
+    change = _between_calls_cases()[case]
+
+    def run(wrap):
+        global _GLOBAL_SCALE
+        tl.manual_seed(0)
+        _GLOBAL_SCALE = tl.full((), 1.0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        opt = tl.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        holder = _Holder()
+        holder.offset = tl.zeros(1)
+        holder.free = tl.zeros(1, requires_grad=True)
+        box = {"bias": tl.zeros(()), "extra": [tl.zeros(())]}
+
+        def step(x):
+            opt.zero_grad()
+            out = model(x) * _GLOBAL_SCALE + holder.offset + box["bias"] + holder.free
+            loss = out.pow(2).mean() + sum(box["extra"])
+            loss.backward()
+            opt.step()
+            return loss
+        step = wrap(step)
+        x = tl.randn(6, 4)
+        losses = [step(x).detach() for _ in range(3)]
+        change(model, opt, holder, box)
+        losses += [step(x).detach() for _ in range(3)]
+        return (losses, model.state_dict(), [p.grad for p in model.parameters()],
+                holder.free.detach(), holder.free.grad)
+
+    _assert_same(run(lambda f: f), run(tl.compile))
+
+
+def test_a_steady_loop_replays_the_last_call_without_walking(monkeypatch):
+    from torchlike import _compile
+    model, opt, step = _mlp_step(dropout=0.5)
+    step = tl.compile(step)
+    walks = []
+    real = _compile._find_state
+    monkeypatch.setattr(_compile, "_find_state", lambda *a: walks.append(1) or real(*a))
+    for _ in range(6):
+        step(tl.randn(3, 4))   # a new batch Tensor each call
+    # call 1 runs eagerly; call 2 traces (a walk, and one after tracing for created state);
+    # call 3 walks once more (its state now exists); the rest replay
+    assert compiler.counters["compiles"] == 1
+    assert len(walks) <= 4
+    step(tl.randn(5, 4))   # a new shape: the sealed program refuses it, and it is traced anew
+    assert compiler.counters["compiles"] == 2
+
+
+def test_slices_of_a_dataset_tensor_are_inputs_not_baked_in():
+    """x[i:i + n] of a tensor that does not require grad enters by value: every slice gives its
+    own values from one program (a slice's position must not be baked in)."""
+    def run(wrap):
+        tl.manual_seed(0)
+        data = tl.randn(20, 4)
+        model, opt, step = _mlp_step()
+        step = wrap(step)
+        return [step(data[i:i + 4]).detach() for i in range(0, 16, 2)], model.state_dict()
+
+    eager, compiled = run(lambda f: f), run(tl.compile)
+    _assert_same(eager, compiled)
+    assert compiler.counters["compiles"] == 1
+
+
+def test_views_of_parameters_as_arguments_follow_their_root():
+    """A view of a tensor that requires grad enters as its storage root, with the view's steps
+    guarded: the gradient reaches the root, and another view is another program."""
+    def run(wrap):
+        tl.manual_seed(0)
+        w = tl.randn(6, 3, requires_grad=True)
+        opt = tl.optim.SGD([w], lr=0.1)
+
+        def step(rows, x):
+            opt.zero_grad()
+            loss = (x @ rows.t()).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        step = wrap(step)
+        x = tl.randn(5, 3)
+        losses = [step(w[i:i + 2], x).detach() for i in (0, 0, 2, 0, 4, 2)]
+        return losses, w.detach(), w.grad
+
+    eager, compiled = run(lambda f: f), run(tl.compile)
+    _assert_same(eager, compiled)
+    assert compiler.counters["compiles"] == 3
+
+
+def test_writes_into_an_argument_view_reach_its_root():
+    def run(wrap):
+        buf = tl.zeros(4, 3)
+        w = tl.ones(3, requires_grad=True)
+        opt = tl.optim.SGD([w], lr=0.1)
+
+        def step(row):
+            opt.zero_grad()
+            loss = (row + w).pow(2).sum()
+            loss.backward()
+            opt.step()
+            row.add_(loss.detach())
+            return loss
+        step = wrap(step)
+        for i in (0, 1, 2, 1):
+            step(buf[i])
+        return buf, w.detach()
+
+    _assert_same(run(lambda f: f), run(tl.compile))

@@ -39,8 +39,10 @@ naming the line; otherwise the step runs eagerly from then on, with one warning.
 outputs have no autograd history, so a function that returns a loss for its caller to
 differentiate (without running backward itself) also runs eagerly, with a warning.
 """
+import dis
 import functools
 import itertools
+import operator
 import os
 import sys
 import traceback
@@ -70,6 +72,7 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 # --- finding the state ----------------------------------------------------------------------------
 
 _SKIP = object()
+_MISSING = object()   # an empty closure cell, an undefined global
 _KINDS = {}   # type -> how walk treats its instances
 # module -> (structure epoch, its sub-modules, tensors, ids of parameters, cacheable); weakly
 # keyed, and the entry holds no reference to its own module, so a dropped model is freed
@@ -103,16 +106,66 @@ def _hyper_keys(opt, group):
     return tuple(k for k in opt.defaults if k not in skip and _number(group.get(k)))
 
 
+# What a probe reads again on a later call (NOTE [ replaying the last call ]).
+def _cell_contents(cells):
+    out = []
+    for cell in cells:
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:   # an empty cell
+            out.append(_MISSING)
+    return out
+
+
+def _global_values(namespace, names):
+    return [namespace.get(name, _MISSING) for name in names]
+
+
+def _attributes(obj, names):
+    return [getattr(obj, name, _MISSING) for name in names]
+
+
+def _tensor_values(group):
+    return [v for v in group.values() if isinstance(v, Tensor)]
+
+
+def _state_values(opt):
+    """The values of every per-parameter state dict of ``opt``, in one sequence."""
+    return tuple(itertools.chain.from_iterable(map(dict.values, opt.state.values())))
+
+
+def _probes_hold(probes):
+    """Whether every probe reads the same objects as when it was taken."""
+    try:
+        for read, then in probes:
+            now = read()
+            if len(now) != len(then) or not all(map(operator.is_, now, then)):
+                return False
+    except Exception:   # what a probe reads is gone or changed type
+        return False
+    return True
+
+
 class _State:
     """Everything one call captures, in a deterministic order."""
 
     def __init__(self):
-        self.tensors = []      # storage roots
+        self.tensors = []      # storage roots (and argument views passed by value)
         self.params = []       # leaves that require grad: their .grad is captured
         self.groups = []       # (optimizer, group, hyper keys)
         self.generators = []
         self.modules = []
+        self.probes = []       # (read, what it read): the containers the walk looked into
         self._ids = set()
+        self.tree = None       # the arguments' pytree structure and leaves
+        self.leaves = ()
+        self.fixed = 0         # tensors[:fixed] are found from fn; the rest are arguments
+        self.fixed_params = 0  # likewise params[:fixed_params]
+        self.arguments = ()    # how each Tensor argument is captured (see _place_arguments)
+        self.by_value = frozenset()   # positions of argument views passed by value
+
+    def probe(self, read, then):
+        self.probes.append((read, tuple(then)))
 
     def walk(self, obj, depth=0):
         kind = _KINDS.get(type(obj))
@@ -133,30 +186,52 @@ class _State:
         elif kind is Module:
             self.walk_module(obj, depth)
         elif kind is Optimizer:
-            for group in obj.param_groups:
-                for p in group["params"]:
-                    self.walk(p, depth)
-                for v in group.values():
-                    if isinstance(v, Tensor):
-                        self.walk(v, depth)
-                self.groups.append((obj, group, _hyper_keys(obj, group)))
-            for state in obj.state.values():
-                self.walk(state, depth)
+            self.walk_optimizer(obj, depth)
         elif kind is LRScheduler:
+            self.probe(functools.partial(_attributes, obj, ("optimizer",)), (obj.optimizer,))
             self.walk(obj.optimizer, depth)
         elif kind is Generator:
             self.generators.append(obj)
         elif kind is dict:
+            self.probe(obj.values, obj.values())
             for v in obj.values():
                 self.walk(v, depth)
         elif kind is list:
+            if isinstance(obj, (list, set)):   # tuples and frozensets cannot change
+                self.probe(functools.partial(tuple, obj), obj)
             for v in obj:
                 self.walk(v, depth)
         elif kind is types.FunctionType:
             self.walk_function(obj, depth)
         else:   # a plain object: its attributes
+            self.probe(obj.__dict__.values, obj.__dict__.values())
             for v in vars(obj).values():
                 self.walk(v, depth)
+
+    def walk_optimizer(self, opt, depth):
+        self.probe(functools.partial(_attributes, opt, ("param_groups", "state")),
+                   (opt.param_groups, opt.state))
+        self.probe(opt.param_groups.copy, opt.param_groups)
+        for group in opt.param_groups:
+            self.probe(functools.partial(_global_values, group, ("params",)), (group["params"],))
+            self.probe(group["params"].copy, group["params"])
+            for p in group["params"]:
+                self.walk(p, depth)
+            tensors = _tensor_values(group)   # hyper-parameters given as Tensors
+            self.probe(functools.partial(_tensor_values, group), tensors)
+            for v in tensors:
+                self.walk(v, depth)
+            self.groups.append((opt, group, _hyper_keys(opt, group)))
+        states = tuple(opt.state.values())
+        if all(isinstance(s, dict) for s in states):   # as optimizers keep it: one probe
+            self.probe(functools.partial(_state_values, opt), _state_values(opt))
+            for s in states:
+                for v in s.values():
+                    self.walk(v, depth)
+        else:
+            self.probe(opt.state.values, states)
+            for s in states:
+                self.walk(s, depth)
 
     def walk_module(self, module, depth):
         """A module's parameters, buffers and sub-modules (and tensors kept as plain
@@ -187,6 +262,7 @@ class _State:
                 self.groups.extend(sub.groups)
                 self.generators.extend(g for g in sub.generators if id(g) not in self._ids)
                 self._ids.update(map(id, sub.generators))
+                self.probes.extend(sub.probes)
         _, modules, tensors, params, _ = cached
         ids = self._ids
         self.modules.append(module)   # walk() has marked it seen
@@ -212,32 +288,89 @@ class _State:
             return
         if not isinstance(fn, types.FunctionType):
             return
-        for cell in fn.__closure__ or ():
-            try:
-                self.walk(cell.cell_contents, depth + 1)
-            except ValueError:   # an empty cell
-                pass
-        for name in _global_names(fn.__code__):
-            if name in fn.__globals__:
-                self.walk(fn.__globals__[name], depth + 1)
+        if fn.__closure__:
+            contents = _cell_contents(fn.__closure__)
+            self.probe(functools.partial(_cell_contents, fn.__closure__), contents)
+            for v in contents:
+                self.walk(v, depth + 1)
+        names = _global_names(fn.__code__)
+        if names:
+            values = _global_values(fn.__globals__, names)
+            self.probe(functools.partial(_global_values, fn.__globals__, names), values)
+            for v in values:
+                self.walk(v, depth + 1)
+
+
+_LOAD_GLOBAL = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
 
 
 @functools.lru_cache(maxsize=None)
 def _global_names(code):
-    names = set(code.co_names)
+    """The global names ``code`` (and the functions defined in it) reads, in order."""
+    names = {ins.argval: None for ins in dis.get_instructions(code)
+             if ins.opname in _LOAD_GLOBAL}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return frozenset(names)
+            names.update(dict.fromkeys(_global_names(const)))
+    return tuple(names)
 
 
 def _find_state(fn, args, kwargs):
     state = _State()
     state.walk_function(fn, 0) if not isinstance(fn, Module) else state.walk(fn)
-    state.walk(args)
-    state.walk(kwargs)
+    state.leaves, state.tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+    for x in state.leaves:
+        if not isinstance(x, Tensor):
+            state.walk(x)
     state.walk(default_generator)
+    state.fixed, state.fixed_params = len(state.tensors), len(state.params)
+    fixed_at = {id(t): i for i, t in enumerate(state.tensors)}
+    state.arguments, tensors, params, state.by_value = _place_arguments(
+        [x for x in state.leaves if isinstance(x, Tensor)], fixed_at, state.fixed)
+    state.tensors += tensors
+    state.params += params
     return state
+
+
+def _place_arguments(args, fixed_at, n_fixed):
+    """Where the Tensor arguments ``args`` enter the program, after the ``n_fixed`` tensors
+    found from the function (``fixed_at``: their ids -> positions).  A view of a tensor that
+    does not require grad and is neither captured nor an argument itself (``x[i:i + n]`` of a
+    dataset) is passed by value, so a new slice is a new input, not a new program; any other
+    argument enters as its storage root, a view with its view steps guarded.
+
+    Returns (how, the new tensors in order, the new parameters among them, the positions
+    passed by value); ``how`` is what the guard compares: per argument, its position,
+    whether it requires grad, and the view steps of one entered by its root."""
+    roots = {id(t) for t in args if t._root is None}
+    at, how, tensors, params, by_value = {}, [], [], [], set()
+    for t in args:
+        root = t if t._root is None else t._root
+        if root is not t and not t.requires_grad and not root.requires_grad and \
+                id(root) not in fixed_at and id(root) not in roots:
+            key, steps = id(t), _BY_VALUE
+        else:
+            key, steps = id(root), (None if root is t else _view_steps(t._chain))
+        position = fixed_at.get(key)
+        if position is None:
+            position = at.get(key)
+            if position is None:
+                position = at[key] = n_fixed + len(tensors)
+                tensors.append(t if key == id(t) and root is not t else root)
+                if root is not t and key == id(t):
+                    by_value.add(position)
+                elif root._requires_grad and root._grad_fn is None:
+                    params.append(root)
+        how.append((position, t._requires_grad, steps))
+    return tuple(how), tensors, params, frozenset(by_value)
+
+
+_BY_VALUE = "by value"
+
+
+def _view_steps(chain):
+    """A view's steps from its root, comparable between calls."""
+    return tuple((id(op), repr(static)) for op, static in chain)
 
 
 # --- guards ---------------------------------------------------------------------------------------
@@ -256,18 +389,22 @@ def _is_leaf(x):
     return isinstance(x, (Tensor, Module, Optimizer, LRScheduler, Generator))
 
 
-def _guard_key(state, args, kwargs):
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+def _groups_key(groups):
+    """What the program bakes in from the optimizers' groups: which hyper-parameters are traced
+    (and their Python types), the values of flags."""
+    return tuple((keys, tuple((k, group[k]) for k in opt._static),
+                  tuple((k, group[k] != 0) for k in opt._switches),
+                  tuple(type(group[k]) for k in keys))
+                 for opt, group, keys in groups)
+
+
+def _guard_key(state):
     tensors = tuple((t._arr.shape, t._arr.dtype, t._requires_grad) for t in state.tensors)
     grads = tuple(None if p._grad is None else (p._grad._arr.shape, p._grad._arr.dtype)
                   for p in state.params)
-    groups = tuple((keys, tuple((k, group[k]) for k in opt._static),
-                    tuple((k, group[k] != 0) for k in opt._switches),
-                    tuple(type(group[k]) for k in keys))
-                   for opt, group, keys in state.groups)
-    return (tree, tuple(_leaf_key(x) for x in leaves), tensors, grads, groups,
-            len(state.generators), tuple(m.training for m in state.modules),
-            _grad_state.grad_enabled)
+    return (state.tree, tuple(_leaf_key(x) for x in state.leaves), state.arguments, tensors,
+            grads, _groups_key(state.groups), len(state.generators),
+            tuple(m.training for m in state.modules), _grad_state.grad_enabled)
 
 
 # --- tracing --------------------------------------------------------------------------------------
@@ -306,9 +443,15 @@ def _number_tensor(tracer):
 
 
 def _swap_in(state, arrays, grads, hypers, gens, trace):
-    """Put the traced values into the live objects; returns what restores them."""
-    saved = []
-    for t, a in zip(state.tensors, arrays):
+    """Put the traced values into the live objects; returns what restores them and, per
+    captured tensor, the Tensor holding its traced value (a fresh one for an argument view
+    passed by value: the step gets it in the view's place)."""
+    saved, live = [], []
+    for i, (t, a) in enumerate(zip(state.tensors, arrays)):
+        if i in state.by_value:
+            live.append(Tensor._wrap(a))
+            continue
+        live.append(t)
         saved.append((t, t._arr))
         t._arr, t._gen = a, _fresh_gen()
     saved_grads = [(p, p._grad) for p in state.params]
@@ -341,17 +484,22 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
             group[k] = v
         for g, arr, words in saved_gens:
             g._tensor._arr, g._words = arr, words
-    return restore
+    return restore, live
 
 
 def _program(fn, args, kwargs, state, plan):
     """The step as a pure function of the captured values (traced once by make_jaxpr)."""
     def program(arrays, grads, hypers, gens):
         trace = _trace_context.Trace()
-        restore = _swap_in(state, arrays, grads, hypers, gens, trace)
+        restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
         _trace_context.active.append(trace)
         try:
-            out = fn(*args, **kwargs)
+            call_args, call_kwargs = args, kwargs
+            if state.by_value:
+                stand_in = {id(state.tensors[i]): live[i] for i in state.by_value}
+                call_args, call_kwargs = jax.tree_util.tree_unflatten(
+                    state.tree, [stand_in.get(id(x), x) for x in state.leaves])
+            out = fn(*call_args, **call_kwargs)
             leaves, plan.out_tree = jax.tree_util.tree_flatten(out, is_leaf=_is_leaf)
             for x in leaves:
                 if isinstance(x, (Module, Optimizer, LRScheduler, Generator)):
@@ -363,9 +511,9 @@ def _program(fn, args, kwargs, state, plan):
             outs = [x._value() for x in leaves if isinstance(x, Tensor)]
             plan.returns_graph = any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
             plan.backward_ran = trace.backward_ran
-            plan.changed = tuple(i for i, (t, a) in enumerate(zip(state.tensors, arrays))
+            plan.changed = tuple(i for i, (t, a) in enumerate(zip(live, arrays))
                                  if t._arr is not a)
-            changed = [state.tensors[i]._arr for i in plan.changed]
+            changed = [live[i]._arr for i in plan.changed]
             plan.grads = tuple(p._grad is not None for p in state.params)
             final_grads = [p._grad._value() for p in state.params if p._grad is not None]
             hyper_out, plan_hypers = [], []
@@ -433,6 +581,10 @@ def _qualname(fn):
 
 # --- the compiled function ----------------------------------------------------------------------
 
+class _Retrace(Exception):
+    """A replayed call's inputs differ from the program's in shape, dtype or structure."""
+
+
 class _Compiled:
     """One program: the jitted trace and the plan of where its outputs go."""
 
@@ -442,9 +594,12 @@ class _Compiled:
         inner = jaxpr.jaxpr
         changed = set(plan.changed)
         self.donated = tuple(i for i in range(n_tensors) if i in changed)
-        self._donated_set = changed
+        self.kept = tuple(i for i in range(n_tensors) if i not in changed)
+        self.sealed = False   # a call that must not trace (jit traces again for new inputs)
 
         def run(donated, kept, grads, hypers, gens):
+            if self.sealed:
+                raise _Retrace
             arrays, d, k = [], iter(donated), iter(kept)
             for i in range(n_tensors):
                 arrays.append(next(d) if i in changed else next(k))
@@ -453,10 +608,16 @@ class _Compiled:
         donate = (0,) if compiler.config.donate_buffers else ()
         self.fn = jax.jit(run, donate_argnums=donate, keep_unused=True)
 
-    def __call__(self, arrays, grads, hypers, gens):
+    def __call__(self, arrays, grads, hypers, gens, sealed=False):
+        """Run on the captured values; ``sealed``: raise _Retrace (before running anything)
+        where the inputs are not those the program was compiled for."""
         donated = [_owned(arrays[i]) for i in self.donated]
-        kept = [a for i, a in enumerate(arrays) if i not in self._donated_set]
-        return self.fn(donated, kept, grads, hypers, gens)
+        kept = [arrays[i] for i in self.kept]
+        self.sealed = sealed
+        try:
+            return self.fn(donated, kept, grads, hypers, gens)
+        finally:
+            self.sealed = False
 
 
 def _owned(arr):
@@ -484,6 +645,7 @@ class CompiledFunction:
         self.dynamic = dynamic
         self.mode = mode
         self._programs = {}
+        self._last = None   # a _Replay of the last call
         self._warmed_up = False
         self._eager = False
         _all_compiled.add(self)
@@ -493,8 +655,21 @@ class CompiledFunction:
             self._warmed_up = True
             compiler.counters["eager_calls"] += 1
             return self._fn(*args, **kwargs)
+        last = self._last
+        if last is not None:
+            state = last.state_for(args, kwargs)
+            if state is not None:
+                try:
+                    out = _run(last.program, state, sealed=True)
+                except _Retrace:   # new shapes or dtypes: find the program as below
+                    pass
+                else:
+                    compiler.counters["calls"] += 1
+                    return out
+        self._last = None
+        seen = _Replay.snapshot()
         state = _find_state(self._fn, args, kwargs)
-        key = _guard_key(state, args, kwargs)
+        key = _guard_key(state)
         program = self._programs.get(key)
         if program is None:
             program = self._compile(state, args, kwargs, key)
@@ -502,7 +677,10 @@ class CompiledFunction:
                 compiler.counters["eager_calls"] += 1
                 return self._fn(*args, **kwargs)
         compiler.counters["calls"] += 1
-        return _run(program, state)
+        out = _run(program, state)
+        if self._programs.get(key) is program:
+            self._last = _Replay(seen, state, program)
+        return out
 
     def _compile(self, state, args, kwargs, key):
         plan = _Plan()
@@ -563,24 +741,93 @@ class CompiledFunction:
 _all_compiled = weakref.WeakSet()
 
 
+class _Replay:
+    """The last call's state and program, reused while nothing the walk read has changed.
+
+    NOTE [ replaying the last call ]
+    Finding the state walks every object the step reaches (tens of microseconds for a small
+    Transformer and its optimizer), and the guard key reads every captured tensor; a step
+    called in a loop finds the same objects each time.  So a call first checks, for much
+    less, that a walk would find what the last call's did and that the guards would match:
+    - the structure epoch (_trace_context.structure: Module attributes and tables,
+      requires_grad) and grad mode are unchanged;
+    - every container the walk looked into outside cached modules (closure cells, the globals
+      the step names, optimizers' param_groups, params lists and state, dicts, lists and
+      plain objects' attributes) holds the same objects (the walk's probes);
+    - the arguments have the same structure, the same non-Tensor values, and their Tensors
+      take the same places (_place_arguments);
+    - the optimizers' flags and the types of their traced hyper-parameters are unchanged.
+    Shapes and dtypes are left to jit: the program is called sealed, and inputs it was not
+    compiled for make jit trace again, which raises _Retrace before anything runs; the call
+    then finds its state and program in full.  (The module subtree cache rests on the same
+    epoch, and a Tensor's storage root never changes.)"""
+
+    def __init__(self, seen, state, program):
+        self.seen = seen
+        self.state = state
+        self.program = program
+        self.fixed_at = {id(t): i for i, t in enumerate(state.tensors[:state.fixed])}
+        self.groups = _groups_key(state.groups)
+
+    @staticmethod
+    def snapshot():
+        """What a walk starting now depends on besides its probes."""
+        return _trace_context.structure[0], _grad_state.grad_enabled
+
+    def state_for(self, args, kwargs):
+        """The last call's state, with these arguments in it, if a walk would find it; else
+        None."""
+        state = self.state
+        if self.snapshot() != self.seen or not _probes_hold(state.probes):
+            return None
+        if args or kwargs or state.leaves:
+            leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+            if tree != state.tree:
+                return None
+            tensors = []
+            for x, then in zip(leaves, state.leaves):
+                if isinstance(x, Tensor):
+                    tensors.append(x)
+                elif x is not then and not (type(x) is type(then) and
+                                            isinstance(x, _VALUES) and x == then):
+                    return None
+            how, new, params, _ = _place_arguments(tensors, self.fixed_at, state.fixed)
+            if how != state.arguments:
+                return None
+            state.tensors[state.fixed:] = new
+            state.params[state.fixed_params:] = params
+        if any(_hyper_keys(opt, group) != keys for opt, group, keys in state.groups) or \
+                _groups_key(state.groups) != self.groups:
+            return None
+        return state
+
+
+_VALUES = (str, bytes, int, float, complex, bool)
+
+
 def _inputs(state):
     arrays = [t._arr for t in state.tensors]
+    for i in state.by_value:
+        arrays[i] = state.tensors[i]._value()
     grads = [None if p._grad is None else p._grad._value() for p in state.params]
     hypers = [tuple(group[k] for k in keys) for _, group, keys in state.groups]
     gens = [g._state._arr for g in state.generators]
     return arrays, grads, hypers, gens
 
 
-def _run(program, state):
+def _run(program, state, sealed=False):
     outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
-        *_inputs(state))
+        *_inputs(state), sealed=sealed)
     plan = program.plan
-    tensors = state.tensors
-    for i, a in zip(plan.changed, changed):   # Tensor._write for a storage root, inlined
+    tensors, by_value = state.tensors, state.by_value
+    for i, a in zip(plan.changed, changed):
         t = tensors[i]
-        t._arr = a
+        if i in by_value:   # an argument view: into its root
+            t._write(a)
+            continue
+        t._arr = a   # Tensor._write for a storage root, inlined
         t._gen += 1
-        t._version_counter()[0] += 1
+        (t._vc or t._version_counter())[0] += 1
     new_grads = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         if not has:
@@ -697,6 +944,7 @@ def reset():
     """Forget every compiled program (used by torchlike.compiler.reset)."""
     for f in list(_all_compiled):
         f._programs.clear()
+        f._last = None
         f._eager = False
 
 

@@ -368,6 +368,8 @@ class Tensor:
                                "the solution.")
         self._grad_fn = None
         self._output_nr = 0
+        if self._requires_grad:
+            _trace_context.structure_changed()
         self._requires_grad = False
         return self
 

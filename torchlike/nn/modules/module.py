@@ -332,7 +332,9 @@ class Module:
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for module in self.modules():
-            object.__setattr__(module, "training", mode)
+            if module.training is not mode:
+                _trace_context.structure_changed()
+                object.__setattr__(module, "training", mode)
         return self
 
     def eval(self):
