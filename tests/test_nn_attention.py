@@ -361,6 +361,34 @@ def test_mha_other_path(name, options, extra, batched):
                 _specs(_base(batched) + extra, "float64"))
 
 
+SELF_MHA = [
+    # self-attention (query is key is value) without weights takes its own path in torchlike
+    # (one projection straight to the heads layout); each mask form against PyTorch
+    ("self_key_padding", dict(masks=["key_padding_mask"]),
+     [Fixed(np.array([[0, 0, 1], [1, 0, 0]], bool))], True),
+    ("self_attn_mask_2d", dict(masks=["attn_mask"]),
+     [Fixed(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], bool))], True),
+    ("self_attn_mask_3d", dict(masks=["attn_mask"]), [A((N * H, L, L), grad=False)], True),
+    ("self_both_masks", dict(masks=["attn_mask", "key_padding_mask"]),
+     [A((L, L), grad=False), A((N, L), grad=False)], True),
+    ("self_causal", dict(masks=["attn_mask"], is_causal=True),
+     [Fixed(np.triu(np.ones((L, L), bool), 1))], True),
+    ("self_causal_padding", dict(masks=["attn_mask", "key_padding_mask"], is_causal=True),
+     [Fixed(np.triu(np.ones((L, L), bool), 1)), Fixed(np.array([[0, 0, 1], [0, 0, 0]], bool))],
+     True),
+    ("self_unbatched", dict(masks=["key_padding_mask"]), [Fixed(np.array([0, 1, 0], bool))],
+     False),
+]
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+@pytest.mark.parametrize("name,options,extra,batched", cases(SELF_MHA))
+def test_mha_self_attention(name, options, extra, batched, need_weights):
+    _check_pair(f"mha/{name}/{need_weights}",
+                _mha(key_value="self", need_weights=need_weights, **options),
+                _specs(_base(batched) + extra, "float64"))
+
+
 MHA_ERRORS = [
     ("embed_dim", lambda T, q: F(T).multi_head_attention_forward(
         q, q, q, 7, 2, T.ones(24, 8), None, None, None, False, 0., T.ones(8, 8), None),

@@ -415,6 +415,12 @@ def multi_head_attention_forward(
                                  f"{value.shape}")
         if in_proj_weight is None:
             raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        if query is key is value and not need_weights and bias_k is None and bias_v is None \
+                and static_k is None and static_v is None and not add_zero_attn:
+            return _packed_self_attention(query, num_heads, in_proj_weight, in_proj_bias,
+                                          out_proj_weight, out_proj_bias, attn_mask,
+                                          key_padding_mask, dropout_p if training else 0.0,
+                                          is_causal, batched)
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
 
     if attn_mask is not None:
@@ -504,6 +510,43 @@ def multi_head_attention_forward(
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias)
     out = out.view(tgt_len, bsz, out.shape[1])
+    return (out if batched else out.squeeze(1)), None
+
+
+def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_weight,
+                           out_proj_bias, attn_mask, key_padding_mask, dropout_p, is_causal,
+                           batched):
+    """multi_head_attention_forward's common case (self-attention, one packed projection, no
+    weights returned) with the same numbers and fewer copies: the projection goes straight to
+    the (batch, heads, tokens, head_dim) layout sdpa takes, where PyTorch's steps pass through a
+    contiguous (3, tokens, batch, dim) copy and (batch * heads, tokens, head_dim) views."""
+    L, N, E = x.shape
+    D = E // num_heads
+    proj = linear(x, in_proj_weight, in_proj_bias).view(L, N, 3, num_heads, D)
+    q, k, v = proj.permute(2, 1, 3, 0, 4).unbind(0)
+    mask = None
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (L, L):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(L, L)}.")
+            mask = attn_mask.view(1, 1, L, L)
+        else:
+            if tuple(attn_mask.shape) != (N * num_heads, L, L):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(N * num_heads, L, L)}.")
+            mask = attn_mask.view(N, num_heads, L, L)
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (N, L):
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {N}, but got "
+                                 f"{key_padding_mask.shape[0]}" if key_padding_mask.shape[0]
+                                 != N else f"Expected key_padded_mask.shape[1] to be {L}, but "
+                                 f"got {key_padding_mask.shape[1]}")
+        padding = key_padding_mask.view(N, 1, 1, L)
+        mask = padding if mask is None else mask + padding
+    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal and mask is None)
+    out = out.permute(2, 0, 1, 3).reshape(L * N, E)
+    out = linear(out, out_proj_weight, out_proj_bias).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
 
 
