@@ -131,14 +131,36 @@ def _train(make_model, make_opt, compiled, steps=5, make_sched=None):
     return model, opt, losses, lrs
 
 
+def _without_key_bias(name, t):
+    """An attention layer's key bias gets a gradient of exactly 0 in exact arithmetic (a shift
+    of every key moves each row of scores alike), so its gradient is rounding noise, which Adam
+    scales up to full steps: that block of in_proj_bias (and its optimizer state) is left out
+    of the comparison; its gradient is checked to be noise-sized instead."""
+    if not name.endswith("in_proj_bias"):
+        return t
+    e = t.shape[0] // 3
+    return tl.cat([t[:e], t[2 * e:]])
+
+
 def _assert_runs_agree(eager, compiled):
     (m1, o1, l1, lr1), (m2, o2, l2, lr2) = eager, compiled
     _assert_same(l1, l2, "losses")
     for (name, p1), p2 in zip(m1.named_parameters(), m2.parameters()):
-        _assert_same(p1.detach(), p2.detach(), name)
-        _assert_same(p1.grad, p2.grad, name + ".grad")
+        _assert_same(_without_key_bias(name, p1.detach()), _without_key_bias(name, p2.detach()),
+                     name)
+        _assert_same(_without_key_bias(name, p1.grad), _without_key_bias(name, p2.grad),
+                     name + ".grad")
+        if name.endswith("in_proj_bias"):
+            e = p1.shape[0] // 3
+            assert float(p1.grad[e:2 * e].abs().max()) < 1e-6
+            assert float(p2.grad[e:2 * e].abs().max()) < 1e-6
     _assert_same(dict(m1.named_buffers()), dict(m2.named_buffers()), "buffers")
-    _assert_same(o1.state_dict(), o2.state_dict(), "optimizer")
+    names = [name for name, _ in m1.named_parameters()]
+    s1, s2 = o1.state_dict(), o2.state_dict()
+    for s in (s1, s2):
+        s["state"] = {i: {k: _without_key_bias(names[i], v) if v.ndim else v
+                          for k, v in entry.items()} for i, entry in s["state"].items()}
+    _assert_same(s1, s2, "optimizer")
     _assert_same(lr1, lr2, "hyper-parameters")
 
 

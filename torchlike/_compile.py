@@ -660,7 +660,7 @@ class CompiledFunction:
             state = last.state_for(args, kwargs)
             if state is not None:
                 try:
-                    out = _run(last.program, state, sealed=True)
+                    out = _run(last.program, state, sealed=True, hypers=last.hypers())
                 except _Retrace:   # new shapes or dtypes: find the program as below
                     pass
                 else:
@@ -768,6 +768,17 @@ class _Replay:
         self.program = program
         self.fixed_at = {id(t): i for i, t in enumerate(state.tensors[:state.fixed])}
         self.groups = _groups_key(state.groups)
+        self.hyper_values = self.hyper_arrays = None
+
+    def hypers(self):
+        """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
+        put on the device again only when one was set anew."""
+        values = [group[k] for _, group, keys in self.state.groups for k in keys]
+        then = self.hyper_values
+        if then is None or len(values) != len(then) or not all(map(operator.is_, values, then)):
+            self.hyper_values = values
+            self.hyper_arrays = jax.device_put(_hypers(self.state))
+        return self.hyper_arrays
 
     @staticmethod
     def snapshot():
@@ -805,19 +816,22 @@ class _Replay:
 _VALUES = (str, bytes, int, float, complex, bool)
 
 
-def _inputs(state):
+def _hypers(state):
+    return [tuple(group[k] for k in keys) for _, group, keys in state.groups]
+
+
+def _inputs(state, hypers=None):
     arrays = [t._arr for t in state.tensors]
     for i in state.by_value:
         arrays[i] = state.tensors[i]._value()
     grads = [None if p._grad is None else p._grad._value() for p in state.params]
-    hypers = [tuple(group[k] for k in keys) for _, group, keys in state.groups]
     gens = [g._state._arr for g in state.generators]
-    return arrays, grads, hypers, gens
+    return arrays, grads, _hypers(state) if hypers is None else hypers, gens
 
 
-def _run(program, state, sealed=False):
+def _run(program, state, sealed=False, hypers=None):
     outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
-        *_inputs(state), sealed=sealed)
+        *_inputs(state, hypers), sealed=sealed)
     plan = program.plan
     tensors, by_value = state.tensors, state.by_value
     for i, a in zip(plan.changed, changed):
