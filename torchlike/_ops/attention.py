@@ -77,10 +77,20 @@ def linear(input, weight, bias=None):
             return linalg.addmm(bias, input, weight.t())
         if input.is_contiguous():
             flat = input.view(-1, input.shape[-1])
-            out = linalg.addmm(bias, flat, weight.t())
+            out = _flat_linear(flat, weight, bias, input.shape[:-1])
             return out.view(*input.shape[:-1], out.shape[-1])
     out = linalg.matmul(input, weight.t())
     return out if bias is None else out + bias
+
+
+def _flat_linear(flat, weight, bias, rows):
+    """``linear`` of a matrix that flattens a (*rows, in) tensor: PyTorch's addmm (mm without a
+    bias), computed over ``rows`` (NOTE [ flattened rows ] in linalg.py)."""
+    if not _records(flat, weight, bias):
+        return linear(flat, weight, bias)
+    if bias is None:
+        return linalg._mm(flat, weight.t(), rows)
+    return linalg.addmm_rows(bias, flat, weight.t(), rows)
 
 
 def _trilinear(a, w, b):
@@ -546,7 +556,7 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
         mask = padding if mask is None else mask + padding
     out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal and mask is None)
     out = out.permute(2, 0, 1, 3).reshape(L * N, E)
-    out = linear(out, out_proj_weight, out_proj_bias).view(L, N, E)
+    out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N)).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
 
 

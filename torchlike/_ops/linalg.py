@@ -59,6 +59,21 @@ def _matmul(a, b, precision):
     return jnp.matmul(a, b, precision=precision)
 
 
+def _rows_product(a, b, precision, rows):
+    """``a @ b`` where ``a``'s rows flatten a (*rows) batch, computed over those axes.
+
+    NOTE [ flattened rows ]
+    PyTorch multiplies an N-d input by a matrix through a flattened 2-d view (F.linear: view ->
+    addmm -> view; matmul: reshape -> mm -> view), and torchlike records the same nodes.  The
+    ops behind AddmmBackward0 / MmBackward0 for such a view take the batch shape as a static
+    and compute the same products over the original axes, so that reverse mode's gradient of
+    the matrix contracts two axes: XLA's CPU backend lays that product out for its fused
+    YNNPACK kernel, where ``a.T @ g`` of the flat matrix runs in a generic kernel 2-3x slower
+    (hand-written JAX, which writes ``x @ w.T`` on 3-d activations, gets the fast one)."""
+    out = jnp.matmul(a.reshape(*rows, a.shape[1]), b, precision=precision)
+    return out.reshape(a.shape[0], b.shape[1])
+
+
 def _same_dtype(a, b):
     if a._arr.dtype != b._arr.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
@@ -117,7 +132,8 @@ def _folded(a, b):
     folded = t1.reshape(rows, t1.shape[-1])
     if t2.ndim == 2:
         out_shape.append(t2.shape[1])
-        result = _unsafe_view(mm(folded, t2), out_shape)
+        product = mm(folded, t2) if transpose else _mm(folded, t2, t1.shape[:-1])
+        result = _unsafe_view(product, out_shape)
         return result.mT.contiguous() if transpose else result
     return _unsafe_view(mv(folded, t2), out_shape)
 
@@ -156,6 +172,7 @@ def _unsafe_view(x, shape):
 # each operand's gradient needs the other operand
 _CROSS = {0: (1,), 1: (0,)}
 MM = Op("mm", _matmul, "MmBackward0", saves=_CROSS)
+MM_ROWS = Op("mm", _rows_product, "MmBackward0", saves=_CROSS)   # NOTE [ flattened rows ]
 BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS)
 MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)
 DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
@@ -163,6 +180,11 @@ DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 
 def mm(input, mat2, *, out=None):
     """Mirrors ``torch.mm``."""
+    return _out(_mm(input, mat2), out)
+
+
+def _mm(input, mat2, rows=None):
+    """mm; ``rows``: the batch shape ``input`` flattens (NOTE [ flattened rows ])."""
     s1, s2 = input._arr.shape, mat2._arr.shape
     if len(s1) != 2:
         raise RuntimeError("self must be a matrix")
@@ -173,7 +195,9 @@ def mm(input, mat2, *, out=None):
                            f"{s2[0]}x{s2[1]})")
     _same_dtype(input, mat2)
     _no_bool("addmm_impl_cpu_", input)
-    return _out(call(MM, input, mat2, static=_static()), out)
+    if rows is None:
+        return call(MM, input, mat2, static=_static())
+    return call(MM_ROWS, input, mat2, static=_static() + (("rows", tuple(rows)),))
 
 
 def bmm(input, mat2, *, out=None):
@@ -302,6 +326,22 @@ def _fused_call(name, input, a, b, beta, alpha, out_shape, out):
     return _out(call(FUSED[name], input, a, b, beta, alpha, static=static), out)
 
 
+def _fused_rows(inp, a, b, beta, alpha, beta_zero, precision, rows):
+    return _scaled(inp, _rows_product(a, b, precision, rows), beta, alpha, beta_zero)
+
+
+# addmm of a linear layer's flattened N-d input (NOTE [ flattened rows ])
+ADDMM_ROWS = Op("addmm", _fused_rows, "AddmmBackward0", inputs=3, saves={1: (2,), 2: (1,)},
+                promote_args=3)
+
+
+def addmm_rows(input, mat1, mat2, rows):
+    """``addmm(input, mat1, mat2)`` for a ``mat1`` that flattens a (*rows, k) tensor."""
+    _check_expand(input, _addmm_checks(input, mat1, mat2))
+    static = (("beta_zero", False),) + _static() + (("rows", tuple(rows)),)
+    return call(ADDMM_ROWS, input, mat1, mat2, 1, 1, static=static)
+
+
 def _check_matrix_dtypes(input, mat1, mat2):
     for x, name in ((input, "self"), (mat1, "mat1")):
         if x.dtype is not mat2.dtype:
@@ -312,6 +352,12 @@ def _check_matrix_dtypes(input, mat1, mat2):
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to
     the product's shape and is ignored (NaN included) when ``beta`` is 0."""
+    out_shape = _addmm_checks(input, mat1, mat2)
+    return _fused_call("addmm", input, mat1, mat2, beta, alpha, out_shape, out)
+
+
+def _addmm_checks(input, mat1, mat2):
+    """PyTorch's addmm argument errors; the product's shape."""
     for x, name in ((mat1, "mat1"), (mat2, "mat2")):
         if x.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {x.ndim}-D tensor")
@@ -320,7 +366,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({n}x{k} and {k2}x{p})")
     _check_matrix_dtypes(input, mat1, mat2)
     _no_bool("addmm_impl_cpu_", input)
-    return _fused_call("addmm", input, mat1, mat2, beta, alpha, (n, p), out)
+    return n, p
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
