@@ -816,6 +816,9 @@ class _Replay:
 _VALUES = (str, bytes, int, float, complex, bool)
 
 
+_GRAD = operator.attrgetter("_grad")
+
+
 def _hypers(state):
     return [tuple(group[k] for k in keys) for _, group, keys in state.groups]
 
@@ -824,7 +827,8 @@ def _inputs(state, hypers=None):
     arrays = [t._arr for t in state.tensors]
     for i in state.by_value:
         arrays[i] = state.tensors[i]._value()
-    grads = [None if p._grad is None else p._grad._value() for p in state.params]
+    grads = [None if g is None else g._arr if g._root is None else g._sync()
+             for g in map(_GRAD, state.params)]
     gens = [g._state._arr for g in state.generators]
     return arrays, grads, _hypers(state) if hypers is None else hypers, gens
 
@@ -836,20 +840,25 @@ def _run(program, state, sealed=False, hypers=None):
     tensors, by_value = state.tensors, state.by_value
     for i, a in zip(plan.changed, changed):
         t = tensors[i]
-        if i in by_value:   # an argument view: into its root
+        if t._root is None and i not in by_value:   # Tensor._write for a storage root, inlined
+            t._arr = a
+            t._gen += 1
+            (t._vc or t._version_counter())[0] += 1
+        else:   # an argument view: into its root
             t._write(a)
-            continue
-        t._arr = a   # Tensor._write for a storage root, inlined
-        t._gen += 1
-        (t._vc or t._version_counter())[0] += 1
     new_grads = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
+        g = p._grad
         if not has:
             p._grad = None
-        elif p._grad is not None:
-            p._grad._write(next(new_grads))
-        else:
+        elif g is None:
             p._grad = Tensor._wrap(next(new_grads))
+        elif g._root is None:   # as above
+            g._arr = next(new_grads)
+            g._gen += 1
+            (g._vc or g._version_counter())[0] += 1
+        else:
+            g._write(next(new_grads))
     for (g, k), v in zip(plan.hypers, hyper_out):
         group = state.groups[g][1]
         group[k] = jax.tree_util.tree_map(float, v)
