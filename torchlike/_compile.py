@@ -32,7 +32,11 @@ steps, which are recorded and replayed eagerly after every call: their new rates
 call as inputs (code after ``sched.step()`` in the same step still sees the old rate).  Python
 numbers the step returns are those of the trace (a warning says so).  A Tensor the walk cannot
 reach is baked in as a constant.  A step that binds new Tensors into objects (``self.ema =
-...``) gives the right values but is traced again on every call; update such state in place.
+0.9 * self.ema + ...``, in an attribute, a dict or list slot, a closure cell or a global) is
+compiled once: later calls bind the program's new value to the same places as a new Tensor
+(without autograd history), as long as those places still hold the step's inputs (else it is
+traced again); state created where a walk cannot rebind it (only a view of it reachable) makes
+every call trace.
 A step that needs a traced value in Python (``.item()``, ``if loss > 1:``, ``.numpy()``,
 ``nonzero()``) cannot be one program: ``fullgraph=True`` raises ``torchlike.compiler.Unsupported``
 naming the line; otherwise the step runs eagerly from then on, with one warning.  The program's
@@ -149,7 +153,7 @@ def _probes_hold(probes):
 class _State:
     """Everything one call captures, in a deterministic order."""
 
-    def __init__(self):
+    def __init__(self, locate=False):
         self.tensors = []      # storage roots (and argument views passed by value)
         self.params = []       # leaves that require grad: their .grad is captured
         self.groups = []       # (optimizer, group, hyper keys)
@@ -163,14 +167,22 @@ class _State:
         self.fixed_params = 0  # likewise params[:fixed_params]
         self.arguments = ()    # how each Tensor argument is captured (see _place_arguments)
         self.by_value = frozenset()   # positions of argument views passed by value
+        # with ``locate``: id(tensor) -> the places it is bound, (how, container, key) with how
+        # "item" (container[key]), "attr" (an attribute) or "cell" (a closure cell)
+        self.where = {} if locate else None
 
     def probe(self, read, then):
         self.probes.append((read, tuple(then)))
 
-    def walk(self, obj, depth=0):
+    def _at(self, how, container, key):
+        return (how, container, key) if self.where is not None else None
+
+    def walk(self, obj, depth=0, at=None):
         kind = _KINDS.get(type(obj))
         if kind is None:
             kind = _KINDS[type(obj)] = _kind(obj)
+        if at is not None and kind is Tensor:
+            self.where.setdefault(id(obj), []).append(at)
         if kind is _SKIP or depth > 12 or id(obj) in self._ids:
             return
         self._ids.add(id(obj))
@@ -194,19 +206,20 @@ class _State:
             self.generators.append(obj)
         elif kind is dict:
             self.probe(obj.values, obj.values())
-            for v in obj.values():
-                self.walk(v, depth)
+            for k, v in obj.items():
+                self.walk(v, depth, self._at("item", obj, k))
         elif kind is list:
-            if isinstance(obj, (list, set)):   # tuples and frozensets cannot change
+            mutable = isinstance(obj, list)
+            if mutable or isinstance(obj, set):   # tuples and frozensets cannot change
                 self.probe(functools.partial(tuple, obj), obj)
-            for v in obj:
-                self.walk(v, depth)
+            for i, v in enumerate(obj):
+                self.walk(v, depth, self._at("item", obj, i) if mutable else None)
         elif kind is types.FunctionType:
             self.walk_function(obj, depth)
         else:   # a plain object: its attributes
             self.probe(obj.__dict__.values, obj.__dict__.values())
-            for v in vars(obj).values():
-                self.walk(v, depth)
+            for k, v in vars(obj).items():
+                self.walk(v, depth, self._at("attr", obj, k))
 
     def walk_optimizer(self, opt, depth):
         self.probe(functools.partial(_attributes, opt, ("param_groups", "state")),
@@ -226,8 +239,8 @@ class _State:
         if all(isinstance(s, dict) for s in states):   # as optimizers keep it: one probe
             self.probe(functools.partial(_state_values, opt), _state_values(opt))
             for s in states:
-                for v in s.values():
-                    self.walk(v, depth)
+                for k, v in s.items():
+                    self.walk(v, depth, self._at("item", s, k))
         else:
             self.probe(opt.state.values, states)
             for s in states:
@@ -239,23 +252,27 @@ class _State:
         structure is unchanged (_trace_context.structure) and the module holds no containers
         that could change unseen."""
         cached = _SUBTREES.get(module)
-        if cached is None or cached[0] != _trace_context.structure[0]:
-            sub = _State()
+        if cached is None or cached[0] != _trace_context.structure[0] or \
+                self.where is not None:   # a locating walk records where tensors are bound
+            sub = _State(self.where is not None)
             sub._ids.add(id(module))
             cacheable = True
             for table in (module._parameters, module._buffers, module._modules):
-                for v in table.values():
-                    sub.walk(v, depth)
+                for k, v in table.items():
+                    sub.walk(v, depth, sub._at("attr", module, k))
             for k, v in module.__dict__.items():   # tensors kept as plain attributes
                 kind = _KINDS.get(type(v)) or _kind(v)
                 if k[0] != "_" and kind in (Tensor, Module, list, dict):
-                    sub.walk(v, depth)
+                    sub.walk(v, depth, sub._at("attr", module, k))
                     # a mutable container can change without the module knowing
                     cacheable = cacheable and not isinstance(v, (list, dict, set))
             cacheable = cacheable and not (sub.groups or sub.generators) and all(
                 _SUBTREES.get(m, (None, None, None, None, False))[4] for m in sub.modules)
             cached = (_trace_context.structure[0], sub.modules, sub.tensors,
                       set(map(id, sub.params)), cacheable)
+            if self.where is not None:
+                for key, places in sub.where.items():
+                    self.where.setdefault(key, []).extend(places)
             if cacheable:
                 _SUBTREES[module] = cached
             else:
@@ -291,14 +308,15 @@ class _State:
         if fn.__closure__:
             contents = _cell_contents(fn.__closure__)
             self.probe(functools.partial(_cell_contents, fn.__closure__), contents)
-            for v in contents:
-                self.walk(v, depth + 1)
+            for cell, v in zip(fn.__closure__, contents):
+                self.walk(v, depth + 1, self._at("cell", cell, None))
         names = _global_names(fn.__code__)
         if names:
-            values = _global_values(fn.__globals__, names)
-            self.probe(functools.partial(_global_values, fn.__globals__, names), values)
-            for v in values:
-                self.walk(v, depth + 1)
+            namespace = fn.__globals__
+            values = _global_values(namespace, names)
+            self.probe(functools.partial(_global_values, namespace, names), values)
+            for name, v in zip(names, values):
+                self.walk(v, depth + 1, self._at("item", namespace, name))
 
 
 _LOAD_GLOBAL = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
@@ -315,8 +333,8 @@ def _global_names(code):
     return tuple(names)
 
 
-def _find_state(fn, args, kwargs):
-    state = _State()
+def _find_state(fn, args, kwargs, locate=False):
+    state = _State(locate)
     state.walk_function(fn, 0) if not isinstance(fn, Module) else state.walk(fn)
     state.leaves, state.tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
     for x in state.leaves:
@@ -423,6 +441,7 @@ class _Plan:
         self.hypers = ()          # (group position, key) of hyper-parameters the step changed
         self.gens = ()            # positions of the generators the step drew from
         self.created = ()         # Tensors the step created that stay reachable
+        self.bind = ()            # per created Tensor: where it is bound (see _bindings)
         self.deferred = ()        # (fn, args with Tensor positions) to replay
         self.returns_graph = False   # fn returns Tensors that require grad...
         self.backward_ran = False    # ...and did (a training step) or did not run backward
@@ -490,6 +509,7 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
 def _program(fn, args, kwargs, state, plan):
     """The step as a pure function of the captured values (traced once by make_jaxpr)."""
     def program(arrays, grads, hypers, gens):
+        before = _find_state(fn, args, kwargs, locate=True).where
         trace = _trace_context.Trace()
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
         _trace_context.active.append(trace)
@@ -529,10 +549,11 @@ def _program(fn, args, kwargs, state, plan):
             plan.gens = tuple(i for i, (g, a) in enumerate(zip(state.generators, gens))
                               if g._tensor._arr is not a)   # generators that drew
             gens_out = [state.generators[i]._tensor._arr for i in plan.gens]
-            after = _find_state(fn, args, kwargs)
+            after = _find_state(fn, args, kwargs, locate=True)
             known = {id(t) for t in state.tensors}
             plan.created = tuple(t for t in after.tensors if id(t) not in known
                                  and id(t) not in trace.numbers and isinstance(t._arr, _Tracer))
+            plan.bind = _bindings(plan.created, state, before, after.where)
             created = [t._arr for t in plan.created]
             deferred, deferred_arrays = [], []
             for f, f_args in trace.deferred:
@@ -544,6 +565,58 @@ def _program(fn, args, kwargs, state, plan):
             _trace_context.active.pop()
             restore()
     return program
+
+
+def _bindings(created, state, before, after):
+    """Where each Tensor the step created is bound, so that a later call can bind its new
+    value there as the step would (a new Tensor, as ``self.ema = 0.9 * self.ema + ...`` makes):
+    per created Tensor, its places (how, container, key, position), ``position`` being that of
+    the captured Tensor the place held before the call (a later call checks the place still
+    holds that input: _binds_hold).  ``before`` / ``after``: the ``where`` maps of locating
+    walks before and after the trace.  None where a created Tensor is bound nowhere a walk
+    can rebind (only a view of it, say) or a place held no captured Tensor before."""
+    position = {id(t): i for i, t in enumerate(state.tensors)}
+    prior = {}
+    for key, places in before.items():
+        if key in position:
+            for how, container, name in places:
+                prior[how, id(container), name] = position[key]
+    binds = []
+    for t in created:
+        places = tuple((how, container, name, prior.get((how, id(container), name)))
+                       for how, container, name in after.get(id(t), ()))
+        if not places or any(p is None for *_, p in places):
+            return None
+        binds.append(places)
+    return tuple(binds)
+
+
+def _read_place(how, container, key):
+    try:
+        if how == "item":
+            return container[key]
+        if how == "attr":
+            return getattr(container, key)
+        return container.cell_contents
+    except (LookupError, AttributeError, ValueError):
+        return _MISSING
+
+
+def _bind_place(how, container, key, value):
+    if how == "item":
+        container[key] = value
+    elif how == "attr":
+        setattr(container, key, value)
+    else:
+        container.cell_contents = value
+
+
+def _binds_hold(plan, state):
+    """Whether each place a program binds created state to still holds the input it held
+    when the program was traced (the same objects, one call on)."""
+    tensors = state.tensors
+    return all(p < len(tensors) and _read_place(how, c, k) is tensors[p]
+               for places in plan.bind for how, c, k, p in places)
 
 
 def _user_frame(tb):
@@ -596,6 +669,7 @@ class _Compiled:
         self.donated = tuple(i for i in range(n_tensors) if i in changed)
         self.kept = tuple(i for i in range(n_tensors) if i not in changed)
         self.sealed = False   # a call that must not trace (jit traces again for new inputs)
+        self.fresh = True     # not run yet
 
         def run(donated, kept, grads, hypers, gens):
             if self.sealed:
@@ -671,6 +745,8 @@ class CompiledFunction:
         state = _find_state(self._fn, args, kwargs)
         key = _guard_key(state)
         program = self._programs.get(key)
+        if program is not None and program.plan.bind and not _binds_hold(program.plan, state):
+            program = None   # the step's created state now lives elsewhere: trace it there
         if program is None:
             program = self._compile(state, args, kwargs, key)
             if program is None:   # fell back to eager
@@ -726,7 +802,7 @@ class CompiledFunction:
                           f"(config.cache_size_limit = {compiler.config.cache_size_limit}): "
                           "its arguments' shapes or Python values, or its state, keep "
                           "changing", UserWarning, stacklevel=3)
-        if not plan.created:   # a step that created state is traced again with it next time
+        if not plan.created or plan.bind:   # else traced again with what it created
             self._programs[key] = program
         return program
 
@@ -866,8 +942,15 @@ def _run(program, state, sealed=False, hypers=None):
         g = state.generators[i]
         g._tensor._write(a)
         g._reload()
-    for t, a in zip(plan.created, created):
-        t._arr, t._gen = a, _fresh_gen()
+    if program.fresh:   # the call that traced it: the created Tensors are bound already
+        for t, a in zip(plan.created, created):
+            t._arr, t._gen = a, _fresh_gen()
+    else:
+        for places, a in zip(plan.bind, created):
+            t = Tensor._wrap(a)
+            for how, container, key, _ in places:
+                _bind_place(how, container, key, t)
+    program.fresh = False
     for (f, f_args), arrays in zip(plan.deferred, deferred):
         it = iter(arrays)
         f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
