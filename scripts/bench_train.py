@@ -239,12 +239,20 @@ def jax_step_fn(case, dropout):
     def loss_fn(params, x, y, key):
         return cross_entropy(model(params, x, key), y)
 
-    @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
-    def step(params, state, key, x, y):
-        key, sub = jax.random.split(key)
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y, sub)
+    def body(params, state, x, y, key):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y, key)
         params, state = update(params, grads, state)
-        return loss, params, state, key
+        return loss, params, state
+
+    if uses_key(case):
+        @functools.partial(jax.jit, donate_argnums=(0, 1, 2))
+        def step(params, state, key, x, y):
+            key, sub = jax.random.split(key)
+            return (*body(params, state, x, y, sub), key)
+    else:   # no dropout: no key (``key`` is None)
+        @functools.partial(jax.jit, donate_argnums=(0, 1))
+        def step(params, state, key, x, y):
+            return (*body(params, state, x, y, None), None)
 
     def init_state(params):
         zeros = lambda: jax.tree_util.tree_map(jnp.zeros_like, params)  # noqa: E731
@@ -254,12 +262,18 @@ def jax_step_fn(case, dropout):
     return step, init_state
 
 
+def uses_key(case):
+    """Whether the hand-written step carries a PRNG key: only the CNN has dropout."""
+    return case == "cnn"
+
+
 def jax_runner(case, init, dropout):
     """A closure running the hand-written step on its own copy of the state; returns the loss
     and the new parameters (what to wait for)."""
     step, init_state = jax_step_fn(case, dropout)
     params = {k: jnp.asarray(v) for k, v in init.items()}
-    box = {"params": params, "state": init_state(params), "key": jax.random.key(0)}
+    box = {"params": params, "state": init_state(params),
+           "key": jax.random.key(0) if uses_key(case) else None}
     x, y = (jnp.asarray(a) for a in make_batch(case))
 
     def run():
