@@ -1252,3 +1252,29 @@ def test_writes_into_an_argument_view_reach_its_root():
         return buf, w.detach()
 
     _assert_same(run(lambda f: f), run(tl.compile))
+
+
+_LAST_LOSS = None   # bound, never read, by the step below
+
+
+def test_a_global_the_step_only_binds_gets_each_calls_value():
+    def run(wrap):
+        model, opt, x = _loop_setup()
+
+        def step(x):
+            global _LAST_LOSS
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            _LAST_LOSS = loss.detach() * 2
+            return loss
+        step = wrap(step)
+        seen = []
+        for _ in range(4):
+            step(x)
+            seen.append(_LAST_LOSS.clone())
+        return seen
+
+    _assert_same(run(lambda f: f), run(tl.compile))
+    assert compiler.counters["compiles"] == 1

@@ -319,14 +319,15 @@ class _State:
                 self.walk(v, depth + 1, self._at("item", namespace, name))
 
 
-_LOAD_GLOBAL = frozenset(("LOAD_GLOBAL", "LOAD_NAME"))
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "STORE_NAME"))
 
 
 @functools.lru_cache(maxsize=None)
 def _global_names(code):
-    """The global names ``code`` (and the functions defined in it) reads, in order."""
+    """The global names ``code`` (and the functions defined in it) reads or binds, in order
+    (attribute names, which co_names holds too, are not globals)."""
     names = {ins.argval: None for ins in dis.get_instructions(code)
-             if ins.opname in _LOAD_GLOBAL}
+             if ins.opname in _GLOBAL_OPS}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names.update(dict.fromkeys(_global_names(const)))
@@ -364,21 +365,18 @@ def _place_arguments(args, fixed_at, n_fixed):
     at, how, tensors, params, by_value = {}, [], [], [], set()
     for t in args:
         root = t if t._root is None else t._root
-        if root is not t and not t.requires_grad and not root.requires_grad and \
-                id(root) not in fixed_at and id(root) not in roots:
-            key, steps = id(t), _BY_VALUE
-        else:
-            key, steps = id(root), (None if root is t else _view_steps(t._chain))
-        position = fixed_at.get(key)
+        value = root is not t and not t.requires_grad and not root.requires_grad and \
+            id(root) not in fixed_at and id(root) not in roots
+        entry = t if value else root
+        position = fixed_at.get(id(entry), at.get(id(entry)))
         if position is None:
-            position = at.get(key)
-            if position is None:
-                position = at[key] = n_fixed + len(tensors)
-                tensors.append(t if key == id(t) and root is not t else root)
-                if root is not t and key == id(t):
-                    by_value.add(position)
-                elif root._requires_grad and root._grad_fn is None:
-                    params.append(root)
+            position = at[id(entry)] = n_fixed + len(tensors)
+            tensors.append(entry)
+            if value:
+                by_value.add(position)
+            elif entry._requires_grad and entry._grad_fn is None:
+                params.append(entry)
+        steps = _BY_VALUE if value else None if root is t else _view_steps(t._chain)
         how.append((position, t._requires_grad, steps))
     return tuple(how), tensors, params, frozenset(by_value)
 
