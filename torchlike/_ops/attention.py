@@ -129,13 +129,23 @@ def bilinear(input1, input2, weight, bias=None):
 
 # --- scaled_dot_product_attention ---------------------------------------------------------------
 
+@jax.custom_jvp
 def _safe_softmax(s):
-    """Softmax over the last dim; a row that is all -inf gives zeros (PyTorch's _safe_softmax)."""
+    """Softmax over the last dim; a row that is all -inf gives zeros (PyTorch's _safe_softmax).
+    Its derivative is softmax's, ``y * (ds - sum(ds * y))`` (as PyTorch's backward and
+    jax.nn.softmax compute it, rather than through exp, sum and the division)."""
     m = jnp.max(s, -1, keepdims=True, initial=-jnp.inf)
     dead = m == -jnp.inf
-    e = jnp.exp(s - jnp.where(dead, jnp.zeros_like(m), jax.lax.stop_gradient(m)))
+    e = jnp.exp(s - jnp.where(dead, jnp.zeros_like(m), m))
     total = jnp.sum(e, -1, keepdims=True)
     return e / jnp.where(dead, jnp.ones_like(total), total)
+
+
+@_safe_softmax.defjvp
+def _safe_softmax_jvp(primals, tangents):
+    y = _safe_softmax(primals[0])
+    ds = tangents[0]
+    return y, y * (ds - jnp.sum(ds * y, -1, keepdims=True))
 
 
 SAFE_SOFTMAX = Op("_safe_softmax", _safe_softmax, "SafeSoftmaxBackward0", saves=("result",))

@@ -453,9 +453,13 @@ def alias(x):
     return call(ALIAS, x)
 
 
-UNBIND = Op("unbind", lambda x, dim: tuple(jax.lax.index_in_dim(x, i, dim, keepdims=False)
-                                           for i in range(x.shape[dim])),
-            "UnbindBackward0", saves=())
+def _unbind(x, dim):
+    # split, whose reverse mode is one concatenate (index_in_dim's would pad every slice's
+    # gradient to the full shape and add them up)
+    return tuple(jnp.squeeze(s, dim) for s in jnp.split(x, x.shape[dim], axis=dim))
+
+
+UNBIND = Op("unbind", _unbind, "UnbindBackward0", saves=())
 
 
 def unbind(input, dim=0):
