@@ -557,14 +557,13 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
                                    f"should be {(N * num_heads, L, L)}.")
             mask = attn_mask.view(N, num_heads, L, L)
     if key_padding_mask is not None:
-        if tuple(key_padding_mask.shape) != (N, L):
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {N}, but got "
-                                 f"{key_padding_mask.shape[0]}" if key_padding_mask.shape[0]
-                                 != N else f"Expected key_padded_mask.shape[1] to be {L}, but "
-                                 f"got {key_padding_mask.shape[1]}")
+        for i, size in enumerate((N, L)):
+            if key_padding_mask.shape[i] != size:
+                raise AssertionError(f"Expected key_padded_mask.shape[{i}] to be {size}, but "
+                                     f"got {key_padding_mask.shape[i]}")
         padding = key_padding_mask.view(N, 1, 1, L)
         mask = padding if mask is None else mask + padding
-    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal and mask is None)
+    out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(L * N, E)
     out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N)).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
