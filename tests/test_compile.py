@@ -1278,3 +1278,62 @@ def test_a_global_the_step_only_binds_gets_each_calls_value():
 
     _assert_same(run(lambda f: f), run(tl.compile))
     assert compiler.counters["compiles"] == 1
+
+
+_SCALE = 1.0    # a Python number a step reads (changed by the test below)
+_CALLS = 0      # a Python counter a step increments
+
+
+def test_python_numbers_the_step_reads_are_guarded():
+    """The trace bakes in the Python numbers the step reads: a global, a closure variable, a
+    module attribute (a dropout's p).  Changing one between calls compiles for the new value,
+    as eager would compute with it."""
+    def run(wrap):
+        global _SCALE
+        _SCALE = 1.0
+        tl.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.0), nn.ReLU(), nn.Linear(8, 1))
+        opt = tl.optim.SGD(model.parameters(), lr=0.05)
+        offset = 0
+
+        def step(x):
+            opt.zero_grad()
+            loss = (model(x) * _SCALE + offset).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+        step = wrap(step)
+        x = tl.randn(6, 4)
+        losses = [step(x).detach() for _ in range(3)]
+        _SCALE = 2.5
+        losses += [step(x).detach() for _ in range(2)]
+        offset = 1
+        losses += [step(x).detach() for _ in range(2)]
+        model[1].p = 0.5
+        losses += [step(x).detach() for _ in range(2)]
+        return losses, model.state_dict()
+
+    _assert_same(run(lambda f: f), run(tl.compile))
+    assert compiler.counters["compiles"] == 4
+
+
+def test_a_counter_the_step_increments_does_not_recompile_every_call():
+    """Python side effects run while the step is traced; a number the step changes keeps the
+    value the trace left, and later calls (which run no Python) reuse the program."""
+    global _CALLS
+    _CALLS = 0
+    model, opt, x = _loop_setup()
+
+    def step(x):
+        global _CALLS
+        _CALLS += 1
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    step = tl.compile(step)
+    for _ in range(5):
+        step(x)
+    assert compiler.counters["compiles"] == 1
+    assert _CALLS == 2   # the eager first call and the trace

@@ -21,10 +21,13 @@ the default generator:
   objects.  The old buffers of written Tensors are donated to the program (each one only when
   nothing else holds it; ``torchlike.compiler.config.donate_buffers``).
 Baked in: Python values (non-Tensor arguments, shapes, module attributes such as ``training``
-and a dropout's ``p``, optimizer flags such as ``nesterov`` and whether ``weight_decay`` is 0)
-and the structure of the state (which ``.grad`` exist, optimizer state keys).
+and a dropout's ``p``, numbers and strings in the globals and closure the step names, optimizer
+flags such as ``nesterov`` and whether ``weight_decay`` is 0) and the structure of the state
+(which ``.grad`` exist, optimizer state keys).
 Recompiles: new shapes or dtypes of captured Tensors, new Python argument values, a module
-switching between train and eval, grad mode, a change of the state's structure or flags.
+switching between train and eval or changing a number attribute, a new value of such a global
+or closure number, grad mode, a change of the state's structure or flags.  (A number the step
+changes itself, a counter, keeps the value its trace left: later calls run no Python.)
 ``torchlike.compiler.counters`` counts programs and calls; past ``config.cache_size_limit``
 programs for one function each new one warns, as torch._dynamo's cache limit does.
 Python side effects of ``fn`` run only while it is traced (as with jax.jit), except LR scheduler
@@ -76,6 +79,7 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 # --- finding the state ----------------------------------------------------------------------------
 
 _SKIP = object()
+_CONSTANTS = frozenset((int, float, complex, bool, str, type(None)))
 _MISSING = object()   # an empty closure cell, an undefined global
 _KINDS = {}   # type -> how walk treats its instances
 # module -> (structure epoch, its sub-modules, tensors, ids of parameters, cacheable); weakly
@@ -160,6 +164,7 @@ class _State:
         self.generators = []
         self.modules = []
         self.probes = []       # (read, what it read): the containers the walk looked into
+        self.constants = []    # Python numbers and strings the program bakes in (guarded)
         self._ids = set()
         self.tree = None       # the arguments' pytree structure and leaves
         self.leaves = ()
@@ -173,6 +178,13 @@ class _State:
 
     def probe(self, read, then):
         self.probes.append((read, tuple(then)))
+
+    def constant(self, v):
+        """Record ``v`` if it is a Python number or string: the step's trace bakes in what it
+        reads of those (a global scale, a dropout's p), so the guard compares them (by repr:
+        nan and -0.0 compare as themselves)."""
+        if type(v) in _CONSTANTS:
+            self.constants.append((type(v), repr(v)))
 
     def _at(self, how, container, key):
         return (how, container, key) if self.where is not None else None
@@ -261,15 +273,17 @@ class _State:
                 for k, v in table.items():
                     sub.walk(v, depth, sub._at("attr", module, k))
             for k, v in module.__dict__.items():   # tensors kept as plain attributes
+                if k[0] != "_":
+                    sub.constant(v)   # p, eps, momentum, ... (training is guarded as well)
                 kind = _KINDS.get(type(v)) or _kind(v)
                 if k[0] != "_" and kind in (Tensor, Module, list, dict):
                     sub.walk(v, depth, sub._at("attr", module, k))
                     # a mutable container can change without the module knowing
                     cacheable = cacheable and not isinstance(v, (list, dict, set))
             cacheable = cacheable and not (sub.groups or sub.generators) and all(
-                _SUBTREES.get(m, (None, None, None, None, False))[4] for m in sub.modules)
+                _SUBTREES.get(m, (None,) * 6)[4] for m in sub.modules)
             cached = (_trace_context.structure[0], sub.modules, sub.tensors,
-                      set(map(id, sub.params)), cacheable)
+                      set(map(id, sub.params)), cacheable, sub.constants)
             if self.where is not None:
                 for key, places in sub.where.items():
                     self.where.setdefault(key, []).extend(places)
@@ -280,7 +294,8 @@ class _State:
                 self.generators.extend(g for g in sub.generators if id(g) not in self._ids)
                 self._ids.update(map(id, sub.generators))
                 self.probes.extend(sub.probes)
-        _, modules, tensors, params, _ = cached
+        _, modules, tensors, params, _, constants = cached
+        self.constants.extend(constants)
         ids = self._ids
         self.modules.append(module)   # walk() has marked it seen
         for m in modules:
@@ -309,6 +324,7 @@ class _State:
             contents = _cell_contents(fn.__closure__)
             self.probe(functools.partial(_cell_contents, fn.__closure__), contents)
             for cell, v in zip(fn.__closure__, contents):
+                self.constant(v)
                 self.walk(v, depth + 1, self._at("cell", cell, None))
         names = _global_names(fn.__code__)
         if names:
@@ -316,6 +332,7 @@ class _State:
             values = _global_values(namespace, names)
             self.probe(functools.partial(_global_values, namespace, names), values)
             for name, v in zip(names, values):
+                self.constant(v)
                 self.walk(v, depth + 1, self._at("item", namespace, name))
 
 
@@ -420,7 +437,8 @@ def _guard_key(state):
                   for p in state.params)
     return (state.tree, tuple(_leaf_key(x) for x in state.leaves), state.arguments, tensors,
             grads, _groups_key(state.groups), len(state.generators),
-            tuple(m.training for m in state.modules), _grad_state.grad_enabled)
+            tuple(m.training for m in state.modules), _grad_state.grad_enabled,
+            tuple(state.constants))   # last: _compile files the program under the trace's too
 
 
 # --- tracing --------------------------------------------------------------------------------------
@@ -440,6 +458,7 @@ class _Plan:
         self.gens = ()            # positions of the generators the step drew from
         self.created = ()         # Tensors the step created that stay reachable
         self.bind = ()            # per created Tensor: where it is bound (see _bindings)
+        self.constants = ()       # the constants as the trace left them
         self.deferred = ()        # (fn, args with Tensor positions) to replay
         self.returns_graph = False   # fn returns Tensors that require grad...
         self.backward_ran = False    # ...and did (a training step) or did not run backward
@@ -552,6 +571,7 @@ def _program(fn, args, kwargs, state, plan):
             plan.created = tuple(t for t in after.tensors if id(t) not in known
                                  and id(t) not in trace.numbers and isinstance(t._arr, _Tracer))
             plan.bind = _bindings(plan.created, state, before, after.where)
+            plan.constants = tuple(after.constants)
             created = [t._arr for t in plan.created]
             deferred, deferred_arrays = [], []
             for f, f_args in trace.deferred:
@@ -802,6 +822,9 @@ class CompiledFunction:
                           "changing", UserWarning, stacklevel=3)
         if not plan.created or plan.bind:   # else traced again with what it created
             self._programs[key] = program
+            # numbers the step itself changes (a counter it increments) keep the values the
+            # trace left: later calls, which run no Python, find them so
+            self._programs[key[:-1] + (plan.constants,)] = program
         return program
 
 
