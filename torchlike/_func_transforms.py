@@ -55,6 +55,16 @@ _MUTATION = ("During a grad (vjp, jvp, grad, etc) transform, the function provid
              "mutated Tensor(s) as inputs.")
 
 
+def _check_like(leaves, meta, mismatch):
+    """PyTorch's errors for cotangents / tangents ``leaves`` that are not Tensors of the shapes
+    in ``meta`` ((shape, dtype) per leaf); ``mismatch(i, got, shape)`` words a shape error."""
+    for i, (x, (shape, _)) in enumerate(zip(leaves, meta)):
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(x)}")
+        if x.shape != shape:
+            raise RuntimeError(mismatch(i, x.shape, shape))
+
+
 def _spec(tree):
     """A pytree's structure as torch prints it in messages: ``*`` for a leaf."""
     if isinstance(tree, tuple):
@@ -245,12 +255,9 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree "
                                "structure of outputs to the function. cotangents: "
                                f"{_spec(cotangents)}, primal output: {_spec(output)}")
-        for i, (c, (shape, _)) in enumerate(zip(leaves, out_meta)):
-            if not isinstance(c, Tensor):
-                raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
-            if c.shape != shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{c.shape} and output[{i}] has a shape of {shape}.")
+        _check_like(leaves, out_meta, lambda i, got, shape: (
+            f"Mismatch in shape: grad_output[{i}] has a shape of {got} and output[{i}] has a "
+            f"shape of {shape}."))
         dtypes = [dt._np for _, dt in out_meta]
 
         def fn_vjp(*arrays):
@@ -375,12 +382,9 @@ def linearize(func, *primals):
         if tree != lift.flatten(tuple(primals))[1]:
             raise RuntimeError(f"Expected the tangents {_spec(tangents)} to have the same argspec "
                                f"as the primals {_spec(tuple(primals))}")
-        for i, (t, (shape, _)) in enumerate(zip(leaves, p_meta)):
-            if not isinstance(t, Tensor):
-                raise RuntimeError(f"Expected tensors, got unsupported type {type(t)}")
-            if t.shape != shape:
-                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't "
-                                   f"match the shape {shape} of the corresponding primal.")
+        _check_like(leaves, p_meta, lambda i, got, shape: (
+            f"tangent:{i} with shape {got} in flattened pytree doesn't match the shape {shape} "
+            "of the corresponding primal."))
         dtypes = [dt._np for _, dt in p_meta]
 
         def fn_jvp(*arrays):
