@@ -487,13 +487,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             blocks = _split_rows(stacked, rows, cols, row_major=True)
             return (*[b for row in blocks for b in row], *aux)
         outs = lift.lifted_call("Jacrev", fn, d.tensors, d.state)
-        n_out = info["out"].num_leaves
-        jac = _unflatten(info["out"], [d.args_tree(outs[i * d.n:(i + 1) * d.n], is_tuple)
-                                       for i in range(n_out)])
-        if has_aux:
-            return jac, _unflatten(info["aux"], outs[n_out * d.n:])
-        return jac
+        return _jacobian(info, d, outs, is_tuple, has_aux)
     return wrapper
+
+
+def _jacobian(info, d, outs, is_tuple, has_aux):
+    """jacrev's / jacfwd's result from the lifted op's outputs: per output leaf, its blocks
+    (one per input) in the inputs' structure, in the output's structure; then the aux."""
+    n_out = info["out"].num_leaves
+    jac = _unflatten(info["out"], [d.args_tree(outs[i * d.n:(i + 1) * d.n], is_tuple)
+                                   for i in range(n_out)])
+    if has_aux:
+        return jac, _unflatten(info["aux"], outs[n_out * d.n:])
+    return jac
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
@@ -548,12 +554,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             flat = [blocks[j][i] for i in range(len(rows)) for j in range(len(cols))]
             return (*flat, *[a[0] for a in aux])
         outs = lift.lifted_call("Jacfwd", fn, d.tensors, state, extra=seeds)
-        n_out = info["out"].num_leaves
-        jac = _unflatten(info["out"], [d.args_tree(outs[i * d.n:(i + 1) * d.n], is_tuple)
-                                       for i in range(n_out)])
-        if has_aux:
-            return jac, _unflatten(info["aux"], outs[n_out * d.n:])
-        return jac
+        return _jacobian(info, d, outs, is_tuple, has_aux)
     return wrapper
 
 
