@@ -422,7 +422,7 @@ def profile_compiled(case, init, budget_s, window, calls=300):
         t._arr = None
 
     def program_alone():
-        outs, changed, final_grads, _, gens_out, _, _ = program.fn(
+        changed, outs, final_grads, _, gens_out, _, _ = program.fn(
             box["donated"], box["kept"], box["grads"], hypers, box["gens"])
         box["donated"], box["grads"] = changed, final_grads
         for i, a in zip(program.plan.gens, gens_out):   # the generators the step drew from

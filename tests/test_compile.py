@@ -616,6 +616,31 @@ def test_first_call_runs_eagerly_later_calls_compiled():
     assert compiler.counters["calls"] == 2
 
 
+def test_written_state_and_grads_reuse_their_buffers():
+    """Each Tensor a compiled step writes (parameters, .grad, Adam's moments and step counters)
+    gets its new value in its old buffer: the program takes the old ones as donations, and
+    each output lines up with the input it replaces (a returned loss must not take the first
+    step counter's buffer)."""
+    model, opt, step = _mlp_step(make_opt=lambda p: tl.optim.Adam(p, lr=1e-2))
+    step = tl.compile(step)
+    x = tl.randn(3, 4)
+
+    def buffers():
+        out = {}
+        for name, p in model.named_parameters():
+            out[name] = p._arr.unsafe_buffer_pointer()
+            out[name + ".grad"] = p.grad._arr.unsafe_buffer_pointer()
+            for k, v in opt.state[p].items():
+                out[f"{name}.{k}"] = v._arr.unsafe_buffer_pointer()
+        return out
+    for _ in range(3):
+        step(x)
+    before = buffers()
+    step(x)
+    assert buffers() == before
+    assert len(before) == 4 * 5
+
+
 def test_new_batch_shape_retraces_and_old_shape_reuses_its_program():
     def run(wrap):
         model, _, step = _mlp_step()

@@ -18,8 +18,8 @@ the default generator:
 - outputs: what ``fn`` returns (as Tensors without history), every captured Tensor the step
   writes, each parameter's final ``.grad``, changed hyper-parameters, the generators' states,
   and Tensors the step creates that stay reachable.  They are written back into the same Tensor
-  objects.  The old buffers of written Tensors are donated to the program (each one only when
-  nothing else holds it; ``torchlike.compiler.config.donate_buffers``).
+  objects.  The old buffers of written Tensors and of the ``.grad`` Tensors are donated to the
+  program (each one only when nothing else holds it; ``torchlike.compiler.config.donate_buffers``).
 Baked in: Python values (non-Tensor arguments, shapes, module attributes such as ``training``
 and a dropout's ``p``, numbers and strings in the globals and closure the step names, optimizer
 flags such as ``nesterov`` and whether ``weight_decay`` is 0) and the structure of the state
@@ -578,7 +578,10 @@ def _program(fn, args, kwargs, state, plan):
                 deferred.append((f, [a if not isinstance(a, Tensor) else None for a in f_args]))
                 deferred_arrays.append([a._value() for a in f_args if isinstance(a, Tensor)])
             plan.deferred = tuple(deferred)
-            return outs, changed, final_grads, hyper_out, gens_out, created, deferred_arrays
+            # the written state first: jit gives a donated buffer to the first output of its
+            # shape and dtype, so a returned loss ahead of the step counters would take the
+            # first counter's buffer and shift every later one (a copy each, in XLA)
+            return changed, outs, final_grads, hyper_out, gens_out, created, deferred_arrays
         finally:
             _trace_context.active.pop()
             restore()
@@ -679,7 +682,7 @@ class _Retrace(Exception):
 class _Compiled:
     """One program: the jitted trace and the plan of where its outputs go."""
 
-    def __init__(self, jaxpr, out_tree, plan, n_tensors):
+    def __init__(self, jaxpr, out_tree, plan, n_tensors, had_grads):
         self.plan = plan
         consts = jaxpr.consts
         inner = jaxpr.jaxpr
@@ -697,14 +700,19 @@ class _Compiled:
                 arrays.append(next(d) if i in changed else next(k))
             flat = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
             return jax.tree_util.tree_unflatten(out_tree, jax.core.eval_jaxpr(inner, consts, *flat))
-        donate = (0,) if compiler.config.donate_buffers else ()
-        self.fn = jax.jit(run, donate_argnums=donate, keep_unused=True)
+        # the written state; and the old gradients when each has a new one to take its buffer
+        self.donate_grads = all(out for out, was in zip(plan.grads, had_grads) if was)
+        donate = (0, 2) if self.donate_grads else (0,)
+        self.fn = jax.jit(run, donate_argnums=donate if compiler.config.donate_buffers else (),
+                          keep_unused=True)
 
     def __call__(self, arrays, grads, hypers, gens, sealed=False):
         """Run on the captured values; ``sealed``: raise _Retrace (before running anything)
         where the inputs are not those the program was compiled for."""
         donated = [_owned(arrays[i]) for i in self.donated]
         kept = [arrays[i] for i in self.kept]
+        if self.donate_grads:   # by index: a loop variable would be one more reference
+            grads = [None if grads[i] is None else _owned(grads[i]) for i in range(len(grads))]
         self.sealed = sealed
         try:
             return self.fn(donated, kept, grads, hypers, gens)
@@ -809,7 +817,7 @@ class CompiledFunction:
                           "are fixed when the step is traced (return Tensors to get every "
                           "call's values)", UserWarning, stacklevel=3)
         program = _Compiled(jaxpr, jax.tree_util.tree_structure(shapes), plan,
-                            len(state.tensors))
+                            len(state.tensors), [g is not None for g in inputs[1]])
         compiler.counters["compiles"] += 1
         n = len(self._programs) + 1
         name = _qualname(self._fn)
@@ -931,7 +939,7 @@ def _inputs(state, hypers=None):
 
 
 def _run(program, state, sealed=False, hypers=None):
-    outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
+    changed, outs, final_grads, hyper_out, gens_out, created, deferred = program(
         *_inputs(state, hypers), sealed=sealed)
     plan = program.plan
     tensors, by_value = state.tensors, state.by_value

@@ -470,7 +470,8 @@ class Capture:
         """Run the traced step once for real, as torchlike.compile does when a step creates
         state (_compile._run writes everything back, created state included)."""
         program = _compile._Compiled(result.jaxpr, jax.tree_util.tree_structure(result.shapes),
-                                     result.plan, len(self.state.tensors))
+                                     result.plan, len(self.state.tensors),
+                                     [p._grad is not None for p in self.state.params])
         _compile._run(program, self.state)
 
     def keep(self, result):
@@ -486,7 +487,7 @@ class Capture:
         plan = _compile._Plan()
         program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
         with self._context():
-            outs, changed, final_grads, hyper_out, gens_out, created, deferred = program(
+            changed, outs, final_grads, hyper_out, gens_out, created, deferred = program(
                 *self.program_inputs(values, input_arrays))
         leaves = iter(outs)
         out_leaves = []
