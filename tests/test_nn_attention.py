@@ -258,10 +258,14 @@ def test_sdpa_dropout_reproducible_and_graph():
 E, H, L, S, N = 8, 2, 3, 4, 2
 
 
-def _mha(key_value="separate", masks=(), bias_kv=False, separate=False, statics=False, **kw):
-    """fn(T, query, key, value, in_w, in_b, out_w, out_b, *extra) for one configuration."""
+def _mha(key_value="separate", masks=(), bias_kv=False, separate=False, statics=False,
+         batch_first=False, **kw):
+    """fn(T, query, key, value, in_w, in_b, out_w, out_b, *extra) for one configuration;
+    ``batch_first``: the query is (N, L, E), passed transposed as nn.MultiheadAttention does."""
     def fn(T, q, k, v, wi, bi, wo, bo, *extra):
         extra = list(extra)
+        if batch_first:
+            q = q.transpose(1, 0)
         if key_value == "self":
             k = v = q
         elif key_value == "shared":
@@ -283,10 +287,10 @@ def _mha(key_value="separate", masks=(), bias_kv=False, separate=False, statics=
     return fn
 
 
-def _base(batched=True):
+def _base(batched=True, batch_first=False):
     lead = (N,) if batched else ()
-    return [(L,) + lead + (E,), (S,) + lead + (E,), (S,) + lead + (E,), (3 * E, E), (3 * E,),
-            (E, E), (E,)]
+    query = (N, L, E) if batch_first else (L,) + lead + (E,)
+    return [query, (S,) + lead + (E,), (S,) + lead + (E,), (3 * E, E), (3 * E,), (E, E), (E,)]
 
 
 MHA = [
@@ -378,6 +382,12 @@ SELF_MHA = [
      True),
     ("self_unbatched", dict(masks=["key_padding_mask"]), [Fixed(np.array([0, 1, 0], bool))],
      False),
+    # a batch_first query (its transpose passed in), which torchlike projects in its own order
+    ("self_batch_first", dict(batch_first=True), [], True),
+    ("self_batch_first_padding", dict(batch_first=True, masks=["key_padding_mask"]),
+     [Fixed(np.array([[0, 0, 1], [1, 0, 0]], bool))], True),
+    ("self_batch_first_causal", dict(batch_first=True, masks=["attn_mask"], is_causal=True),
+     [Fixed(np.triu(np.ones((L, L), bool), 1))], True),
 ]
 
 
@@ -386,7 +396,7 @@ SELF_MHA = [
 def test_mha_self_attention(name, options, extra, batched, need_weights):
     _check_pair(f"mha/{name}/{need_weights}",
                 _mha(key_value="self", need_weights=need_weights, **options),
-                _specs(_base(batched) + extra, "float64"))
+                _specs(_base(batched, options.get("batch_first", False)) + extra, "float64"))
 
 
 MHA_ERRORS = [

@@ -539,11 +539,16 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     """multi_head_attention_forward's common case (self-attention, one packed projection, no
     weights returned) with the same numbers and fewer copies: the projection goes straight to
     the (batch, heads, tokens, head_dim) layout sdpa takes, where PyTorch's steps pass through a
-    contiguous (3, tokens, batch, dim) copy and (batch * heads, tokens, head_dim) views."""
+    contiguous (3, tokens, batch, dim) copy and (batch * heads, tokens, head_dim) views; and a
+    batch_first input is projected in its own (batch, tokens) order."""
     L, N, E = x.shape
     D = E // num_heads
-    proj = linear(x, in_proj_weight, in_proj_bias).view(L, N, 3, num_heads, D)
-    q, k, v = proj.permute(2, 1, 3, 0, 4).unbind(0)
+    if _swaps_leading_dims(x):   # nn.MultiheadAttention's batch_first input: project (N, L, E)
+        proj = linear(x.transpose(0, 1), in_proj_weight, in_proj_bias).view(N, L, 3, num_heads, D)
+        q, k, v = proj.permute(2, 0, 3, 1, 4).unbind(0)
+    else:
+        proj = linear(x, in_proj_weight, in_proj_bias).view(L, N, 3, num_heads, D)
+        q, k, v = proj.permute(2, 1, 3, 0, 4).unbind(0)
     mask = None
     if attn_mask is not None:
         if attn_mask.ndim == 2:
@@ -567,6 +572,16 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     out = out.permute(2, 0, 1, 3).reshape(L * N, E)
     out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N)).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
+
+
+def _swaps_leading_dims(x):
+    """Whether ``x`` is a view whose last step swapped dims 0 and 1 (as nn.MultiheadAttention
+    does to a batch_first input): its rows are then the transpose of a layout XLA can project
+    without first copying the input into (L, N) order."""
+    if x._root is None or not x._chain:
+        return False
+    op, static = x._chain[-1]
+    return op.name == "transpose" and sorted(dict(static).values()) == [0, 1]
 
 
 def _heads(x, static, name, count, head_dim):
