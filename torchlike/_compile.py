@@ -760,7 +760,8 @@ class CompiledFunction:
             state = last.state_for(args, kwargs)
             if state is not None:
                 try:
-                    out = _run(last.program, state, sealed=True, hypers=last.hypers())
+                    out = _run(last.program, state, sealed=True, hypers=last.hypers(),
+                               writes=last.writes)
                 except _Retrace:   # new shapes or dtypes: find the program as below
                     pass
                 else:
@@ -874,6 +875,9 @@ class _Replay:
         self.fixed_at = {id(t): i for i, t in enumerate(state.tensors[:state.fixed])}
         self.groups = _groups_key(state.groups)
         self.hyper_values = self.hyper_arrays = None
+        # the written Tensors, when all are found from fn (the arguments' change every call)
+        self.writes = (_Writes(program.plan, state)
+                       if all(i < state.fixed for i in program.plan.changed) else None)
 
     def hypers(self):
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
@@ -928,8 +932,11 @@ def _hypers(state):
     return [tuple(group[k] for k in keys) for _, group, keys in state.groups]
 
 
+_ARR = operator.attrgetter("_arr")
+
+
 def _inputs(state, hypers=None):
-    arrays = [t._arr for t in state.tensors]
+    arrays = list(map(_ARR, state.tensors))
     for i in state.by_value:
         arrays[i] = state.tensors[i]._value()
     grads = [None if g is None else g._arr if g._root is None else g._sync()
@@ -938,19 +945,38 @@ def _inputs(state, hypers=None):
     return arrays, grads, _hypers(state) if hypers is None else hypers, gens
 
 
-def _run(program, state, sealed=False, hypers=None):
+class _Writes:
+    """Where a program's written outputs go in one state: the storage roots, with their
+    version counters, and the rest (argument views, arguments passed by value), which take
+    Tensor._write.  A replayed call reuses its state's (NOTE [ replaying the last call ])."""
+
+    def __init__(self, plan, state):
+        tensors, by_value = state.tensors, state.by_value
+        self.roots, self.counters, self.at, self.others = [], [], [], []
+        for k, i in enumerate(plan.changed):
+            t = tensors[i]
+            if t._root is None and i not in by_value:
+                self.roots.append(t)
+                self.counters.append(t._version_counter())
+                self.at.append(k)
+            else:
+                self.others.append((k, t))
+
+    def write(self, changed):
+        values = changed if not self.others else map(changed.__getitem__, self.at)
+        for t, counter, a in zip(self.roots, self.counters, values):
+            t._arr = a   # Tensor._write for a storage root, inlined
+            t._gen += 1
+            counter[0] += 1
+        for k, t in self.others:   # an argument view: into its root
+            t._write(changed[k])
+
+
+def _run(program, state, sealed=False, hypers=None, writes=None):
     changed, outs, final_grads, hyper_out, gens_out, created, deferred = program(
         *_inputs(state, hypers), sealed=sealed)
     plan = program.plan
-    tensors, by_value = state.tensors, state.by_value
-    for i, a in zip(plan.changed, changed):
-        t = tensors[i]
-        if t._root is None and i not in by_value:   # Tensor._write for a storage root, inlined
-            t._arr = a
-            t._gen += 1
-            (t._vc or t._version_counter())[0] += 1
-        else:   # an argument view: into its root
-            t._write(a)
+    (writes or _Writes(plan, state)).write(changed)
     new_grads = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         g = p._grad
