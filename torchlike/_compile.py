@@ -422,6 +422,12 @@ def _is_leaf(x):
     return isinstance(x, (Tensor, Module, Optimizer, LRScheduler, Generator))
 
 
+def _group_values(groups):
+    """Every optimizer group's values of its optimizer's default keys, in one list: while each
+    is the same object, _hyper_keys and _groups_key cannot have changed."""
+    return [group.get(k, _MISSING) for opt, group, _ in groups for k in opt.defaults]
+
+
 def _groups_key(groups):
     """What the program bakes in from the optimizers' groups: which hyper-parameters are traced
     (and their Python types), the values of flags."""
@@ -460,6 +466,7 @@ class _Plan:
         self.bind = ()            # per created Tensor: where it is bound (see _bindings)
         self.constants = ()       # the constants as the trace left them
         self.deferred = ()        # (fn, args with Tensor positions) to replay
+        self.one_tensor = False      # fn returns one Tensor (a loss), not in a container
         self.returns_graph = False   # fn returns Tensors that require grad...
         self.backward_ran = False    # ...and did (a training step) or did not run backward
 
@@ -545,6 +552,8 @@ def _program(fn, args, kwargs, state, plan):
             # numbers, anything else as it was when traced
             plan.out_static = [(_NUMBER if id(x) in trace.numbers else _TENSOR)
                                if isinstance(x, Tensor) else x for x in leaves]
+            plan.one_tensor = (plan.out_static == [_TENSOR]
+                               and jax.tree_util.treedef_is_leaf(plan.out_tree))
             outs = [x._value() for x in leaves if isinstance(x, Tensor)]
             plan.returns_graph = any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
             plan.backward_ran = trace.backward_ran
@@ -874,18 +883,16 @@ class _Replay:
         self.program = program
         self.fixed_at = {id(t): i for i, t in enumerate(state.tensors[:state.fixed])}
         self.groups = _groups_key(state.groups)
-        self.hyper_values = self.hyper_arrays = None
+        self.group_values = _group_values(state.groups)
+        self.hyper_arrays = None
         # the written Tensors, when all are found from fn (the arguments' change every call)
         self.writes = (_Writes(program.plan, state)
                        if all(i < state.fixed for i in program.plan.changed) else None)
 
     def hypers(self):
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
-        put on the device again only when one was set anew."""
-        values = [group[k] for _, group, keys in self.state.groups for k in keys]
-        then = self.hyper_values
-        if then is None or len(values) != len(then) or not all(map(operator.is_, values, then)):
-            self.hyper_values = values
+        put on the device again only after state_for saw a value set anew."""
+        if self.hyper_arrays is None:
             self.hyper_arrays = jax.device_put(_hypers(self.state))
         return self.hyper_arrays
 
@@ -916,9 +923,15 @@ class _Replay:
                 return None
             state.tensors[state.fixed:] = new
             state.params[state.fixed_params:] = params
-        if any(_hyper_keys(opt, group) != keys for opt, group, keys in state.groups) or \
-                _groups_key(state.groups) != self.groups:
-            return None
+        values = _group_values(state.groups)
+        if len(values) != len(self.group_values) or \
+                not all(map(operator.is_, values, self.group_values)):
+            # a value set anew (a scheduler's lr): do the flags and traced keys still match?
+            if any(_hyper_keys(opt, group) != keys for opt, group, keys in state.groups) or \
+                    _groups_key(state.groups) != self.groups:
+                return None
+            self.group_values = values
+            self.hyper_arrays = None
         return state
 
 
@@ -1009,6 +1022,8 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
     for (f, f_args), arrays in zip(plan.deferred, deferred):
         it = iter(arrays)
         f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
+    if plan.one_tensor:
+        return Tensor._wrap(outs[0])
     it = iter(outs)
     leaves = [Tensor._wrap(next(it)) if s is _TENSOR else next(it).item() if s is _NUMBER else s
               for s in plan.out_static]
