@@ -641,6 +641,25 @@ def test_written_state_and_grads_reuse_their_buffers():
     assert len(before) == 4 * 5
 
 
+def test_arrays_held_outside_are_not_donated():
+    """A jax array taken from the state (``__jax_array__``, as a bridge to jax code does) stays
+    valid and keeps its values across compiled calls: only buffers nothing else holds are
+    donated."""
+    model, opt, step = _mlp_step(make_opt=lambda p: tl.optim.Adam(p, lr=1e-2))
+    step = tl.compile(step)
+    x = tl.randn(3, 4)
+    for _ in range(3):
+        step(x)
+    held = [p.__jax_array__() for p in model.parameters()]
+    held += [p.grad.__jax_array__() for p in model.parameters()]
+    held += [v.__jax_array__() for s in opt.state.values() for v in s.values()]
+    expected = [np.array(a) for a in held]
+    step(x)
+    step(x)
+    for a, e in zip(held, expected):
+        np.testing.assert_array_equal(np.asarray(a), e)
+
+
 def test_new_batch_shape_retraces_and_old_shape_reuses_its_program():
     def run(wrap):
         model, _, step = _mlp_step()

@@ -718,10 +718,10 @@ class _Compiled:
     def __call__(self, arrays, grads, hypers, gens, sealed=False):
         """Run on the captured values; ``sealed``: raise _Retrace (before running anything)
         where the inputs are not those the program was compiled for."""
-        donated = [_owned(arrays[i]) for i in self.donated]
-        kept = [arrays[i] for i in self.kept]
-        if self.donate_grads:   # by index: a loop variable would be one more reference
-            grads = [None if grads[i] is None else _owned(grads[i]) for i in range(len(grads))]
+        donated = _owned(list(map(arrays.__getitem__, self.donated)))
+        kept = list(map(arrays.__getitem__, self.kept))
+        if self.donate_grads:
+            grads = _owned(list(grads))
         self.sealed = sealed
         try:
             return self.fn(donated, kept, grads, hypers, gens)
@@ -729,18 +729,27 @@ class _Compiled:
             self.sealed = False
 
 
-def _owned(arr):
-    """``arr`` if only the Tensor that holds it (and this call) refer to it, else a copy: a
-    donated buffer is gone afterwards, so one that something else shares must not be given."""
-    return arr if sys.getrefcount(arr) <= _SOLE_OWNER else jnp.array(arr, copy=True)
+def _refcounts(arrays):
+    return list(map(sys.getrefcount, arrays))
+
+
+def _owned(arrays):
+    """``arrays`` (a list made for the call from the list _inputs made; None allowed), each
+    one that something besides its Tensor refers to replaced by a copy: a donated buffer is
+    gone afterwards, so one that something else shares must not be given."""
+    counts = _refcounts(arrays)
+    if all(map(_SOLE_OWNER.__ge__, counts)):
+        return arrays
+    return [a if a is None or n <= _SOLE_OWNER else jnp.array(a, copy=True)
+            for a, n in zip(arrays, counts)]
 
 
 def _sole_owner_refs():
-    """sys.getrefcount of an array held by one Tensor, as _owned sees it (the Tensor, the list
-    of arrays, the argument, getrefcount's own)."""
+    """A count of _refcounts for an array only its Tensor holds: the Tensor, the list of
+    _inputs, the list made for the call, and the counting's own."""
     t = Tensor._wrap(jnp.zeros(1))
     arrays = [t._arr]
-    return (lambda arr: sys.getrefcount(arr))(arrays[0])
+    return _refcounts(list(arrays))[0]
 
 
 class CompiledFunction:
