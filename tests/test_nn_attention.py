@@ -259,13 +259,16 @@ E, H, L, S, N = 8, 2, 3, 4, 2
 
 
 def _mha(key_value="separate", masks=(), bias_kv=False, separate=False, statics=False,
-         batch_first=False, **kw):
+         batch_first=False, no_bias=False, **kw):
     """fn(T, query, key, value, in_w, in_b, out_w, out_b, *extra) for one configuration;
-    ``batch_first``: the query is (N, L, E), passed transposed as nn.MultiheadAttention does."""
+    ``batch_first``: the query is (N, L, E), passed transposed as nn.MultiheadAttention does;
+    ``no_bias``: both projections without bias."""
     def fn(T, q, k, v, wi, bi, wo, bo, *extra):
         extra = list(extra)
         if batch_first:
             q = q.transpose(1, 0)
+        if no_bias:
+            bi = bo = None
         if key_value == "self":
             k = v = q
         elif key_value == "shared":
@@ -388,6 +391,7 @@ SELF_MHA = [
      [Fixed(np.array([[0, 0, 1], [1, 0, 0]], bool))], True),
     ("self_batch_first_causal", dict(batch_first=True, masks=["attn_mask"], is_causal=True),
      [Fixed(np.triu(np.ones((L, L), bool), 1))], True),
+    ("self_batch_first_no_bias", dict(batch_first=True, no_bias=True), [], True),
 ]
 
 

@@ -83,14 +83,14 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def _flat_linear(flat, weight, bias, rows):
+def _flat_linear(flat, weight, bias, rows, order=None):
     """``linear`` of a matrix that flattens a (*rows, in) tensor: PyTorch's addmm (mm without a
-    bias), computed over ``rows`` (NOTE [ flattened rows ] in linalg.py)."""
+    bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py)."""
     if not _records(flat, weight, bias):
         return linear(flat, weight, bias)
     if bias is None:
-        return linalg._mm(flat, weight.t(), rows)
-    return linalg.addmm_rows(bias, flat, weight.t(), rows)
+        return linalg._mm(flat, weight.t(), rows, order)
+    return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
 
 
 def _trilinear(a, w, b):
@@ -540,10 +540,11 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     weights returned) with the same numbers and fewer copies: the projection goes straight to
     the (batch, heads, tokens, head_dim) layout sdpa takes, where PyTorch's steps pass through a
     contiguous (3, tokens, batch, dim) copy and (batch * heads, tokens, head_dim) views; and a
-    batch_first input is projected in its own (batch, tokens) order."""
+    batch_first input is projected, in and out, in its own (batch, tokens) order."""
     L, N, E = x.shape
     D = E // num_heads
-    if _swaps_leading_dims(x):   # nn.MultiheadAttention's batch_first input: project (N, L, E)
+    batch_first = _swaps_leading_dims(x)
+    if batch_first:   # nn.MultiheadAttention's batch_first input: project (N, L, E)
         proj = linear(x.transpose(0, 1), in_proj_weight, in_proj_bias).view(N, L, 3, num_heads, D)
         q, k, v = proj.permute(2, 0, 3, 1, 4).unbind(0)
     else:
@@ -570,7 +571,8 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
         mask = padding if mask is None else mask + padding
     out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(L * N, E)
-    out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N)).view(L, N, E)
+    out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N),
+                       (1, 0) if batch_first else None).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
 
 

@@ -59,8 +59,9 @@ def _matmul(a, b, precision):
     return jnp.matmul(a, b, precision=precision)
 
 
-def _rows_product(a, b, precision, rows):
-    """``a @ b`` where ``a``'s rows flatten a (*rows) batch, computed over those axes.
+def _rows_product(a, b, precision, rows, order=None):
+    """``a @ b`` where ``a``'s rows flatten a (*rows) batch, computed over those axes (taken in
+    ``order``, when given, and put back).
 
     NOTE [ flattened rows ]
     PyTorch multiplies an N-d input by a matrix through a flattened 2-d view (F.linear: view ->
@@ -69,8 +70,17 @@ def _rows_product(a, b, precision, rows):
     and compute the same products over the original axes, so that reverse mode's gradient of
     the matrix contracts two axes: XLA's CPU backend lays that product out for its fused
     YNNPACK kernel, where ``a.T @ g`` of the flat matrix runs in a generic kernel 2-3x slower
-    (hand-written JAX, which writes ``x @ w.T`` on 3-d activations, gets the fast one)."""
-    out = jnp.matmul(a.reshape(*rows, a.shape[1]), b, precision=precision)
+    (hand-written JAX, which writes ``x @ w.T`` on 3-d activations, gets the fast one).
+    ``order`` permutes the batch axes for the product, which changes no number (each row is its
+    own dot product): multi_head_attention_forward's output projection flattens (tokens, batch)
+    rows of a batch_first layer, and computing them in (batch, tokens) order spares XLA a
+    transposing copy of the activations and of the gradient (see _packed_self_attention)."""
+    x = a.reshape(*rows, a.shape[1])
+    if order is not None:
+        x = x.transpose(*order, len(rows))
+    out = jnp.matmul(x, b, precision=precision)
+    if order is not None:
+        out = out.transpose(*np.argsort(order), len(rows))
     return out.reshape(a.shape[0], b.shape[1])
 
 
@@ -183,8 +193,9 @@ def mm(input, mat2, *, out=None):
     return _out(_mm(input, mat2), out)
 
 
-def _mm(input, mat2, rows=None):
-    """mm; ``rows``: the batch shape ``input`` flattens (NOTE [ flattened rows ])."""
+def _mm(input, mat2, rows=None, order=None):
+    """mm; ``rows``: the batch shape ``input`` flattens, ``order``: the order to take its axes
+    in (NOTE [ flattened rows ])."""
     s1, s2 = input._arr.shape, mat2._arr.shape
     if len(s1) != 2:
         raise RuntimeError("self must be a matrix")
@@ -197,7 +208,7 @@ def _mm(input, mat2, rows=None):
     _no_bool("addmm_impl_cpu_", input)
     if rows is None:
         return call(MM, input, mat2, static=_static())
-    return call(MM_ROWS, input, mat2, static=_static() + (("rows", tuple(rows)),))
+    return call(MM_ROWS, input, mat2, static=_static() + _rows_static(rows, order))
 
 
 def bmm(input, mat2, *, out=None):
@@ -326,8 +337,12 @@ def _fused_call(name, input, a, b, beta, alpha, out_shape, out):
     return _out(call(FUSED[name], input, a, b, beta, alpha, static=static), out)
 
 
-def _fused_rows(inp, a, b, beta, alpha, beta_zero, precision, rows):
-    return _scaled(inp, _rows_product(a, b, precision, rows), beta, alpha, beta_zero)
+def _fused_rows(inp, a, b, beta, alpha, beta_zero, precision, rows, order=None):
+    return _scaled(inp, _rows_product(a, b, precision, rows, order), beta, alpha, beta_zero)
+
+
+def _rows_static(rows, order):
+    return (("rows", tuple(rows)),) + ((("order", tuple(order)),) if order is not None else ())
 
 
 # addmm of a linear layer's flattened N-d input (NOTE [ flattened rows ])
@@ -335,10 +350,11 @@ ADDMM_ROWS = Op("addmm", _fused_rows, "AddmmBackward0", inputs=3, saves={1: (2,)
                 promote_args=3)
 
 
-def addmm_rows(input, mat1, mat2, rows):
-    """``addmm(input, mat1, mat2)`` for a ``mat1`` that flattens a (*rows, k) tensor."""
+def addmm_rows(input, mat1, mat2, rows, order=None):
+    """``addmm(input, mat1, mat2)`` for a ``mat1`` that flattens a (*rows, k) tensor (NOTE
+    [ flattened rows ])."""
     _check_expand(input, _addmm_checks(input, mat1, mat2))
-    static = (("beta_zero", False),) + _static() + (("rows", tuple(rows)),)
+    static = (("beta_zero", False),) + _static() + _rows_static(rows, order)
     return call(ADDMM_ROWS, input, mat1, mat2, 1, 1, static=static)
 
 
