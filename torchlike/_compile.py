@@ -894,7 +894,8 @@ class _Replay:
         self.groups = _groups_key(state.groups)
         self.group_values = _group_values(state.groups)
         self.hyper_arrays = None
-        # the written Tensors, when all are found from fn (the arguments' change every call)
+        # where the outputs go, when every written Tensor is found from fn (argument Tensors
+        # may be other objects on the next call)
         self.writes = (_Writes(program.plan, state)
                        if all(i < state.fixed for i in program.plan.changed) else None)
 
