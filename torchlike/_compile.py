@@ -880,7 +880,9 @@ class _Replay:
       plain objects' attributes) holds the same objects (the walk's probes);
     - the arguments have the same structure, the same non-Tensor values, and their Tensors
       take the same places (_place_arguments);
-    - the optimizers' flags and the types of their traced hyper-parameters are unchanged.
+    - the optimizers' flags and the types of their traced hyper-parameters are unchanged
+      (rebuilt and compared only when a group's value is not the same object as last call's,
+      as after a scheduler's step; then the hyper-parameters are put on the device again).
     Shapes and dtypes are left to jit: the program is called sealed, and inputs it was not
     compiled for make jit trace again, which raises _Retrace before anything runs; the call
     then finds its state and program in full.  (The module subtree cache rests on the same
