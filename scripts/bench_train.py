@@ -36,7 +36,10 @@ whether the losses agree (the first loss checks the model, the later ones the up
 Timing as in scripts/bench_eager.py: a warm-up, then windows of --window back-to-back steps,
 waiting for the window's last result (block_until_ready) before stopping the clock; one sample
 is window time / window.  The implementations of a case take turns window by window, so a change
-in the machine's load hits them all alike and the ratios are measured side by side.  Reports the
+in the machine's load hits them all alike and the ratios are measured side by side; each round
+starts one implementation later, so none always runs right after the same one, and each window
+begins with one untimed step (the first step after another implementation's window meets its
+caches and allocator state, which a training loop never does).  Reports the
 median and p10/p90 in milliseconds.  The goal of issue 6: compiled torchlike within 1.05x of the
 hand-written JAX step.  --profile (automatic when a case misses the goal) splits a compiled call
 into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.
@@ -332,9 +335,17 @@ def measure_together(runners, budget_s, window, min_samples=15):
             if i >= 3 and time.perf_counter() > warm_end:
                 break
     samples = {name: [] for name in runners}
+    names = list(runners)
     deadline = time.perf_counter() + budget_s
+    turn = 0
     while min(len(s) for s in samples.values()) < min_samples or time.perf_counter() < deadline:
-        for name, (fn, wait) in runners.items():
+        # each round starts one implementation later, so none always runs right after the
+        # same one; and a window's first step, which meets the caches and allocator state the
+        # previous implementation left, is not timed: a training loop runs step after step
+        turn += 1
+        for name in names[turn % len(names):] + names[:turn % len(names)]:
+            fn, wait = runners[name]
+            wait(fn())
             t0 = time.perf_counter()
             for _ in range(window):
                 out = fn()
