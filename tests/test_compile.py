@@ -748,6 +748,32 @@ def test_recompile_warning_past_the_cache_size_limit(monkeypatch):
     assert compiler.counters["compiles"] == 3
 
 
+_CALLS = 0   # incremented by the step below
+
+
+def test_recompile_warning_counts_programs_not_their_keys(monkeypatch):
+    """A step that changes a global number of its own is filed under the number's value before
+    and after its trace (NOTE [ whole-step compile ]); that is still one program towards the
+    cache size limit."""
+    monkeypatch.setattr(compiler.config, "cache_size_limit", 2)
+
+    def f(x):
+        global _CALLS
+        _CALLS += 1
+        return x * 2
+    f = tl.compile(f)
+    f(tl.ones(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(tl.ones(1))
+        f(tl.ones(1))
+        f(tl.ones(2))
+        f(tl.ones(2))
+    with pytest.warns(UserWarning, match="recompiled 2 times.*cache_size_limit = 2"):
+        f(tl.ones(3))
+    assert compiler.counters["compiles"] == 3
+
+
 # --- graph breaks -----------------------------------------------------------------------------
 
 def _break_item(model, opt, x):

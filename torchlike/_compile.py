@@ -838,7 +838,7 @@ class CompiledFunction:
         program = _Compiled(jaxpr, jax.tree_util.tree_structure(shapes), plan,
                             len(state.tensors), [g is not None for g in inputs[1]])
         compiler.counters["compiles"] += 1
-        n = len(self._programs) + 1
+        n = len(set(map(id, self._programs.values()))) + 1   # a program can be filed twice
         name = _qualname(self._fn)
         if compiler.config.log_compiles:
             print(f"torchlike.compile: compiling {name} (program {n})", file=sys.stderr)
