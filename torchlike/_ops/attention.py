@@ -444,17 +444,9 @@ def multi_head_attention_forward(
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
 
     if attn_mask is not None:
+        _check_attn_mask(attn_mask, bsz * num_heads, tgt_len, src_len)
         if attn_mask.ndim == 2:
-            if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(tgt_len, src_len)}.")
             attn_mask = attn_mask.unsqueeze(0)
-        elif attn_mask.ndim == 3:
-            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
-        else:
-            raise RuntimeError(f"attn_mask's dimension {attn_mask.ndim} is not supported")
 
     from .spatial import pad
     if bias_k is not None and bias_v is not None:
@@ -484,12 +476,7 @@ def multi_head_attention_forward(
     src_len = k.shape[1]
 
     if key_padding_mask is not None:
-        if key_padding_mask.shape[0] != bsz:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
-                                 f"{key_padding_mask.shape[0]}")
-        if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
+        _check_key_padding_mask(key_padding_mask, bsz, src_len)
         key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
             -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
         attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
@@ -552,21 +539,11 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
         q, k, v = proj.permute(2, 1, 3, 0, 4).unbind(0)
     mask = None
     if attn_mask is not None:
-        if attn_mask.ndim == 2:
-            if tuple(attn_mask.shape) != (L, L):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(L, L)}.")
-            mask = attn_mask.view(1, 1, L, L)
-        else:
-            if tuple(attn_mask.shape) != (N * num_heads, L, L):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
-                                   f"should be {(N * num_heads, L, L)}.")
-            mask = attn_mask.view(N, num_heads, L, L)
+        _check_attn_mask(attn_mask, N * num_heads, L, L)
+        mask = attn_mask.view(1, 1, L, L) if attn_mask.ndim == 2 else \
+            attn_mask.view(N, num_heads, L, L)
     if key_padding_mask is not None:
-        for i, size in enumerate((N, L)):
-            if key_padding_mask.shape[i] != size:
-                raise AssertionError(f"Expected key_padded_mask.shape[{i}] to be {size}, but "
-                                     f"got {key_padding_mask.shape[i]}")
+        _check_key_padding_mask(key_padding_mask, N, L)
         padding = key_padding_mask.view(N, 1, 1, L)
         mask = padding if mask is None else mask + padding
     out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
@@ -574,6 +551,28 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N),
                        (1, 0) if batch_first else None).view(L, N, E)
     return (out if batched else out.squeeze(1)), None
+
+
+def _check_attn_mask(mask, batch_heads, tgt_len, src_len):
+    """multi_head_attention_forward's errors for an attn_mask that is not (tgt, src) or
+    (batch * heads, tgt, src)."""
+    if mask.ndim == 2:
+        if tuple(mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be "
+                               f"{(tgt_len, src_len)}.")
+    elif mask.ndim == 3:
+        if tuple(mask.shape) != (batch_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {mask.shape}, but should be "
+                               f"{(batch_heads, tgt_len, src_len)}.")
+    else:
+        raise RuntimeError(f"attn_mask's dimension {mask.ndim} is not supported")
+
+
+def _check_key_padding_mask(mask, bsz, src_len):
+    for i, size in enumerate((bsz, src_len)):
+        if mask.shape[i] != size:
+            raise AssertionError(f"Expected key_padded_mask.shape[{i}] to be {size}, but got "
+                                 f"{mask.shape[i]}")
 
 
 def _swaps_leading_dims(x):
