@@ -23,10 +23,9 @@ each run five ways on the same batch, from the same initial parameters:
   torch compiled      torch.compile(step) (inductor needs a C++ compiler; a failure is reported
                       as "n/a" with its reason).
 Differences that are the models' formulation, not torchlike's: PyTorch keeps one Adam step
-counter per parameter (the hand-written update keeps one: 27 scalar updates fewer, under 2% of
-the step); nn.MultiheadAttention with batch_first transposes to
-sequence-first and back around its projections, and its weight gradients pass through the
-attention's packed projection (slices and pads the hand-written split avoids); torchlike's
+counter per parameter, with float64 bias corrections (the hand-written update keeps one: 27
+scalar updates fewer, under 2% of the step); nn.MultiheadAttention's softmax gives 0 for a
+fully masked row (PyTorch's _safe_softmax), the hand-written one is jax.nn.softmax; torchlike's
 dropout hashes a counter, the hand-written one draws jax.random.bernoulli (threefry).
 torchlike turns on jax's 64-bit mode and synchronous CPU dispatch when imported; the hand-written
 JAX runs in the same process under the same settings.
