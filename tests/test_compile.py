@@ -748,9 +748,6 @@ def test_recompile_warning_past_the_cache_size_limit(monkeypatch):
     assert compiler.counters["compiles"] == 3
 
 
-_CALLS = 0   # incremented by the step below
-
-
 def test_recompile_warning_counts_programs_not_their_keys(monkeypatch):
     """A step that changes a global number of its own is filed under the number's value before
     and after its trace (NOTE [ whole-step compile ]); that is still one program towards the
