@@ -165,7 +165,10 @@ def _sdpa(q, k, v, *mask, is_causal, scale, gqa):
     if mask:
         m = mask[0]
         s = jnp.where(m, s, neg) if m.dtype == jnp.bool_ else s + m.astype(s.dtype)
-    return jnp.einsum("...ls,...se->...le", _safe_softmax(s), v).astype(dtype)
+    # only a mask can mask a whole row (a causal row keeps its first key); without one, the
+    # plain softmax, which XLA's CPU backend fuses with the scores' matmul
+    w = _safe_softmax(s) if mask else jax.nn.softmax(s, -1)
+    return jnp.einsum("...ls,...se->...le", w, v).astype(dtype)
 
 
 SDPA_FLASH = Op("_scaled_dot_product_flash_attention_for_cpu", _sdpa,
