@@ -372,14 +372,14 @@ def measure_together(runners, budget_s, window, min_samples=15):
                 break
     samples = {name: [] for name in runners}
     names = list(runners)
+    order = np.random.default_rng(0)
     deadline = time.perf_counter() + budget_s
-    turn = 0
     while min(len(s) for s in samples.values()) < min_samples or time.perf_counter() < deadline:
-        # each round starts one implementation later, so none always runs right after the
-        # same one; and a window's first step, which meets the caches and allocator state the
-        # previous implementation left, is not timed: a training loop runs step after step
-        turn += 1
-        for name in names[turn % len(names):] + names[:turn % len(names)]:
+        # each round takes the implementations in a new random order, so none mostly runs
+        # right after the same one; and a window's first step, which meets the caches and
+        # allocator state the previous implementation left, is not timed: a training loop runs
+        # step after step
+        for name in order.permutation(names):
             fn, wait = runners[name]
             wait(fn())
             t0 = time.perf_counter()
