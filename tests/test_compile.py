@@ -677,6 +677,20 @@ def test_new_batch_shape_retraces_and_old_shape_reuses_its_program():
     _assert_same(eager[1:], compiled[1:])
 
 
+def test_float_arguments_are_guarded_as_written():
+    """A float argument is baked into the program: -0.0 and 0.0 get a program each (the sign
+    of a zero product differs), and nan, which is not == itself, gets one program."""
+    step = tl.compile(lambda x, s: x * s)
+    x = tl.tensor([-1.0, 2.0])
+    for s in (1.0, -0.0, 0.0, -0.0, 0.0):   # the first call runs eagerly
+        signs = [np.copysign(1.0, v) for v in step(x, s).tolist()]
+        assert signs == [np.copysign(1.0, v * s) for v in (-1.0, 2.0)], s
+    assert compiler.counters["compiles"] == 2
+    for _ in range(3):
+        assert np.isnan(step(x, float("nan")).tolist()).all()
+    assert compiler.counters["compiles"] == 3
+
+
 def test_train_and_eval_modes_compile_separate_programs():
     def run(wrap):
         model, _, step = _mlp_step(dropout=0.5)

@@ -408,12 +408,18 @@ def _view_steps(chain):
 
 # --- guards ---------------------------------------------------------------------------------------
 
+def _value_key(x):
+    """What a guard compares of a Python value the step bakes in: a float or complex number by
+    its repr (so -0.0 is not 0.0, and nan is nan), anything else itself."""
+    return repr(x) if type(x) in (float, complex) else x
+
+
 def _leaf_key(x):
     if isinstance(x, Tensor):
         return "T"
     try:
         hash(x)
-        return (type(x), x)
+        return (type(x), _value_key(x))
     except TypeError:
         return (type(x), id(x))
 
@@ -927,8 +933,8 @@ class _Replay:
             for x, then in zip(leaves, state.leaves):
                 if isinstance(x, Tensor):
                     tensors.append(x)
-                elif x is not then and not (type(x) is type(then) and
-                                            isinstance(x, _VALUES) and x == then):
+                elif x is not then and not (type(x) is type(then) and isinstance(x, _VALUES)
+                                            and _value_key(x) == _value_key(then)):
                     return None
             how, new, params, _ = _place_arguments(tensors, self.fixed_at, state.fixed)
             if how != state.arguments:
