@@ -704,6 +704,7 @@ ERRORS = [
     ("row_stack_empty", lambda T: T.row_stack([]), "vstack expects a non-empty TensorList"),
     ("dstack_empty", lambda T: T.dstack([]), "dstack expects a non-empty TensorList"),
     ("column_stack_empty", lambda T: T.column_stack([]), "column_stack expects a non-empty"),
+    ("stack_empty", lambda T: T.stack([]), "^stack expects a non-empty TensorList$"),
     ("hstack_mismatch", lambda T: T.hstack([m(T), T.ones(4)]),
      "Tensors must have same number of dimensions: got 2 and 1"),
     ("vstack_mismatch", lambda T: T.vstack([m(T), T.ones(3)]),
@@ -747,6 +748,21 @@ ERRORS = [
     ("meshgrid_type", lambda T: T.meshgrid(T.ones(2), 3, indexing="ij"),
      "expected Tensor as element 1 in argument 0, but got int"),
 ]
+
+
+
+def _joined(name, make):
+    return lambda T: getattr(T, name)(make(T))
+
+
+# a Tensor or a generator where PyTorch takes a tuple or list of Tensors (a Tensor iterates over
+# its rows, so without the check these would run)
+ERRORS += [(f"{name}_{kind}", _joined(name, make),
+            rf"^{name}\(\): argument 'tensors' \(position 1\) must be tuple of Tensors, not "
+            rf"{kind}$")
+           for name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack",
+                        "dstack", "column_stack")
+           for kind, make in (("Tensor", m), ("generator", lambda T: (t for t in [m(T)])))]
 
 
 @pytest.mark.parametrize("name,fn,match", cases(ERRORS))

@@ -160,12 +160,13 @@ dsplit = _split_along("dsplit", 3, lambda n: 2)
 # --- stacking -----------------------------------------------------------------------------------
 
 def concat(tensors, dim=0, *, axis=None, out=None):
-    """Mirrors ``torch.concat`` and ``torch.concatenate`` (aliases of ``cat``; ``axis`` is
-    ``dim``)."""
-    return S.cat(tensors, dim if axis is None else axis, out=out)
+    """Mirrors ``torch.concat`` (an alias of ``cat``; ``axis`` is ``dim``)."""
+    return S.cat(S.tensor_sequence(tensors, "concat"), dim if axis is None else axis, out=out)
 
 
-concatenate = concat
+def concatenate(tensors, dim=0, *, axis=None, out=None):
+    """Mirrors ``torch.concatenate`` (an alias of ``cat``; ``axis`` is ``dim``)."""
+    return concat(S.tensor_sequence(tensors, "concatenate"), dim, axis=axis, out=out)
 
 
 def _atleast(n):
@@ -199,7 +200,7 @@ atleast_1d, atleast_2d, atleast_3d = _atleast(1), _atleast(2), _atleast(3)
 
 
 def _nonempty(tensors, name):
-    tensors = list(tensors)
+    tensors = S.tensor_sequence(tensors, name)
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
     return tensors
@@ -212,11 +213,13 @@ def hstack(tensors, *, out=None):
 
 
 def vstack(tensors, *, out=None):
-    """Mirrors ``torch.vstack`` (and ``row_stack``): cat of ``atleast_2d`` views along dim 0."""
+    """Mirrors ``torch.vstack``: cat of ``atleast_2d`` views along dim 0."""
     return S.cat(atleast_2d(_nonempty(tensors, "vstack")), 0, out=out)
 
 
-row_stack = vstack
+def row_stack(tensors, *, out=None):
+    """Mirrors ``torch.row_stack`` (an alias of ``vstack``)."""
+    return vstack(S.tensor_sequence(tensors, "row_stack"), out=out)
 
 
 def dstack(tensors, *, out=None):

@@ -507,10 +507,19 @@ def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 
 
-def _tensor_list(tensors, name):
-    tensors = list(tensors)
+def tensor_sequence(tensors, name):
+    """``tensors`` as a list where PyTorch takes a tuple or list of Tensors, and its TypeError
+    for anything else (a Tensor or a generator, which Python would iterate)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    return list(tensors)
+
+
+def _tensor_list(tensors, name, empty):
+    tensors = tensor_sequence(tensors, name)
     if not tensors:
-        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
+        raise empty
     for i, t_ in enumerate(tensors):
         if not isinstance(t_, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
@@ -520,7 +529,8 @@ def _tensor_list(tensors, name):
 
 def cat(tensors, dim=0, *, out=None):
     """Mirrors ``torch.cat`` (legacy 1-D empty tensors are skipped, as in PyTorch)."""
-    tensors = _tensor_list(tensors, "torch.cat")
+    tensors = _tensor_list(tensors, "cat",
+                           ValueError("torch.cat(): expected a non-empty list of Tensors"))
     ref = next((t_ for t_ in tensors if t_.shape != (0,)), tensors[0])
     n = ref.ndim
     if n == 0:
@@ -543,7 +553,8 @@ def cat(tensors, dim=0, *, out=None):
 
 def stack(tensors, dim=0, *, out=None):
     """Mirrors ``torch.stack``."""
-    tensors = _tensor_list(tensors, "stack")
+    tensors = _tensor_list(tensors, "stack",
+                           RuntimeError("stack expects a non-empty TensorList"))
     shape = tensors[0].shape
     for i, t_ in enumerate(tensors):
         if t_.shape != shape:
