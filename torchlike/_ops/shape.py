@@ -516,10 +516,8 @@ def tensor_sequence(tensors, name):
     return list(tensors)
 
 
-def _tensor_list(tensors, name, empty):
+def _tensor_list(tensors, name):
     tensors = tensor_sequence(tensors, name)
-    if not tensors:
-        raise empty
     for i, t_ in enumerate(tensors):
         if not isinstance(t_, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
@@ -529,8 +527,9 @@ def _tensor_list(tensors, name, empty):
 
 def cat(tensors, dim=0, *, out=None):
     """Mirrors ``torch.cat`` (legacy 1-D empty tensors are skipped, as in PyTorch)."""
-    tensors = _tensor_list(tensors, "cat",
-                           ValueError("torch.cat(): expected a non-empty list of Tensors"))
+    tensors = _tensor_list(tensors, "cat")
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     ref = next((t_ for t_ in tensors if t_.shape != (0,)), tensors[0])
     n = ref.ndim
     if n == 0:
@@ -553,8 +552,9 @@ def cat(tensors, dim=0, *, out=None):
 
 def stack(tensors, dim=0, *, out=None):
     """Mirrors ``torch.stack``."""
-    tensors = _tensor_list(tensors, "stack",
-                           RuntimeError("stack expects a non-empty TensorList"))
+    tensors = _tensor_list(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0].shape
     for i, t_ in enumerate(tensors):
         if t_.shape != shape:
