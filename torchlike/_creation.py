@@ -104,6 +104,14 @@ def _numpy_data(data):
     return data
 
 
+def _native(arr):
+    """``arr``, if its bytes are in this machine's order (PyTorch's ValueError if not)."""
+    if not arr.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return arr
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Mirrors ``torch.tensor``: always copies ``data``."""
     if isinstance(data, Tensor):
@@ -115,7 +123,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         arr = data._value().astype(dt._np)
         return _finish(_place(arr, device if device is not None else data.device), requires_grad)
     if isinstance(data, (jax.Array, np.ndarray, np.generic)):
-        np_data = np.asarray(data)
+        np_data = _native(np.asarray(data))
         dt = D.to_dtype(dtype) if dtype is not None else D.from_numpy_dtype(np_data.dtype)
     else:
         if isinstance(data, (list, tuple, str)):
@@ -152,7 +160,7 @@ def from_numpy(ndarray):
     """Mirrors ``torch.from_numpy`` (torchlike copies: XLA owns its buffers)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
+    D.from_numpy_dtype(_native(ndarray).dtype)
     return _finish(_place(ndarray, None), False)
 
 
