@@ -166,7 +166,8 @@ def concat(tensors, dim=0, *, axis=None, out=None):
 
 def concatenate(tensors, dim=0, *, axis=None, out=None):
     """Mirrors ``torch.concatenate`` (an alias of ``cat``; ``axis`` is ``dim``)."""
-    return concat(S.tensor_sequence(tensors, "concatenate"), dim, axis=axis, out=out)
+    return S.cat(S.tensor_sequence(tensors, "concatenate"), dim if axis is None else axis,
+                 out=out)
 
 
 def _atleast(n):
