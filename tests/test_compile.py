@@ -616,25 +616,33 @@ def test_first_call_runs_eagerly_later_calls_compiled():
     assert compiler.counters["calls"] == 2
 
 
+def _adam_step_in_steady_state():
+    """(step, x, state): a compiled MLP step with Adam after three calls, and what returns every
+    Tensor it writes, by name (parameters, their .grad, Adam's moments and step counters)."""
+    model, opt, step = _mlp_step(make_opt=lambda p: tl.optim.Adam(p, lr=1e-2))
+    step = tl.compile(step)
+    x = tl.randn(3, 4)
+    for _ in range(3):
+        step(x)
+
+    def state():
+        out = {}
+        for name, p in model.named_parameters():
+            out[name], out[name + ".grad"] = p, p.grad
+            out.update((f"{name}.{k}", v) for k, v in opt.state[p].items())
+        return out
+    return step, x, state
+
+
 def test_written_state_and_grads_reuse_their_buffers():
     """Each Tensor a compiled step writes (parameters, .grad, Adam's moments and step counters)
     gets its new value in its old buffer: the program takes the old ones as donations, and
     each output lines up with the input it replaces (a returned loss must not take the first
     step counter's buffer)."""
-    model, opt, step = _mlp_step(make_opt=lambda p: tl.optim.Adam(p, lr=1e-2))
-    step = tl.compile(step)
-    x = tl.randn(3, 4)
+    step, x, state = _adam_step_in_steady_state()
 
     def buffers():
-        out = {}
-        for name, p in model.named_parameters():
-            out[name] = p._arr.unsafe_buffer_pointer()
-            out[name + ".grad"] = p.grad._arr.unsafe_buffer_pointer()
-            for k, v in opt.state[p].items():
-                out[f"{name}.{k}"] = v._arr.unsafe_buffer_pointer()
-        return out
-    for _ in range(3):
-        step(x)
+        return {k: t._arr.unsafe_buffer_pointer() for k, t in state().items()}
     before = buffers()
     step(x)
     assert buffers() == before
@@ -645,14 +653,8 @@ def test_arrays_held_outside_are_not_donated():
     """A jax array taken from the state (``__jax_array__``, as a bridge to jax code does) stays
     valid and keeps its values across compiled calls: only buffers nothing else holds are
     donated."""
-    model, opt, step = _mlp_step(make_opt=lambda p: tl.optim.Adam(p, lr=1e-2))
-    step = tl.compile(step)
-    x = tl.randn(3, 4)
-    for _ in range(3):
-        step(x)
-    held = [p.__jax_array__() for p in model.parameters()]
-    held += [p.grad.__jax_array__() for p in model.parameters()]
-    held += [v.__jax_array__() for s in opt.state.values() for v in s.values()]
+    step, x, state = _adam_step_in_steady_state()
+    held = [t.__jax_array__() for t in state().values()]
     expected = [np.array(a) for a in held]
     step(x)
     step(x)
