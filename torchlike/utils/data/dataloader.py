@@ -1,18 +1,28 @@
 """DataLoader: mirrors ``torch.utils.data.dataloader``.
 
 NOTE [ DataLoader worker start method ]
-Worker processes start with the 'spawn' method unless ``multiprocessing_context`` says
-otherwise.  JAX runs threads (XLA's CPU client starts its thread pools when torchlike is
-imported, because the default Generator is created then), and a process forked after that holds
-copies of locks that no thread will ever release, so 'fork' can deadlock a worker.
-'forkserver' is only safe while the fork server itself never imported jax's runtime, but the
-server is shared by the whole program and by default preloads ``__main__`` -- a user script that
-imports torchlike -- so workers would again be forked from a process running XLA threads.
+Worker processes start with the 'spawn' method unless ``multiprocessing_context`` names another.
+JAX runs threads (XLA's CPU client starts its thread pools when torchlike is imported, because
+the default Generator is created then), and a process forked after that holds copies of locks
+that no thread will ever release: a forked worker hangs at its first JAX call.
+- No context: 'spawn', whatever ``multiprocessing.set_start_method`` chose.  (PyTorch takes
+  multiprocessing's default context, which is 'fork' on Linux; and a program that merely made a
+  ``multiprocessing.Queue()`` has fixed that default, so it cannot tell a wish.)
+- 'fork', as a name or a context object: workers start with 'spawn', and a warning says so.
+  Raising instead would break every PyTorch script that asks for 'fork' (common, for speed),
+  although nearly all of them run with spawn: torchlike's default already asks for what spawn
+  needs.  A script spawn cannot run (an unpicklable dataset, no ``__main__`` guard) fails at once
+  with pickle's or multiprocessing's own error, after the warning that explains it.  No start
+  method a user can pass makes a worker hang.
+- 'forkserver': used as asked.  Its server is a fresh process, but by default it preloads
+  ``__main__`` -- a script that imports torchlike -- so workers are forked from a process that
+  started XLA.  It has worked in every run we made; spawn is the default because it is safe
+  whatever the parent has imported.
 Measured on the 2-core development machine (two workers started together, time until each had
 imported torchlike; other jobs sharing the CPU): spawn 0.9-2.0 s, forkserver preloading only
 jax and numpy 0.35-0.7 s.  The difference is the import of jax, which a safe forkserver could
-save but torchlike's own import (which starts XLA) could not.  spawn is chosen: it is safe
-whatever the parent has imported, and ``persistent_workers=True`` pays the start-up once.
+save but torchlike's own import (which starts XLA) could not; ``persistent_workers=True`` pays
+the start-up once.
 As with spawn in PyTorch (macOS, Windows), a script must guard its entry point with
 ``if __name__ == "__main__":`` and datasets, collate_fn and worker_init_fn must be picklable
 (defined at module level).  Workers get ``JAX_PLATFORMS=cpu`` unless it is set already, so a
@@ -98,7 +108,8 @@ class DataLoader(Generic[T_co]):
         timeout: seconds to wait for a batch from the workers before raising (0: forever).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker after seeding.
         multiprocessing_context: a start method name or a ``multiprocessing`` context (default
-            'spawn'; see NOTE [ DataLoader worker start method ]).
+            'spawn'; 'fork' is replaced by 'spawn' with a warning, see NOTE [ DataLoader worker
+            start method ]).
         generator: the ``torchlike.Generator`` for ``RandomSampler`` and for the workers'
             base seed.
         prefetch_factor: batches each worker loads ahead (default 2 with workers).
@@ -370,6 +381,34 @@ def _worker_environment():
         os.environ.pop("JAX_PLATFORMS", None)
 
 
+def _worker_context(context):
+    """The context to start workers with: ``context`` (the loader's), 'spawn' where it is
+    None or 'fork' (NOTE [ DataLoader worker start method ])."""
+    if context is not None and context.get_start_method() != "fork":
+        return context
+    if context is not None:
+        warnings.warn("DataLoader workers cannot be started with 'fork': JAX runs threads in this "
+                      "process, and a forked worker would hang at its first JAX call. They are "
+                      "started with 'spawn' instead, which needs a picklable dataset, collate_fn "
+                      "and worker_init_fn and an `if __name__ == '__main__':` guard; pass "
+                      "multiprocessing_context='spawn' to silence this warning.", stacklevel=5)
+    return multiprocessing.get_context(_DEFAULT_START_METHOD)
+
+
+def _start_worker(worker):
+    """Start a worker process; where its arguments cannot be pickled, PyTorch's warning comes
+    first (its advice to try 'fork' replaced: NOTE [ DataLoader worker start method ])."""
+    try:
+        worker.start()
+    except (TypeError, AttributeError, pickle.PicklingError):
+        warnings.warn("Got pickle error when attempting to start a worker Process. This might be "
+                      "because the worker Process arguments are not picklable. torchlike starts "
+                      "DataLoader workers with 'spawn' (a forked worker would hang on JAX's "
+                      "threads), which requires the dataset, collate_fn and worker_init_fn to be "
+                      "picklable: define them at module level.", stacklevel=5)
+        raise
+
+
 def _exit_description(worker):
     code = worker.exitcode
     if code is not None and code < 0:
@@ -390,8 +429,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
-        ctx = loader.multiprocessing_context or multiprocessing.get_context(
-            _DEFAULT_START_METHOD)
+        ctx = _worker_context(loader.multiprocessing_context)
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
         self._index_queues = []
@@ -409,7 +447,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                           self._drop_last, self._base_seed, loader.worker_init_fn, worker_id,
                           self._num_workers),
                     daemon=True)
-                w.start()
+                _start_worker(w)
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
                 self._worker_active.append(True)
