@@ -1,8 +1,9 @@
 """What runs inside a DataLoader worker process, and what it sends back.
 
-A worker reads ``(task index, sampler output)`` from its own index queue, fetches and collates
-that batch, and puts ``(task index, pickled result)`` on the shared result queue.  A result is a
-batch, an ``ExceptionWrapper`` (the dataset raised) or an ``_IterableDatasetStopIteration``.
+A worker says it is up (``_WorkerStarted``), then reads ``(task index, sampler output)`` from its
+own index queue, fetches and collates that batch, and puts ``(task index, pickled result)`` on
+the shared result queue.  A result is a batch, an ``ExceptionWrapper`` (the dataset raised) or
+an ``_IterableDatasetStopIteration``.
 Results are pickled here, in the worker's own thread, rather than by the queue's feeder thread:
 a batch that cannot be pickled then comes back as an error instead of being dropped (which
 would leave the main process waiting for it).  torchlike Tensors pickle as numpy arrays plus
@@ -64,6 +65,13 @@ def get_worker_info():
 @dataclasses.dataclass(frozen=True)
 class _IterableDatasetStopIteration:
     """A worker's IterableDataset copy is exhausted."""
+    worker_id: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _WorkerStarted:
+    """A worker is up and entering its loop; the timeout's clock may start (NOTE [ DataLoader
+    timeout ] in dataloader.py)."""
     worker_id: int
 
 
@@ -144,6 +152,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         seed = _seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                                   dataset=dataset)
+        data_queue.put((_WorkerStarted(worker_id), None))
 
         def new_fetcher():
             return _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,

@@ -22,11 +22,22 @@ Measured on the 2-core development machine (two workers started together, time u
 imported torchlike; other jobs sharing the CPU): spawn 0.9-2.0 s, forkserver preloading only
 jax and numpy 0.35-0.7 s.  The difference is the import of jax, which a safe forkserver could
 save but torchlike's own import (which starts XLA) could not; ``persistent_workers=True`` pays
-the start-up once.
+the start-up once, and NOTE [ DataLoader timeout ] keeps it out of ``timeout``.
 As with spawn in PyTorch (macOS, Windows), a script must guard its entry point with
 ``if __name__ == "__main__":`` and datasets, collate_fn and worker_init_fn must be picklable
 (defined at module level).  Workers get ``JAX_PLATFORMS=cpu`` unless it is set already, so a
 worker never claims an accelerator.
+
+NOTE [ DataLoader timeout ]
+As in PyTorch, ``timeout`` bounds each wait for the next result from the workers (a batch, an
+error, the end of a stream), and a wait that runs out raises "DataLoader timed out after
+{timeout} seconds".  Unlike PyTorch, the clock runs only once every worker has said it is up.
+A spawned worker spends 1-2 s (far more on a loaded machine) starting Python, importing
+torchlike and unpickling the dataset, work that PyTorch's default forked workers never do; a
+``timeout`` chosen for PyTorch would expire on start-up alone.  A worker says it is up when it
+enters its loop; what it runs from there -- ``worker_init_fn``, ``iter()`` of an
+IterableDataset, each fetch and collate -- counts, as in PyTorch.  A worker that dies while
+starting still raises at once: liveness is checked throughout every wait.
 
 NOTE [ DataLoader worker lifecycle ]
 Main process: one index queue per worker and one shared result queue.  At the start of an epoch
@@ -105,7 +116,8 @@ class DataLoader(Generic[T_co]):
         pin_memory, pin_memory_device: accepted; torchlike has no pinned host memory, so
             they change nothing (PyTorch's warnings are given).
         drop_last: drop the last, incomplete batch.
-        timeout: seconds to wait for a batch from the workers before raising (0: forever).
+        timeout: seconds to wait for a batch from the workers before raising (0: forever);
+            the workers' start-up is not counted (NOTE [ DataLoader timeout ]).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker after seeding.
         multiprocessing_context: a start method name or a ``multiprocessing`` context (default
             'spawn'; 'fork' is replaced by 'spawn' with a warning, see NOTE [ DataLoader worker
@@ -435,6 +447,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         self._workers = []
         self._worker_active = []
+        self._workers_starting = set(range(self._num_workers))   # NOTE [ DataLoader timeout ]
         self._shutdown = False
         with _worker_environment():
             for worker_id in range(self._num_workers):
@@ -508,19 +521,27 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 from RuntimeError("; ".join(_exit_description(w) for w in dead))
 
     def _get_data(self):
-        """The next (task number, payload) from any worker, checking liveness while waiting."""
-        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
+        """The next (task number, payload) from any worker, checking liveness while waiting;
+        the timeout's clock starts once every worker is up (NOTE [ DataLoader timeout ])."""
+        deadline = None
         while True:
+            if deadline is None and self._timeout > 0 and not self._workers_starting:
+                deadline = time.monotonic() + self._timeout
             wait = _STATUS_CHECK_INTERVAL
             if deadline is not None:
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
             try:
-                return self._result_queue.get(timeout=wait)
+                idx, payload = self._result_queue.get(timeout=wait)
             except queue.Empty:
                 self._check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise RuntimeError(
                         f"DataLoader timed out after {self._timeout} seconds") from None
+                continue
+            if isinstance(idx, _worker._WorkerStarted):
+                self._workers_starting.discard(idx.worker_id)
+                continue
+            return idx, payload
 
     def _next_data(self):
         while True:
