@@ -158,8 +158,10 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             return _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
                                                collate_fn, drop_last)
 
-        # An error in worker_init_fn or in iter(dataset) is reported as the first task's result.
-        pending_error = fetcher = None
+        # An error in worker_init_fn or in iter(dataset) is reported as the first task's result;
+        # the tasks after it fail as in PyTorch, on the fetcher that was never made
+        # (UnboundLocalError), until a new epoch of persistent workers makes one.
+        pending_error = None
         try:
             if init_fn is not None:
                 init_fn(worker_id)
@@ -176,11 +178,10 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             if isinstance(task, _ResumeIteration):
                 # a new epoch with persistent workers: restart the IterableDataset's iterator
                 iteration_end = False
-                if pending_error is None:
-                    try:
-                        fetcher = new_fetcher()
-                    except Exception:
-                        pending_error = ExceptionWrapper(where=where)
+                try:
+                    fetcher = new_fetcher()
+                except Exception:
+                    pending_error = ExceptionWrapper(where=where)
                 data_queue.put((task, None))
                 continue
             if task is None:

@@ -363,7 +363,8 @@ class _BaseDataLoaderIter:
         return len(self._index_sampler)
 
     def __getstate__(self):
-        raise NotImplementedError(f"{self.__class__.__name__} cannot be pickled")
+        # PyTorch passes the name as a second argument (no format), so its message is a tuple
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
@@ -422,14 +423,20 @@ def _start_worker(worker):
 
 
 def _exit_description(worker):
+    """What PyTorch's SIGCHLD handler says of a worker that died (None for exit code 0, which
+    it does not report)."""
     code = worker.exitcode
     if code is not None and code < 0:
         try:
             name = signal.strsignal(-code) or f"signal {-code}"
         except ValueError:
             name = f"signal {-code}"
-        return f"DataLoader worker (pid {worker.pid}) is killed by signal: {name}."
-    return f"DataLoader worker (pid {worker.pid}) exited unexpectedly with exit code {code}."
+        return f"DataLoader worker (pid {worker.pid}) is killed by signal: {name}. "
+    if code:
+        return (f"DataLoader worker (pid {worker.pid}) exited unexpectedly with exit code {code}. "
+                "Details are lost due to multiprocessing. Rerunning with num_workers=0 may give "
+                "better error trace.")
+    return None
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -509,7 +516,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._outstanding += 1
         self._send_idx += 1
 
-    def _check_workers(self):
+    def _check_workers(self, empty):
+        """Raise PyTorch's error if a worker died; ``empty`` is the wait's ``queue.Empty``, the
+        cause where PyTorch has no description of the death."""
         dead = [w for i, w in enumerate(self._workers)
                 if self._worker_active[i] and not w.is_alive()]
         if dead:
@@ -517,8 +526,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w in dead:
                     self._stop_worker(i)
             pids = ", ".join(str(w.pid) for w in dead)
+            why = next(filter(None, map(_exit_description, dead)), None)
             raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") \
-                from RuntimeError("; ".join(_exit_description(w) for w in dead))
+                from (RuntimeError(why) if why else empty)
 
     def _get_data(self):
         """The next (task number, payload) from any worker, checking liveness while waiting;
@@ -532,8 +542,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 wait = max(0.0, min(wait, deadline - time.monotonic()))
             try:
                 idx, payload = self._result_queue.get(timeout=wait)
-            except queue.Empty:
-                self._check_workers()
+            except queue.Empty as empty:
+                self._check_workers(empty)
                 if deadline is not None and time.monotonic() >= deadline:
                     raise RuntimeError(
                         f"DataLoader timed out after {self._timeout} seconds") from None
