@@ -37,7 +37,8 @@ torchlike and unpickling the dataset, work that PyTorch's default forked workers
 ``timeout`` chosen for PyTorch would expire on start-up alone.  A worker says it is up when it
 enters its loop; what it runs from there -- ``worker_init_fn``, ``iter()`` of an
 IterableDataset, each fetch and collate -- counts, as in PyTorch.  A worker that dies while
-starting still raises at once: liveness is checked throughout every wait.
+starting still raises at once: liveness is checked throughout every wait.  The price: a
+start-up that never ends (a dataset whose unpickling blocks) is not bounded by ``timeout``.
 
 NOTE [ DataLoader worker lifecycle ]
 Main process: one index queue per worker and one shared result queue.  At the start of an epoch
