@@ -18,6 +18,7 @@ import torchlike as tl  # noqa: E402
 from torchlike._ops import dropout as dmod  # noqa: E402
 from torchlike.testing import to_jax_function  # noqa: E402
 
+from sample_stats import check_frequencies, check_moments  # noqa: E402
 from test_parity_ops import A, both, cases, check_op  # noqa: E402
 
 
@@ -266,9 +267,9 @@ def _run(fn, shape, dtype=tl.float32):
 @pytest.mark.parametrize("p", [0.3])
 def test_dropout_mask_scale_and_gradient(p):
     tl.manual_seed(0)
-    x, out, g, grad = _run(lambda x: tl.nn.functional.dropout(x, p), (50, 40))
+    x, out, g, grad = _run(lambda x: tl.nn.functional.dropout(x, p), (500, 400))
     kept = out != 0
-    assert abs((~kept).mean() - p) < 0.04
+    check_frequencies((~kept).mean(), p, kept.size, "dropped")
     scale = np.float32(1) / np.float32(1 - p)
     np.testing.assert_allclose(out[kept], x[kept] * scale, rtol=1e-6)
     np.testing.assert_allclose(grad, g * kept * scale, rtol=1e-6)
@@ -283,17 +284,17 @@ def test_dropout_float64_scale():
 
 
 FEATURE = [
-    # name, fn(x), input shape, how many leading dims the mask varies over
-    ("dropout2d", lambda x: tl.nn.functional.dropout2d(x, 0.5), (8, 16, 2, 3), 2),
-    ("dropout2d_3d", lambda x: tl.nn.functional.dropout2d(x, 0.5), (8, 16, 3), 2),
-    ("dropout1d", lambda x: tl.nn.functional.dropout1d(x, 0.5), (8, 16, 3), 2),
-    ("dropout1d_unbatched", lambda x: tl.nn.functional.dropout1d(x, 0.5), (128, 3), 1),
+    # name, fn(x), input shape (2**15 channels), how many leading dims the mask varies over
+    ("dropout2d", lambda x: tl.nn.functional.dropout2d(x, 0.5), (64, 512, 2, 3), 2),
+    ("dropout2d_3d", lambda x: tl.nn.functional.dropout2d(x, 0.5), (64, 512, 3), 2),
+    ("dropout1d", lambda x: tl.nn.functional.dropout1d(x, 0.5), (64, 512, 3), 2),
+    ("dropout1d_unbatched", lambda x: tl.nn.functional.dropout1d(x, 0.5), (32768, 3), 1),
     ("dropout1d_unbatched_inplace",
-     lambda x: tl.nn.functional.dropout1d(x * 1, 0.5, inplace=True), (128, 3), 1),
-    ("dropout3d", lambda x: tl.nn.functional.dropout3d(x, 0.5), (4, 32, 2, 1, 2), 2),
-    ("dropout3d_unbatched", lambda x: tl.nn.functional.dropout3d(x, 0.5), (128, 2, 1, 2), 1),
+     lambda x: tl.nn.functional.dropout1d(x * 1, 0.5, inplace=True), (32768, 3), 1),
+    ("dropout3d", lambda x: tl.nn.functional.dropout3d(x, 0.5), (64, 512, 2, 1, 2), 2),
+    ("dropout3d_unbatched", lambda x: tl.nn.functional.dropout3d(x, 0.5), (32768, 2, 1, 2), 1),
     ("torch.feature_dropout", lambda x: dmod.TOP_LEVEL["feature_dropout"](x, 0.5, True),
-     (8, 16, 3), 2),
+     (64, 512, 3), 2),
 ]
 
 
@@ -306,7 +307,7 @@ def test_feature_dropout_zeros_whole_channels(name, fn, shape, dims):
     channels = out.reshape(int(np.prod(shape[:dims])), -1)
     kept = (channels != 0).all(1)
     assert ((channels == 0).all(1) | kept).all(), "a channel is dropped whole"
-    assert 0.35 < kept.mean() < 0.65
+    check_frequencies(kept.mean(), 0.5, kept.size, "channels kept")
     mask = np.broadcast_to(kept.reshape(shape[:dims] + (1,) * (len(shape) - dims)), shape)
     np.testing.assert_allclose(out, np.where(mask, x * 2, 0), rtol=1e-6)
     np.testing.assert_allclose(grad, g * mask * 2, rtol=1e-6)
@@ -320,20 +321,23 @@ def test_alpha_dropout_values_gradient_and_moments(feature):
     p = 0.3
     a = 1 / np.sqrt((_ALPHA ** 2 * p + 1) * (1 - p))
     tl.manual_seed(4)
-    shape = (25, 40, 2) if feature else (50, 40)
+    shape = (500, 200, 2) if feature else (500, 400)
     fn = tl.nn.functional.feature_alpha_dropout if feature else tl.nn.functional.alpha_dropout
     x, out, g, grad = _run(lambda x: fn(x, p, True), shape, tl.float64)
     dropped_value = _ALPHA * a * (p - 1)
     dropped = np.isclose(out, dropped_value, rtol=1e-12)
-    assert abs(dropped.mean() - p) < 0.05
     np.testing.assert_allclose(out[~dropped], x[~dropped] * a + _ALPHA * a * p, rtol=1e-12)
     np.testing.assert_allclose(grad, g * ~dropped * a, rtol=1e-12)
     if feature:
         assert (dropped.all(2) | ~dropped.any(2)).all(), "a channel is dropped whole"
-    else:   # zero mean, unit variance in, about the same out
-        z = np.random.default_rng(5).standard_normal((50, 40))
+        check_frequencies(dropped[..., 0].mean(), p, dropped[..., 0].size, "channels dropped")
+    else:   # zero mean and unit variance in, the same out: kept a*z + b, dropped b - a*alpha
+        check_frequencies(dropped.mean(), p, dropped.size, "dropped")
+        z = np.random.default_rng(5).standard_normal(shape)
         y = fn(tl.tensor(z), p, True).numpy()
-        assert abs(y.mean()) < 0.1 and abs(y.std() - 1) < 0.1
+        b = _ALPHA * a * p
+        mu4 = (1 - p) * (b ** 4 + 6 * b * b * a * a + 3 * a ** 4) + p * dropped_value ** 4
+        check_moments(y, 0.0, 1.0, mu4, "alpha_dropout of N(0, 1)")
 
 
 def test_same_seed_same_mask_and_the_generator_advances():

@@ -20,11 +20,11 @@ torch = pytest.importorskip("torch")
 import torchlike as tl  # noqa: E402
 from torchlike.testing import assert_grads_match_jax, to_jax_function  # noqa: E402
 
+from sample_stats import Z, check_frequencies, check_moments  # noqa: E402
 from test_parity_ops import (A, Raised, assert_same, cases, dname, next_names, run,  # noqa
                              seed_of)
 
 N = 200_000      # sample size of the distribution checks
-Z = 6.0          # standard errors allowed: deterministic (fixed seeds) and far from flaky
 
 
 @pytest.fixture(autouse=True)
@@ -589,16 +589,6 @@ def test_state_errors_match_torch(name, fn, match):
 # Distributions: moments of large samples against the analytic values
 # ------------------------------------------------------------------------------------------------
 
-def _check_moments(x, mean, var, mu4, what):
-    """Sample mean and variance within Z standard errors (of a sample of x.size); the variance
-    also allows for its second-order term (the squared error of the mean)."""
-    x = np.asarray(x.numpy() if isinstance(x, tl.Tensor) else x, np.float64).ravel()
-    n = x.size
-    assert abs(x.mean() - mean) <= Z * math.sqrt(var / n), (what, "mean", x.mean(), mean)
-    var_tol = Z * math.sqrt((mu4 - var * var) / n) + Z * Z * var / n
-    assert abs(x.var() - var) <= var_tol, (what, "var", x.var(), var)
-
-
 def _geometric_moments(p):
     var = (1 - p) / p**2
     return 1 / p, var, var**2 * (9 + p * p / (1 - p))
@@ -674,7 +664,7 @@ MOMENTS = [
 
 @pytest.mark.parametrize("name,draw,moments", cases(MOMENTS))
 def test_moments(name, draw, moments):
-    _check_moments(draw(tl.Generator().manual_seed(2024)), *moments, what=name)
+    check_moments(draw(tl.Generator().manual_seed(2024)), *moments, what=name)
 
 
 RANGES = [
@@ -708,9 +698,8 @@ def test_ranges(name, draw, low, high, integral):
 def test_cauchy_quartiles():
     """Half of a Cauchy(m, s) sample lies within [m - s, m + s], a quarter above m + s."""
     x = _e().cauchy_(1.0, 2.0, generator=tl.Generator().manual_seed(3)).numpy()
-    se = Z * math.sqrt(0.25 / N)
-    assert abs(np.mean(np.abs(x - 1.0) <= 2.0) - 0.5) <= se
-    assert abs(np.mean(x > 3.0) - 0.25) <= se
+    check_frequencies([np.mean(np.abs(x - 1.0) <= 2.0), np.mean(x > 3.0)], [0.5, 0.25], N,
+                      "quartiles")
     assert abs(np.median(x) - 1.0) <= Z * math.pi * 2.0 / (2 * math.sqrt(N))
 
 
@@ -720,7 +709,7 @@ def test_normal_broadcasts_each_mean_and_std():
                   generator=tl.Generator().manual_seed(1)).numpy()
     for i, m in enumerate((-3.0, 0.0, 5.0)):
         for j, s in enumerate((0.5, 1.0, 2.0, 4.0)):
-            _check_moments(x[i, :, j], m, s * s, 3 * s**4, (m, s))
+            check_moments(x[i, :, j], m, s * s, 3 * s**4, (m, s))
 
 
 @pytest.mark.parametrize("replacement", [True, False])
@@ -735,7 +724,7 @@ def test_multinomial_frequencies(replacement):
                              replacement, generator=g).numpy()
     first = samples[:, 0] if not replacement else samples.ravel()
     freq = np.bincount(first, minlength=5) / first.size
-    assert np.all(np.abs(freq - p) <= Z * np.sqrt(p * (1 - p) / first.size) + 1e-12), freq
+    check_frequencies(freq, p, first.size, "multinomial")
     assert freq[2] == 0, "a zero weight is never drawn while others remain"
 
 
