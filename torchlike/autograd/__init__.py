@@ -32,7 +32,7 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
         if g is None:
             if out._value().size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+            if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             arr = out._value()
