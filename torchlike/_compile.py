@@ -892,7 +892,8 @@ class _Replay:
     Shapes and dtypes are left to jit: the program is called sealed, and inputs it was not
     compiled for make jit trace again, which raises _Retrace before anything runs; the call
     then finds its state and program in full.  (The module subtree cache rests on the same
-    epoch, and a Tensor's storage root never changes.)"""
+    epoch, which also moves where a Tensor's storage root changes: NOTE [ an alias does not
+    keep a graph ] in _tensor.py.)"""
 
     def __init__(self, seen, state, program):
         self.seen = seen

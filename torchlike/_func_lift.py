@@ -207,6 +207,7 @@ class _LiftedNode(OpNode):
 
     def release(self):
         self._primals = None
+        self._saved = ()
 
 
 _NODE_CLASSES = {}

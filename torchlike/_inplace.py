@@ -25,7 +25,7 @@ def check_inplace(self, overlap_ok=False):
     if self._root is not None and not overlap_ok:
         shape.check_writable(self)
     if _state.grad_enabled:
-        if self._grad_fn is None and self._requires_grad and self._root is None:
+        if self._grad_fn is None and self._requires_grad and self._vbase is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         base = self._vbase
@@ -69,7 +69,7 @@ def store(self, out):
                                f"broadcast shape {list(theirs.shape)}")
         out = out.expand(mine.shape)
     if _state.grad_enabled and out._grad_fn is not None:
-        if self._root is None:
+        if self._vbase is None:   # not a view for autograd: a root, or a detach()/.data alias
             _rebind(self, out)
         else:
             root = self._root
@@ -83,10 +83,8 @@ def store(self, out):
 
 
 def _rebind(self, out):
-    """self takes out's array and grad_fn, and its version moves on."""
-    self._arr = out._value()
-    self._gen += 1
-    self._version_counter()[0] += 1
+    """self takes out's values (into its storage) and grad_fn, and its version moves on."""
+    self._write(out._value())
     self._grad_fn = out._grad_fn
     self._output_nr = out._output_nr
 

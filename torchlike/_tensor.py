@@ -53,6 +53,7 @@ class Tensor:
     _no_grad_view = False  # a view of a tensor requiring grad, made under no_grad
     _number = None         # a Python number held as a Tensor (a traced hyper-parameter while
                            # torchlike.compile traces): promotes as that Python type
+    _viewed = False        # roots: a view or alias has been made of this storage
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -83,6 +84,7 @@ class Tensor:
     def _become_view(self, parent, op, static, track):
         """Make this (fresh) output of a view op a view of ``parent``'s storage."""
         root = parent if parent._root is None else parent._root
+        root._viewed = True
         self._root = root
         self._chain = parent._chain + ((op, static),)
         self._seen = root._gen
@@ -99,13 +101,28 @@ class Tensor:
             self._multi_view_of = op.node[:op.node.index("Backward")]
 
     def _alias(self, own_version):
-        """A view with no steps: what detach() (shared version) and .data (own) return."""
+        """A view with no steps: what detach() (shared version) and .data (own) return.
+        NOTE [ an alias does not keep a graph ]: a detached tensor holds only its value, as in
+        PyTorch, so ``losses.append(loss.detach())`` must not keep ``loss``'s graph (and, before
+        a backward, the activations it saved) alive.  An alias refers to its storage root; when
+        that root is a result of the graph with no view of it yet, the storage moves to the
+        alias instead: the alias becomes the root and the old root an alias of it (no steps,
+        its grad_fn kept), so nothing points from the alias to the graph."""
         t = Tensor._wrap(self._value())
-        t._root = self if self._root is None else self._root
-        t._chain = self._chain
-        t._seen = t._root._gen
         t._strides = self._strides
-        t._vc = [0] if own_version else self._version_counter()
+        vc = self._version_counter()
+        t._vc = [0] if own_version else vc
+        if self._root is None and self._grad_fn is not None and not self._viewed:
+            t._gen = self._gen
+            t._viewed = True
+            self._root = t
+            self._seen = t._gen
+            _trace_context.structure_changed()   # torchlike.compile: a root is now a view
+            return t
+        root = t._root = self if self._root is None else self._root
+        root._viewed = True
+        t._chain = self._chain
+        t._seen = root._gen
         return t
 
     def _version_counter(self):
@@ -381,9 +398,11 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
-        root = self if self._root is None else self._root
-        if root is not self:
+        if self._vbase is not None:
             raise RuntimeError("setting .data of a view is not supported: set it on its base")
+        if self._root is not None:   # an alias gets storage of its own (its aliases keep theirs)
+            self._root, self._chain = None, ()
+            _trace_context.structure_changed()
         self._arr = value._value()
         self._strides = value._strides
         self._gen += 1

@@ -113,6 +113,7 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def release(self):
         self._released = True
+        self._saved = self._saved_versions = ()
 
 
 _NODE_CLASSES = {}

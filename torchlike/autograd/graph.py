@@ -206,11 +206,13 @@ class OpNode(Node):
     _placeholders = False
 
     def release(self):
-        """Free the saved primals after a backward without retain_graph.  A linear op (one that
+        """Free what was saved after a backward without retain_graph: the primals, and the
+        tensors whose versions were recorded (they hold arrays too).  A linear op (one that
         PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
         PyTorch."""
         if self._primals is None:
             return
+        self._saved = ()
         if self._op.saves == ():
             self._primals = tuple([(a.shape, a.dtype) if isinstance(a, jax.Array) else (a,)
                                    for a in self._primals])
