@@ -59,6 +59,7 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _trace_context, compiler
 from ._random import Generator, default_generator
@@ -450,7 +451,7 @@ def _guard_key(state):
     return (state.tree, tuple(_leaf_key(x) for x in state.leaves), state.arguments, tensors,
             grads, _groups_key(state.groups), len(state.generators),
             tuple(m.training for m in state.modules), _grad_state.grad_enabled,
-            tuple(state.constants))   # last: _compile files the program under the trace's too
+            compiler.config.index_checks, tuple(state.constants))   # last: _compile files the program under the trace's too
 
 
 # --- tracing --------------------------------------------------------------------------------------
@@ -466,12 +467,14 @@ class _Plan:
         self.out_static = None    # fn's non-Tensor outputs (baked), by leaf position
         self.changed = ()         # positions in state.tensors of Tensors the step wrote
         self.grads = ()           # per parameter: whether it ends with a .grad
+        self.replaced = ()        # parameters whose .grad the step replaces by a new Tensor
         self.hypers = ()          # (group position, key) of hyper-parameters the step changed
         self.gens = ()            # positions of the generators the step drew from
         self.created = ()         # Tensors the step created that stay reachable
         self.bind = ()            # per created Tensor: where it is bound (see _bindings)
         self.constants = ()       # the constants as the trace left them
         self.deferred = ()        # (fn, args with Tensor positions) to replay
+        self.checks = ()          # (error type, message, number of values) per check
         self.one_tensor = False      # fn returns one Tensor (a loss), not in a container
         self.returns_graph = False   # fn returns Tensors that require grad...
         self.backward_ran = False    # ...and did (a training step) or did not run backward
@@ -536,12 +539,15 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
     return restore, live
 
 
-def _program(fn, args, kwargs, state, plan):
-    """The step as a pure function of the captured values (traced once by make_jaxpr)."""
+def _program(fn, args, kwargs, state, plan, checks=False):
+    """The step as a pure function of the captured values (traced once by make_jaxpr);
+    ``checks``: whether the program reports the checks the step's ops make (NOTE [ checks in a
+    compiled step ])."""
     def program(arrays, grads, hypers, gens):
         before = _find_state(fn, args, kwargs, locate=True).where
-        trace = _trace_context.Trace()
+        trace = _trace_context.Trace(checks)
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
+        swapped_grads = [p._grad for p in state.params]
         _trace_context.active.append(trace)
         try:
             call_args, call_kwargs = args, kwargs
@@ -567,6 +573,8 @@ def _program(fn, args, kwargs, state, plan):
                                  if t._arr is not a)
             changed = [live[i]._arr for i in plan.changed]
             plan.grads = tuple(p._grad is not None for p in state.params)
+            plan.replaced = tuple(i for i, (p, g) in enumerate(zip(state.params, swapped_grads))
+                                  if g is not None and p._grad is not None and p._grad is not g)
             final_grads = [p._grad._value() for p in state.params if p._grad is not None]
             hyper_out, plan_hypers = [], []
             for g, ((opt, group, keys), values) in enumerate(zip(state.groups, hypers)):
@@ -593,10 +601,22 @@ def _program(fn, args, kwargs, state, plan):
                 deferred.append((f, [a if not isinstance(a, Tensor) else None for a in f_args]))
                 deferred_arrays.append([a._value() for a in f_args if isinstance(a, Tensor)])
             plan.deferred = tuple(deferred)
+            checked = ()
+            if trace.checks:
+                plan.checks = tuple((error, message, len(values))
+                                    for _, error, message, values in trace.checks)
+                oks = jnp.stack([jnp.asarray(ok, bool) for ok, *_ in trace.checks])
+                ok = jnp.all(oks)
+                changed = [jnp.where(ok, a, arrays[i]) for i, a in zip(plan.changed, changed)]
+                old = [g for g, has in zip(grads, plan.grads) if has]
+                final_grads = [a if g is None else jnp.where(ok, a, g)
+                               for a, g in zip(final_grads, old)]
+                checked = (oks, [v for *_, values in trace.checks for v in values])
             # the written state first: jit gives a donated buffer to the first output of its
             # shape and dtype, so a returned loss ahead of the step counters would take the
             # first counter's buffer and shift every later one (a copy each, in XLA)
-            return changed, outs, final_grads, hyper_out, gens_out, created, deferred_arrays
+            return (changed, outs, final_grads, hyper_out, gens_out, created, deferred_arrays,
+                    checked)
         finally:
             _trace_context.active.pop()
             restore()
@@ -813,7 +833,9 @@ class CompiledFunction:
         plan = _Plan()
         inputs = _inputs(state)
         try:
-            jaxpr, shapes = jax.make_jaxpr(_program(self._fn, args, kwargs, state, plan),
+            program = _program(self._fn, args, kwargs, state, plan,
+                               checks=compiler.config.index_checks)
+            jaxpr, shapes = jax.make_jaxpr(program,
                                            return_shape=True)(*inputs)
         except Exception as e:
             if not _is_graph_break(e):
@@ -918,7 +940,8 @@ class _Replay:
     @staticmethod
     def snapshot():
         """What a walk starting now depends on besides its probes."""
-        return _trace_context.structure[0], _grad_state.grad_enabled
+        return (_trace_context.structure[0], _grad_state.grad_enabled,
+                compiler.config.index_checks)
 
     def state_for(self, args, kwargs):
         """The last call's state, with these arguments in it, if a walk would find it; else
@@ -1005,10 +1028,17 @@ class _Writes:
 
 
 def _run(program, state, sealed=False, hypers=None, writes=None):
-    changed, outs, final_grads, hyper_out, gens_out, created, deferred = program(
-        *_inputs(state, hypers), sealed=sealed)
     plan = program.plan
-    (writes or _Writes(plan, state)).write(changed)
+    arrays, grads, hypers, gens = _inputs(state, hypers)
+    held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
+    changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
+        arrays, grads, hypers, gens, sealed=sealed)
+    writes = writes or _Writes(plan, state)
+    if checked and not np.asarray(checked[0]).all():
+        _restore_and_raise(plan, state, writes, changed, final_grads, checked)
+    writes.write(changed)
+    for i in held:   # the step's new gradient goes into a new Tensor, as in eager
+        state.params[i]._grad = None
     new_grads = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         g = p._grad
@@ -1047,6 +1077,49 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
     leaves = [Tensor._wrap(next(it)) if s is _TENSOR else next(it).item() if s is _NUMBER else s
               for s in plan.out_static]
     return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+
+def _held_grads(params, replaced, grads, donated):
+    """The parameters, among those whose ``.grad`` the step replaces by a new Tensor
+    (``zero_grad()``, then backward), whose old ``.grad`` Tensor something else holds: it keeps
+    its values, as in eager, so its buffer is not donated (a copy goes in instead).  The new
+    gradient of any other one may go into the old Tensor: nothing else can see it."""
+    held = [i for i in replaced if params[i]._grad is not None
+            and sys.getrefcount(params[i]._grad) > _SOLE_GRAD_OWNER]
+    if donated:
+        for i in held:
+            grads[i] = jnp.array(grads[i], copy=True)
+    return held
+
+
+# NOTE [ checks in a compiled step ]
+# Eager ops check index values on the host (an embedding index past the table raises
+# IndexError); while a step is traced the values are not known, and XLA would clamp such an
+# index and train on the wrong row.  So an op that checks on the host records the same check as
+# a traced boolean (_trace_context.check), and the program returns the checks' flags, with the
+# values its message shows.  Every state output (written tensors, gradients that replace old
+# ones) is selected: the new value where every check holds, else the old one.  The selects fuse
+# into the kernels that compute the outputs, and the donated buffers then get their own values
+# back.  After the call the flags are read (one small device-to-host copy); where one is False
+# the state is written back unchanged and the check's error is raised, so a failed step, as in
+# eager, changes nothing.  compiler.config.index_checks switches this off.
+def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
+    """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
+    and gradients hold their old values, which take the place of the donated buffers; then
+    raise as eager code would, with nothing else written back (the generators' states were
+    not donated)."""
+    writes.write(changed)
+    old = iter(final_grads)
+    for p, has in zip(state.params, plan.grads):
+        if has:
+            a = next(old)
+            if p._grad is not None:
+                p._grad._write(a)
+    oks, values = np.asarray(checked[0]), checked[1]
+    k = int(np.argmin(oks))
+    at = sum(n for _, _, n in plan.checks[:k])
+    error, message, n = plan.checks[k]
+    raise error(message.format(*(np.asarray(v).item() for v in values[at:at + n])))
 
 
 _MODES = (None, "default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
@@ -1144,3 +1217,4 @@ def reset():
 
 
 _SOLE_OWNER = _sole_owner_refs()
+_SOLE_GRAD_OWNER = 2   # sys.getrefcount(p._grad): the parameter's, and the call's own

@@ -487,7 +487,7 @@ class Capture:
         plan = _compile._Plan()
         program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
         with self._context():
-            changed, outs, final_grads, hyper_out, gens_out, created, deferred = program(
+            changed, outs, final_grads, hyper_out, gens_out, created, deferred, _ = program(
                 *self.program_inputs(values, input_arrays))
         leaves = iter(outs)
         out_leaves = []

@@ -7,10 +7,13 @@ _Tracer = jax.core.Tracer
 
 
 class Trace:
-    def __init__(self):
+    def __init__(self, checks=False):
         self.concrete = {}   # id(tracer) -> the Python value it stands for
         self.deferred = []   # (fn, args) to replay after every call
         self.backward_ran = False
+        # (traced ok, error type, message, traced values for it), where the program raises;
+        # None where the trace keeps no checks (an export has no host to raise on)
+        self.checks = [] if checks else None
 
 
 active = []
@@ -23,6 +26,15 @@ def defer(fn, *args):
         return False
     active[-1].deferred.append((fn, args))
     return True
+
+
+def check(ok, error, message, *values):
+    """While torchlike.compile traces a step: the program raises ``error(message.format(
+    *values))`` where the traced boolean ``ok`` is False, before any state changes, as eager
+    code raises before its op runs (NOTE [ checks in a compiled step ] in _compile.py).  Does
+    nothing otherwise (eager code checks values on the host itself)."""
+    if active and active[-1].checks is not None:
+        active[-1].checks.append((ok, error, message, values))
 
 
 def concrete(value):

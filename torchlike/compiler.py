@@ -22,16 +22,23 @@ class _Config:
         log_compiles: print one line for every (re)compilation, with the reason.
         donate_buffers: hand the buffers of written state (parameters, optimizer state, ...) to
             the program for reuse (see NOTE [ whole-step compile ]).
+        index_checks: a compiled step raises what eager code raises for an index out of range
+            (an embedding index past the table, a cross-entropy target out of bounds, ...),
+            before any state changes, as PyTorch's device-side asserts stop a CUDA step.  Off,
+            the program skips the checks and XLA clamps such indices.  Each check reads one
+            flag back per call; ``scripts/bench_train.py --no-index-checks`` measures the cost.
     """
 
     def __init__(self):
         self.cache_size_limit = 8
         self.log_compiles = False
         self.donate_buffers = True
+        self.index_checks = True
 
     def __repr__(self):
         return (f"config(cache_size_limit={self.cache_size_limit}, "
-                f"log_compiles={self.log_compiles}, donate_buffers={self.donate_buffers})")
+                f"log_compiles={self.log_compiles}, donate_buffers={self.donate_buffers}, "
+                f"index_checks={self.index_checks})")
 
 
 config = _Config()

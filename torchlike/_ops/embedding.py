@@ -7,8 +7,9 @@ written into the forward with ``stop_gradient`` (the value is unchanged, only th
 no gradient reaches the ``padding_idx`` row, and ``scale_grad_by_freq`` divides each row's
 gradient by how often its index occurs in the mini-batch.
 
-Index range checks read the indices on the host, as PyTorch's CPU kernels do; they are skipped
-while tracing.  ``max_norm`` renormalizes the referenced rows of the weight in place (no autograd,
+Index range checks read the indices on the host, as PyTorch's CPU kernels do; while
+torchlike.compile traces a step they become checks of the program (NOTE [ checks in a compiled
+step ] in _compile.py).  ``max_norm`` renormalizes the referenced rows of the weight in place (no autograd,
 ``Tensor._write``) before the lookup, as PyTorch does.
 """
 import jax
@@ -16,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _trace_context
 from .._dispatch import Op, call
 from .._tensor import TracedValueError, host_min_max, host_values
 from ..autograd.grad_mode import no_grad
@@ -106,7 +107,11 @@ def _torch_embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
         raise NotImplementedError("torchlike: embedding with sparse=True is not supported (jax "
                                   "has no sparse gradients); use sparse=False")
     idx = host_values(input)
-    if idx is not None and not _in_range(idx, weight.shape[0]):
+    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
+        a = input._value()
+        _trace_context.check(jnp.all((a >= 0) & (a < weight.shape[0])), IndexError,
+                             "index out of range in self")
+    elif not _in_range(idx, weight.shape[0]):
         raise IndexError("index out of range in self")
     static = (("padding_idx", int(padding_idx)), ("scale_grad_by_freq", bool(scale_grad_by_freq)))
     return call(EMBEDDING, weight, input, static=static)
@@ -197,7 +202,13 @@ EMBEDDING_BAG = Op("embedding_bag", _embedding_bag, "EmbeddingBagBackward0", inp
 
 def _bag_value_checks(input, offsets, num):
     idx = host_values(input)
-    if idx is not None and not _in_range(idx, num):
+    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
+        a = input._value().ravel()
+        bad = (a < 0) | (a >= num)
+        i = jnp.argmax(bad)
+        _trace_context.check(~bad.any(), RuntimeError, "Index {} of input takes value {} which "
+                             f"is not in the valid range [0, {num})", i, a[i])
+    elif not _in_range(idx, num):
         idx = idx.reshape(-1)
         i = int(np.flatnonzero((idx < 0) | (idx >= num))[0])
         raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the "

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _trace_context
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
 from .._tensor import Tensor, host_values
@@ -363,11 +364,16 @@ def _nll_checks(op, input, target, weight, ignore_index):
                                f"{weight.dtype._scalar_name}")
         check_not_differentiable(f"{fn}_forward", "weight", weight)
     t = host_values(target)
-    if t is not None:
-        t = t.astype(np.int64)
+    if t is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
+        t = target._value().astype(jnp.int64).ravel()
         bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
-        if bad.any():
-            raise IndexError(f"Target {t[bad][0]} is out of bounds.")
+        _trace_context.check(~bad.any(), IndexError, "Target {} is out of bounds.",
+                             t[jnp.argmax(bad)])
+        return
+    t = t.astype(np.int64)
+    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {t[bad][0]} is out of bounds.")
 
 
 def _nll_call(op, input, target, weight, reduction, ignore_index):

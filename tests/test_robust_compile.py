@@ -1,0 +1,124 @@
+"""Robustness: a compiled step raises where eager code raises, leaves the state as it was when
+it does, and keeps PyTorch's ``.grad`` semantics (one small model, compiled once per setting)."""
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+import torchlike.nn.functional as F
+
+
+class Step:
+    """An embedding, a linear layer and Adam, with cross-entropy on class indices."""
+
+    def __init__(self, lib, compile=False):
+        lib.manual_seed(0)
+        self.lib = lib
+        self.emb, self.lin = lib.nn.Embedding(10, 4), lib.nn.Linear(4, 3)
+        if lib is torch:   # the same initial weights in both libraries
+            self.emb.weight.data = torch.tensor(_TL.emb.weight.tolist())
+            self.lin.weight.data = torch.tensor(_TL.lin.weight.tolist())
+            self.lin.bias.data = torch.tensor(_TL.lin.bias.tolist())
+        self.params = [self.emb.weight, self.lin.weight, self.lin.bias]
+        self.opt = lib.optim.Adam(self.params, lr=0.1)
+        self.step = lib.compile(self._step) if compile else self._step
+
+    def _step(self, x, y):
+        self.opt.zero_grad()
+        loss = self.lib.nn.functional.cross_entropy(self.lin(self.emb(x)), y)
+        loss.backward()
+        self.opt.step()
+        return loss.detach()
+
+    def state(self):
+        st = [p.detach().clone() for p in self.params]
+        st += [p.grad.clone() for p in self.params]
+        st += [v.clone() for p in self.params for v in self.opt.state[p].values()]
+        return st
+
+
+_TL = Step(tl)
+X, Y = [1, 2, 3], [0, 1, 2]
+BAD = {"embedding index": ([1, 2, 10], Y, IndexError, "index out of range in self"),
+       "negative index": ([-1, 2, 3], Y, IndexError, "index out of range in self"),
+       "target": (X, [0, 1, 3], IndexError, "Target 3 is out of bounds."),
+       "negative target": (X, [0, -5, 1], IndexError, "Target -5 is out of bounds.")}
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    s = Step(tl, compile=True)
+    for _ in range(3):   # eager, then traced, then replayed
+        s.step(tl.tensor(X), tl.tensor(Y))
+    return s
+
+
+def _equal(a, b):
+    return len(a) == len(b) and all(tl.equal(u, v) for u, v in zip(a, b))
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_out_of_range_index_raises_and_changes_nothing(compiled, case):
+    x, y, error, message = BAD[case]
+    for lib in (torch, tl):   # eager: PyTorch's error
+        with pytest.raises(error, match=message):
+            Step(lib).step(lib.tensor(x), lib.tensor(y))
+    before = compiled.state()
+    calls = tl.compiler.counters["calls"]
+    with pytest.raises(error, match=message):
+        compiled.step(tl.tensor(x), tl.tensor(y))
+    assert tl.compiler.counters["calls"] == calls + 1   # it ran as the compiled program
+    assert _equal(compiled.state(), before)
+    compiled.step(tl.tensor(X), tl.tensor(Y))   # and the step goes on from there
+    assert not _equal(compiled.state(), before)
+
+
+def test_index_checks_can_be_switched_off(monkeypatch):
+    s = Step(tl, compile=True)
+    monkeypatch.setattr(tl.compiler.config, "index_checks", False)
+    for _ in range(3):
+        s.step(tl.tensor(X), tl.tensor(Y))
+    s.step(tl.tensor([1, 2, 10]), tl.tensor(Y))   # XLA clamps the index: no error
+
+
+def test_compiled_step_matches_eager_and_torch():
+    """The checked program trains as eager torchlike and PyTorch do."""
+    runs = [Step(torch), Step(tl), Step(tl, compile=True)]
+    for _ in range(4):
+        for r in runs:
+            r.step(r.lib.tensor(X), r.lib.tensor(Y))
+    ref = runs[0].state()
+    for r in runs[1:]:
+        for a, b in zip(r.state(), ref):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("lib", [torch, tl, "compiled"], ids=["torch", "eager", "compiled"])
+def test_a_kept_grad_keeps_its_values(lib):
+    """zero_grad() then backward gives each parameter a new .grad Tensor: one the caller kept
+    from the step before keeps its values (a compiled step too)."""
+    s = Step(tl, compile=True) if lib == "compiled" else Step(lib)
+    T = s.lib
+    for _ in range(3):
+        s.step(T.tensor(X), T.tensor(Y))
+    kept = s.lin.weight.grad
+    values = kept.clone()
+    s.step(T.tensor(X), T.tensor(Y))
+    assert s.lin.weight.grad is not kept
+    assert T.equal(kept, values)
+    assert not T.equal(s.lin.weight.grad, values)
+
+
+def test_accumulated_grad_stays_the_same_tensor():
+    """Without zero_grad, backward accumulates into the same .grad Tensor (compiled too)."""
+    p = tl.nn.Parameter(tl.ones(3))
+
+    def step():
+        (p * p).sum().backward()
+
+    c = tl.compile(step)
+    for _ in range(3):
+        c()
+    g = p.grad
+    c()
+    assert p.grad is g and p.grad.tolist() == [8., 8., 8.]
