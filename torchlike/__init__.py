@@ -215,4 +215,9 @@ def is_complex(input):
     return input.is_complex()
 
 
+def is_inference(input):
+    """Mirrors ``torch.is_inference``: whether ``input`` was made in inference mode."""
+    return input.is_inference()
+
+
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ from . import _dtype as D
 from ._layout import output_strides
 from ._tensor import Tensor
 from .autograd import graph
-from .autograd.grad_mode import _state
+from .autograd.grad_mode import INFERENCE_REGIONS, _state
 
 _ArrayImpl = type(jnp.zeros(()))
 _SCALARS = (bool, int, float, complex)
@@ -273,8 +273,10 @@ def call(op, *args, static=()):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
     if type(out) is _ArrayImpl and edges is None and op.view is None and not strided:
-        t = _new_tensor(Tensor)   # the common no-grad case, kept short
+        t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
         t._arr = out
+        if not grad and INFERENCE_REGIONS[0] and _state.inference:
+            t._inference = True
         return t
     return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)
 

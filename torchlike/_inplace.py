@@ -19,9 +19,17 @@ def can_cast(src, dst):
     return not (src is not D.bool_ and dst is D.bool_)
 
 
+INFERENCE_INPLACE_ERROR = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def check_inplace(self, overlap_ok=False):
     """The errors PyTorch raises before any in-place op (``overlap_ok``: zero_ and fill_ with a
     number may write to a tensor whose elements share memory: each gets the same value)."""
+    if self._inference and not _state.inference:
+        raise RuntimeError(INFERENCE_INPLACE_ERROR)
     if self._root is not None and not overlap_ok:
         shape.check_writable(self)
     if _state.grad_enabled:

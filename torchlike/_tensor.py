@@ -54,6 +54,7 @@ class Tensor:
     _number = None         # a Python number held as a Tensor (a traced hyper-parameter while
                            # torchlike.compile traces): promotes as that Python type
     _viewed = False        # roots: a view or alias has been made of this storage
+    _inference = False     # made in inference mode, or a view of such a tensor
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -64,6 +65,8 @@ class Tensor:
     def _wrap(arr):
         t = object.__new__(Tensor)
         t._arr = arr
+        if INFERENCE_REGIONS[0] and _state.inference:
+            t._inference = True
         return t
 
     # --- storage, views, versions (NOTE [ views and in-place writes ]) --------------------------
@@ -85,6 +88,8 @@ class Tensor:
         """Make this (fresh) output of a view op a view of ``parent``'s storage."""
         root = parent if parent._root is None else parent._root
         root._viewed = True
+        if parent._inference is not self._inference:   # a view is what its base is
+            self._inference = parent._inference
         self._root = root
         self._chain = parent._chain + ((op, static),)
         self._seen = root._gen
@@ -110,6 +115,8 @@ class Tensor:
         its grad_fn kept), so nothing points from the alias to the graph."""
         t = Tensor._wrap(self._value())
         t._strides = self._strides
+        if self._inference is not t._inference:
+            t._inference = self._inference
         vc = self._version_counter()
         t._vc = [0] if own_version else vc
         if self._root is None and self._grad_fn is not None and not self._viewed:
@@ -146,7 +153,13 @@ class Tensor:
 
     @property
     def _version(self):
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter()[0]
+
+    def is_inference(self):
+        """Mirrors ``Tensor.is_inference``: made in inference mode (or a view of such)."""
+        return self._inference
 
     @property
     def _base(self):
@@ -290,6 +303,9 @@ class Tensor:
         value = bool(value)
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError(message)
+        if value and self._inference and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         if value != self._requires_grad:
             _trace_context.structure_changed()
         self._requires_grad = value
@@ -608,5 +624,5 @@ def _wrap_dim(dim, ndim):
 # These modules use Tensor themselves, so they are imported once it exists.
 from . import _trace_context  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
-from .autograd.grad_mode import _state  # noqa: E402
+from .autograd.grad_mode import INFERENCE_REGIONS, _state  # noqa: E402
 from .autograd.graph import AccumulateGrad, add_hook  # noqa: E402

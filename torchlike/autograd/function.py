@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from .._tensor import Tensor
 from . import anomaly_mode
-from .graph import Node, RELEASED_ERROR, _seq
+from .graph import INFERENCE_SAVED_ERROR, Node, RELEASED_ERROR, _seq
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -35,7 +35,8 @@ class FunctionCtx:
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
         self._saved = tensors
-        self._saved_versions = tuple(None if t is None else (t._version_counter(), t._version)
+        self._saved_versions = tuple(None if t is None else (t._version_counter(),
+                                                             t._version_counter()[0])
                                      for t in tensors)
 
     @property
@@ -189,6 +190,8 @@ class Function:
         ctx._out_meta = tuple((tuple(o.shape), o._value().dtype) if isinstance(o, Tensor)
                               else ((), jnp.float32) for o in results)
         if record:
+            if any(t is not None and t._inference for t in ctx._saved):
+                raise RuntimeError(INFERENCE_SAVED_ERROR)
             for d in ctx._dirty:
                 if d._grad_fn is None and d._requires_grad:
                     raise RuntimeError("a leaf Variable that requires grad has been used in an "

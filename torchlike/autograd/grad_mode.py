@@ -14,6 +14,12 @@ class _State(threading.local):
 
 _state = _State()
 
+# How many inference_mode(True) regions are open, in all threads: Tensor._wrap reads this
+# thread's mode only while some region is open (a thread-local read costs more than an op can
+# spare).
+INFERENCE_REGIONS = [0]
+_regions_lock = threading.Lock()
+
 
 def is_grad_enabled():
     """Mirrors ``torch.is_grad_enabled``."""
@@ -110,8 +116,10 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Mirrors ``torch.inference_mode``: like no_grad (torchlike has no separate inference
-    tensors; jax arrays carry no autograd bookkeeping to skip)."""
+    """Mirrors ``torch.inference_mode``: no graph is recorded, and the tensors made inside are
+    inference tensors (``is_inference()``): outside the mode they cannot be updated in place,
+    saved for backward or made to require grad (PyTorch's errors).  ``inference_mode(False)``
+    turns it off inside such a region, with grad mode on."""
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
@@ -120,6 +128,14 @@ class inference_mode(_Mode):
         return inference_mode(self.mode)
 
     def _set(self):
+        _state.grad_enabled = not self.mode
+        _state.inference = self.mode
         if self.mode:
-            _state.grad_enabled = False
-            _state.inference = True
+            with _regions_lock:
+                INFERENCE_REGIONS[0] += 1
+
+    def __exit__(self, *exc):
+        if self.mode:
+            with _regions_lock:
+                INFERENCE_REGIONS[0] -= 1
+        return super().__exit__(*exc)

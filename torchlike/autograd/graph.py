@@ -23,6 +23,12 @@ RELEASED_ERROR = (
     "through the graph a second time or if you need to access saved tensors after calling "
     "backward.")
 
+INFERENCE_SAVED_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+
 _NODE_CLASSES = {}
 
 
@@ -182,6 +188,8 @@ class OpNode(Node):
                 saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype, i))
             elif isinstance(args[i], Tensor):
                 t = args[i]
+                if t._inference:
+                    raise RuntimeError(INFERENCE_SAVED_ERROR)
                 vc = t._version_counter()
                 saved.append((vc, vc[0], t, None, None, i))
         self._saved = tuple(saved)

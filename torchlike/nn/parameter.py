@@ -17,6 +17,8 @@ def _new(cls, data, requires_grad):
     t = object.__new__(cls)
     t._arr = data._value()
     t._strides = data._strides
+    if data._inference:   # the same tensor as data, in PyTorch
+        t._inference = True
     if requires_grad:
         t._set_requires_grad(True)
     return t
