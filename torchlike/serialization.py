@@ -15,6 +15,7 @@ import mmap as _mmap
 import os
 import pickle
 import pickletools
+import re
 import secrets
 import stat
 import struct
@@ -22,6 +23,11 @@ import sys
 import warnings
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:   # Windows (NOTE [ stale temporaries ])
+    fcntl = None
 
 from ._serialization_pickle import pickler_class
 from ._serialization_unpickle import (
@@ -113,6 +119,18 @@ def _archive_name(path):
     return name
 
 
+# NOTE [ stale temporaries ]
+# A save to a path writes ``.<name>.<pid>.<random>.tmp`` beside the target and renames it over
+# the target when complete, so a failed save leaves the old file.  A save killed outright
+# (SIGKILL, out of memory, power loss) cannot remove its temporary, so every save first removes
+# the temporaries of earlier saves of the same target that are provably stale, and must never
+# remove a live concurrent saver's.  The writer holds an exclusive ``flock`` on its temporary
+# from just after creating it until after the rename; the kernel drops that lock when its
+# process dies, however it dies.  A temporary is stale when its lock can be taken and the pid in
+# its name is not a live process: the lock covers pid reuse and savers in other pid namespaces
+# or on other hosts of a shared filesystem, the pid covers the instant between a live saver
+# creating its file and locking it.  Without ``fcntl`` (Windows) nothing is removed.
+
 def _atomic_write(path, write):
     target = os.path.realpath(path) if os.path.islink(path) else path
     directory = os.path.dirname(target) or "."
@@ -120,32 +138,90 @@ def _atomic_write(path, write):
         raise RuntimeError(f"Parent directory {os.path.dirname(path)} does not exist.")
     if os.path.isdir(target):
         raise RuntimeError(f"open file failed with strerror: Is a directory: '{path}'")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
-        tmp = os.path.join(directory, f".{os.path.basename(target)}.{secrets.token_hex(8)}.tmp")
-        try:
-            fd = os.open(tmp, flags, 0o666)
-            break
-        except FileExistsError:
-            continue
+    base = os.path.basename(target)
+    _remove_stale_temporaries(directory, base)
+    fd, tmp = _create_temporary(directory, base)
+    held = fd
     try:
-        with os.fdopen(fd, "wb") as stream:
+        with os.fdopen(fd, "wb", closefd=False) as stream:
             write(stream)
             stream.flush()
             os.fsync(stream.fileno())
         with contextlib.suppress(OSError):   # keep an existing file's permissions
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        if fcntl is None:    # Windows renames no open file (and there is no lock to keep)
+            os.close(fd)
+            held = None
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        if held is not None:
+            os.close(held)     # drops the lock (NOTE [ stale temporaries ])
     with contextlib.suppress(OSError, AttributeError):   # make the rename itself durable
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _create_temporary(directory, base):
+    """(fd, path) of a new, locked temporary for a save of ``base`` (NOTE [ stale
+    temporaries ])."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return fd, tmp
+
+
+def _remove_stale_temporaries(directory, base):
+    """Remove the temporaries that killed saves of ``base`` left in ``directory``."""
+    if fcntl is None:
+        return
+    prefix = f".{base}."
+    stale = []
+    with contextlib.suppress(OSError), os.scandir(directory) as entries:
+        stale = [e.path for e in entries if e.name.startswith(prefix)
+                 and _TEMPORARY.fullmatch(e.name[len(prefix):])
+                 and e.is_file(follow_symlinks=False)
+                 and not _alive(int(e.name[len(prefix):].split(".")[0]))]
+    for tmp in stale:
+        with contextlib.suppress(OSError):
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # BlockingIOError: in use
+                os.unlink(tmp)
+            finally:
+                os.close(fd)
+
+
+_TEMPORARY = re.compile(r"[1-9][0-9]*\.[0-9a-f]{16}\.tmp")
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):   # another user's process / cannot tell: keep it
+        return True
+    return True
 
 
 def _write(obj, stream, name, pickle_module, protocol, zip_format, byteorder_record):
