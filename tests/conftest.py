@@ -6,6 +6,11 @@ compile).  The tests check values, not speed, so XLA's backend optimisations are
 for them (--xla_backend_optimization_level=0: LLVM does far less work; measured about a third
 less compile time).  The benchmarks in scripts/ run with XLA's defaults.  Set before jax
 creates its backend, which happens at the first computation, after this file is imported.
+
+NOTE [ torch is required ]
+Real PyTorch is the oracle of most tests, so they import it at the top of the file, never through
+pytest.importorskip: a run without torch (or with a broken one) fails at collection instead of
+passing with thousands of tests skipped.
 """
 import os
 

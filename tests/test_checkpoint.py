@@ -8,11 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-import torchlike.utils.checkpoint  # noqa: E402,F401
-import torch.utils.checkpoint  # noqa: E402,F401
+import torchlike as tl
+import torchlike.utils.checkpoint  # noqa: F401
+import torch.utils.checkpoint  # noqa: F401
 
 RNG = np.random.default_rng(1)
 X = RNG.standard_normal((4, 3)).astype(np.float32)

@@ -1,10 +1,9 @@
 """finfo/iinfo, logspace, tril/triu_indices, new_* and type_as against PyTorch (issue 3)."""
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-import torchlike as tl  # noqa: E402
-from test_parity_ops import both  # noqa: E402
+import torchlike as tl
+from test_parity_ops import both
 
 
 def _info(T, info):

@@ -9,13 +9,13 @@ gradcheck takes real tensors only), fftfreq / rfftfreq / fftshift, errors, and j
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import assert_grads_match_jax, to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import assert_grads_match_jax, to_jax_function
 
-from test_ops_complex import Z, cx  # noqa: E402
-from test_parity_ops import both, cases, check_op  # noqa: E402
+from test_ops_complex import Z, cx
+from test_parity_ops import both, cases, check_op
 
 NORMS = (None, "backward", "forward", "ortho")
 # float32 transforms sum n terms: compare with an absolute tolerance that allows for it

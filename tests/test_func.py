@@ -4,9 +4,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal(3).astype(np.float32)

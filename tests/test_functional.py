@@ -5,10 +5,9 @@ and on torchlike tensors; results are compared value by value and structure by s
 """
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
 TF = torch.autograd.functional
 LF = tl.autograd.functional

@@ -9,12 +9,11 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-import torchlike as tl  # noqa: E402
-from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError  # noqa: E402
-from torchlike.autograd.gradcheck import GradcheckError  # noqa: E402
+import torchlike as tl
+from torch.autograd.gradcheck import GradcheckError as TorchGradcheckError
+from torchlike.autograd.gradcheck import GradcheckError
 
 RNG = np.random.default_rng(0)
 # Values away from the kinks of abs/relu/clamp and with distinct entries for maximum/minimum.

@@ -5,11 +5,11 @@ PyTorch's TensorIterator does; ``stride()``, ``is_contiguous()`` and ``view()`` 
 """
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import cases  # noqa: E402
+from test_parity_ops import cases
 
 # Input layouts: fn(T, base) with base a (2, 3, 4) float tensor built from the same numbers.
 LAYOUTS = [

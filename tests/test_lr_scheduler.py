@@ -7,10 +7,9 @@ import math
 import warnings
 
 import pytest
+import torch
 
 import torchlike
-
-torch = pytest.importorskip("torch")
 
 STEPS = 30
 

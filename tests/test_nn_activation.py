@@ -13,14 +13,14 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike._ops import activation as act  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike._ops import activation as act
+from torchlike.testing import to_jax_function
 
-from sample_stats import check_frequencies, check_moments  # noqa: E402
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from sample_stats import check_frequencies, check_moments
+from test_parity_ops import A, both, cases, check_op
 
 
 def F(T):

@@ -11,13 +11,13 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import to_jax_function
 
-from sample_stats import check_frequencies  # noqa: E402
-from test_parity_ops import A, both, cases, check_op, gname, next_names, seed_of  # noqa: E402
+from sample_stats import check_frequencies
+from test_parity_ops import A, both, cases, check_op, gname, next_names, seed_of
 
 
 def F(T):

@@ -11,12 +11,12 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike._ops import conv as conv_ops  # noqa: E402
+import torchlike as tl
+from torchlike._ops import conv as conv_ops
 
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from test_parity_ops import A, both, cases, check_op
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
 

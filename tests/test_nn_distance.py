@@ -12,13 +12,13 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import to_jax_function
 
-from test_nn_loss import DTYPES, REDUCTIONS, V, X, F, _x, a, idx  # noqa: E402
-from test_parity_ops import A, both, cases, check_op, seed_of  # noqa: E402
+from test_nn_loss import DTYPES, REDUCTIONS, V, X, F, _x, a, idx
+from test_parity_ops import A, both, cases, check_op, seed_of
 
 
 def signs(T, dtype=None):

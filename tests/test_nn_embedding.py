@@ -8,11 +8,11 @@ empty bags; one_hot; finite differences in float64; PyTorch's errors; and the tr
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from test_parity_ops import A, both, cases, check_op
 
 
 def F(T):

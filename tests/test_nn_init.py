@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from sample_stats import check_moments  # noqa: E402
-from test_parity_ops import cases  # noqa: E402
+from sample_stats import check_moments
+from test_parity_ops import cases
 
 SHAPE = (200, 300)
 DRAWS = 8    # PyTorch's draws pooled as the reference: its own error then adds ~6% to our SE

@@ -9,11 +9,11 @@ p=0 there (their statistics are tested with the functionals).
 """
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import assert_same, cases, seed_of  # noqa: E402
+from test_parity_ops import assert_same, cases, seed_of
 
 
 def copy_state(t_layer, l_layer):

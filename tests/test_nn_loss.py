@@ -12,12 +12,12 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, seed_of  # noqa: E402
+from test_parity_ops import A, both, cases, check_op, seed_of
 
 X, V = (3, 5), (5,)
 REDUCTIONS = ("none", "mean", "sum")

@@ -6,11 +6,11 @@ Each model is written once as a function of the library ``T`` (torch or torchlik
 """
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import assert_same  # noqa: E402
+from test_parity_ops import assert_same
 
 RNG = np.random.default_rng(0)
 

@@ -14,11 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import both  # noqa: E402
+from test_parity_ops import both
 
 RNG = np.random.default_rng(0)
 W1 = RNG.standard_normal((3, 4)).astype(np.float32)

@@ -8,11 +8,11 @@ errors; and the traced (jax.jit) path, running-stat writes included.
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from test_parity_ops import A, both, cases, check_op
 
 
 def F(T):

@@ -10,12 +10,12 @@ traced (jax.jit) path.
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike._ops import pool as pool_ops  # noqa: E402
+import torchlike as tl
+from torchlike._ops import pool as pool_ops
 
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from test_parity_ops import A, both, cases, check_op
 
 D = "float64"
 X1, X2, X3 = (2, 3, 9), (2, 3, 7, 6), (1, 2, 5, 4, 5)

@@ -11,15 +11,15 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-import torchlike.nn.modules.rnn as tl_rnn  # noqa: E402
-import torchlike.nn.utils.rnn as tl_utils  # noqa: E402
-from torchlike._ops import rnn as tl_ops  # noqa: E402
+import torchlike as tl
+import torchlike.nn.modules.rnn as tl_rnn
+import torchlike.nn.utils.rnn as tl_utils
+from torchlike._ops import rnn as tl_ops
 
-from sample_stats import check_frequencies  # noqa: E402
-from test_parity_ops import both, cases, seed_of  # noqa: E402
+from sample_stats import check_frequencies
+from test_parity_ops import both, cases, seed_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 

@@ -15,13 +15,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-import torchlike.nn.utils  # noqa: E402,F401
-from torchlike.nn.utils.weight_norm import _weight_norm  # noqa: E402
+import torchlike as tl
+import torchlike.nn.utils  # noqa: F401
+from torchlike.nn.utils.weight_norm import _weight_norm
 
-from test_parity_ops import both, cases, next_names  # noqa: E402
+from test_parity_ops import both, cases, next_names
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((4, 3)).astype(np.float32)

@@ -11,12 +11,12 @@ import math
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import assert_grads_match_jax, to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import assert_grads_match_jax, to_jax_function
 
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+from test_parity_ops import A, both, cases, check_op
 
 NAN, INF = math.nan, math.inf
 COMPLEX = ("complex64", "complex128")

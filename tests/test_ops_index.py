@@ -10,12 +10,12 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from test_parity_ops import A, Raised, both, cases, check_op, run  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from test_parity_ops import A, Raised, both, cases, check_op, run
+from torchlike.testing import to_jax_function
 
 
 def I(T, v, dtype="int64"):  # noqa: E743 - an index tensor of either library

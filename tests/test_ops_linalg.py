@@ -15,11 +15,11 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op, gname, seed_of  # noqa: E402
+from test_parity_ops import A, both, cases, check_op, gname, seed_of
 
 # PyTorch warns about its deprecated spellings (torch.qr, torch.cholesky, chain_matmul)
 pytestmark = pytest.mark.filterwarnings("ignore:torch.*is deprecated:UserWarning")

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from test_parity_ops import A, both, cases, check_op  # noqa: E402
+import torchlike as tl
+from test_parity_ops import A, both, cases, check_op
 
 
 class L:

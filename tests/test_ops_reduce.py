@@ -9,12 +9,12 @@ import math
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import assert_close, to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import assert_close, to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, next_names, seed_of  # noqa: E402
+from test_parity_ops import A, both, cases, check_op, next_names, seed_of
 
 NAN, INF = math.nan, math.inf
 

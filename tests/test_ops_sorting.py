@@ -9,13 +9,13 @@ import math
 import jax
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings, strategies as st
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, seed_of  # noqa: E402
+from test_parity_ops import A, both, cases, check_op, seed_of
 
 NAN = math.nan
 

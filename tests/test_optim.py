@@ -11,11 +11,11 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-from torch.optim import optimizer as torch_optimizer  # noqa: E402
-import torchlike as tl  # noqa: E402
-from torchlike.optim import optimizer as tl_optimizer  # noqa: E402
+from torch.optim import optimizer as torch_optimizer
+import torchlike as tl
+from torchlike.optim import optimizer as tl_optimizer
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((3, 4)).astype(np.float32)

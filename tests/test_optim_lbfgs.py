@@ -5,10 +5,9 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
 import torchlike
-
-torch = pytest.importorskip("torch")
 
 
 def _rosenbrock(lib, params):

@@ -15,12 +15,12 @@ import warnings
 import jax
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike.testing import assert_grads_match_jax, to_jax_function  # noqa: E402
+import torchlike as tl
+from torchlike.testing import assert_grads_match_jax, to_jax_function
 
-from sample_stats import Z, check_frequencies, check_moments  # noqa: E402
+from sample_stats import Z, check_frequencies, check_moments
 from test_parity_ops import (A, Raised, assert_same, cases, dname, next_names, run,  # noqa
                              seed_of)
 

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
