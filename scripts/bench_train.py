@@ -2,7 +2,7 @@
 
     python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
                                   [--cases mlp,cnn,transformer] [--no-torch-compile]
-                                  [--torch-threads N] [--profile]
+                                  [--torch-threads N] [--profile] [--index-checks-cost]
 
 One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
   mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
@@ -47,6 +47,9 @@ and p10/p90 in milliseconds.  The goal of issue 6: compiled torchlike within 1.0
 hand-written JAX step (the "jax jit" column; the ratio to "jax jit, torch state" is printed
 beside it).  --profile (automatic when a case misses the goal) splits a compiled call
 into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.
+--index-checks-cost adds a seventh implementation, the compiled step built with
+torchlike.compiler.config.index_checks off, and prints what the checks of the embedding indices
+and cross-entropy targets cost (NOTE [ checks in a compiled step ] in torchlike/_compile.py).
 """
 import argparse
 import functools
@@ -418,6 +421,16 @@ def runners_for(case, init, args):
     runners["torchlike eager"] = (step, wait_torchlike)
     step, _ = torch_style_step(torchlike, case, init, 0.25)
     runners["torchlike compiled"] = (torchlike.compile(step), wait_torchlike)
+    if args.index_checks_cost:
+        step, _ = torch_style_step(torchlike, case, init, 0.25)
+        unchecked = torchlike.compile(step)
+        torchlike.compiler.config.index_checks = False
+        try:
+            for _ in range(2):   # eager, then the call that compiles the program
+                wait_torchlike(unchecked())
+        finally:
+            torchlike.compiler.config.index_checks = True
+        runners["compiled, no index checks"] = (unchecked, wait_torchlike)
     runners["jax jit"] = (jax_runner(case, init, 0.25), wait_jax)
     runners["jax jit, torch state"] = (jax_runner(case, init, 0.25, torch_state=True), wait_jax)
     if torch is not None:
@@ -470,7 +483,7 @@ def profile_compiled(case, init, budget_s, window, calls=300):
         t._arr = None
 
     def program_alone():
-        changed, outs, final_grads, _, gens_out, _, _ = program.fn(
+        changed, outs, final_grads, _, gens_out, _, _, _ = program.fn(
             box["donated"], box["kept"], box["grads"], hypers, box["gens"])
         box["donated"], box["grads"] = changed, final_grads
         for i, a in zip(program.plan.gens, gens_out):   # the generators the step drew from
@@ -583,6 +596,8 @@ def main(argv=None):
                         help="skip torch.compile (its first call takes tens of seconds)")
     parser.add_argument("--torch-threads", type=int, default=os.cpu_count(),
                         help="torch.set_num_threads (default: the number of cores)")
+    parser.add_argument("--index-checks-cost", action="store_true",
+                        help="also time the compiled step without its index checks")
     parser.add_argument("--profile", action="store_true",
                         help="profile every compiled step, not only those that miss the goal")
     args = parser.parse_args(argv)
@@ -632,6 +647,13 @@ def main(argv=None):
         print(f"  {case} p10-p90 ms: {spread}")
         for k, v in results[case]["notes"].items():
             print(f"  {case}: {k}: {v}")
+        stats = results[case]["stats"]
+        if "compiled, no index checks" in stats:
+            on, off = (stats[k]["median_ms"] for k in ("torchlike compiled",
+                                                         "compiled, no index checks"))
+            results[case]["ratios"]["index_checks"] = on / off
+            print(f"  {case}: index checks: compiled {on:.3f} ms, without them {off:.3f} ms: "
+                  f"{on / off:.3f}x")
 
     print()
     for case in cases:

@@ -451,7 +451,7 @@ def _guard_key(state):
     return (state.tree, tuple(_leaf_key(x) for x in state.leaves), state.arguments, tensors,
             grads, _groups_key(state.groups), len(state.generators),
             tuple(m.training for m in state.modules), _grad_state.grad_enabled,
-            compiler.config.index_checks, tuple(state.constants))   # last: _compile files the program under the trace's too
+            tuple(state.constants))   # last: _compile files the program under the trace's too
 
 
 # --- tracing --------------------------------------------------------------------------------------
@@ -940,8 +940,7 @@ class _Replay:
     @staticmethod
     def snapshot():
         """What a walk starting now depends on besides its probes."""
-        return (_trace_context.structure[0], _grad_state.grad_enabled,
-                compiler.config.index_checks)
+        return _trace_context.structure[0], _grad_state.grad_enabled
 
     def state_for(self, args, kwargs):
         """The last call's state, with these arguments in it, if a walk would find it; else

@@ -25,8 +25,10 @@ class _Config:
         index_checks: a compiled step raises what eager code raises for an index out of range
             (an embedding index past the table, a cross-entropy target out of bounds, ...),
             before any state changes, as PyTorch's device-side asserts stop a CUDA step.  Off,
-            the program skips the checks and XLA clamps such indices.  Each check reads one
-            flag back per call; ``scripts/bench_train.py --no-index-checks`` measures the cost.
+            the program skips the checks and XLA clamps such indices.  Read when a program is
+            compiled (``reset()`` makes existing ones compile again).  A program with checks
+            reads their flags back once per call; ``scripts/bench_train.py
+            --index-checks-cost`` measures what they cost.
     """
 
     def __init__(self):
