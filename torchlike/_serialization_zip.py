@@ -94,13 +94,26 @@ def is_zip(f):
     return magic == b"PK\x03\x04"
 
 
+# The reading limits and messages of torch's PyTorchStreamReader (caffe2/serialize).
+_CORRUPT = (" This is an internal miniz error. If you are seeing this error, there is a high "
+            "likelihood that your checkpoint file is corrupted. This can happen if the "
+            "checkpoint was not saved properly, was transferred incorrectly, or the file was "
+            "modified after saving.")
+MIN_VERSION, MAX_VERSION = 1, 10
+
+
 class ZipReader:
     """The records of one checkpoint archive (``<folder>/data.pkl``, ``<folder>/data/0``, ...),
     read through ``zipfile``; with ``mapped`` (an ``mmap`` of the whole file), storages are
-    sliced from the mapping instead of being read."""
+    sliced from the mapping instead of being read.  A damaged archive raises torch's
+    RuntimeErrors, not ``zipfile.BadZipFile``."""
 
     def __init__(self, f, mapped=None):
-        self._zip = zipfile.ZipFile(f)
+        try:
+            self._zip = zipfile.ZipFile(f)
+        except zipfile.BadZipFile:
+            raise RuntimeError("PytorchStreamReader failed reading zip archive: failed finding "
+                               "central directory." + _CORRUPT) from None
         self._mapped = mapped
         names = self._zip.namelist()
         if not names:
@@ -119,15 +132,48 @@ class ZipReader:
         """The bytes of record ``name`` (relative to the archive's folder)."""
         full = self.prefix + name
         if full not in self._names:
-            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
-        if self._mapped is not None:
-            info = self._zip.getinfo(full)
-            if info.compress_type == zipfile.ZIP_STORED:
-                return memoryview(self._mapped)[self._data_offset(info):][:info.file_size]
-        return self._zip.read(full)
+            raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
+                               "found." + _CORRUPT)
+        info = self._zip.getinfo(full)
+        if self._mapped is not None and info.compress_type == zipfile.ZIP_STORED:
+            data = memoryview(self._mapped)[self._data_offset(info):][:info.file_size]
+            if len(data) != info.file_size:
+                raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the "
+                                   "archive ends inside it." + _CORRUPT)
+            return data
+        try:
+            return self._zip.read(full)
+        except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+            raise RuntimeError(f"PytorchStreamReader failed reading file {name}: {e}."
+                               + _CORRUPT) from None
+
+    def check_version(self):
+        """torch's check of the archive's ``version`` record."""
+        if not self.has("version"):
+            raise RuntimeError('Expected hasRecord("version") to be true, but got false.')
+        text = bytes(self.read("version")).decode("latin1").strip()
+        try:
+            version = int(text)
+        except ValueError:
+            raise RuntimeError(f"Couldn't parse the version {text} as Long Long.") from None
+        if version < MIN_VERSION:
+            raise RuntimeError(
+                f"Attempted to read a PyTorch file with version {version}, but the minimum "
+                f"supported version for reading is {MIN_VERSION}. Your PyTorch script module "
+                "file is too old. Please regenerate it with latest version of PyTorch to "
+                "mitigate this issue.")
+        if version > MAX_VERSION:
+            raise RuntimeError(
+                f"Attempted to read a PyTorch file with version {version}, but the maximum "
+                f"supported version for reading is {MAX_VERSION}. The version of your PyTorch "
+                "installation may be too old, please upgrade PyTorch to latest version to "
+                "mitigate this issue.")
 
     def _data_offset(self, info):
         header = self._mapped[info.header_offset:info.header_offset + 30]
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise RuntimeError(f"PytorchStreamReader failed reading file {info.filename}: no "
+                               "local header where the directory says." + _CORRUPT)
         name_len, extra_len = struct.unpack("<HH", header[26:30])
         return info.header_offset + 30 + name_len + extra_len
 

@@ -101,8 +101,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
                         "'write'")
     _write(obj, f, "archive", pickle_module, pickle_protocol, _use_new_zipfile_serialization,
            not _disable_byteorder_record)
-    if callable(getattr(f, "flush", None)):
-        f.flush()
+    f.flush()   # as torch's: a stream without flush raises AttributeError (after the write)
 
 
 def _archive_name(path):
@@ -379,6 +378,8 @@ def _open_for_read(f):
     try:
         f.seek(f.tell())
     except (io.UnsupportedOperation, AttributeError) as e:
+        if "seek" not in str(e) and "tell" not in str(e):
+            raise
         raise type(e)(f"{e}. You can only torchlike.load from a file that is seekable. Please "
                       "pre-load the data into a buffer like io.BytesIO and try to load from it "
                       "instead.") from None
@@ -387,10 +388,13 @@ def _open_for_read(f):
 
 def _load_zip(stream, mapped, loader, base, unpickle_args):
     archive = ZipReader(stream, mapped)
+    archive.check_version()
     if archive.has("constants.pkl"):
         raise RuntimeError("this is a TorchScript archive (torch.jit.save); torchlike.load "
                            "reads checkpoints written by torch.save / torchlike.save only")
     order = bytes(archive.read("byteorder")).decode() if archive.has("byteorder") else None
+    if order not in (None, "little", "big"):
+        raise ValueError(f"Unknown endianness type: {order}")
     loader.swap = order is not None and order != sys.byteorder
     loader.read_storage = lambda key, storage_type, numel: np.frombuffer(
         archive.read(f"data/{key}"), np.uint8)
