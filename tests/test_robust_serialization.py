@@ -1,10 +1,12 @@
-"""torchlike.load against damaged checkpoints and streams, with real torch as the oracle:
-corrupt archives raise torch's errors (not zipfile's), streams that cannot seek get torch's
-hint; and torchlike.save against a careless end: a save killed by SIGKILL leaves its
-temporary file, which the next save of that file removes (and a live concurrent saver's it
-keeps)."""
+"""torchlike.load against hostile and damaged checkpoints, with real torch as the oracle: a
+malicious pickle is refused as torch refuses it (type and reason) and changes nothing in
+torchlike; a fuzz over opcode streams built from the weights_only allow-list calls nothing
+outside it; corrupt archives raise torch's errors, streams that cannot seek get torch's hint;
+and a save killed by SIGKILL leaves a temporary that the next save removes."""
+import collections
 import io
 import os
+import pickle
 import re
 import select
 import signal
@@ -18,8 +20,66 @@ import zipfile
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import torchlike as tl
+from torchlike import _dtype, serialization as S
+from torchlike._serialization_unpickle import TORCH_GLOBALS, StorageType, _safe_globals
+
+# --- pickles by hand ------------------------------------------------------------------------------
+
+
+def G(path):
+    """GLOBAL module.name"""
+    module, name = path.rsplit(".", 1)
+    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+
+
+def U(s):
+    """BINUNICODE s"""
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b
+
+
+def I(n):   # noqa: E743
+    """BININT n, or LONG1 n past 32 bits"""
+    if -2 ** 31 <= n < 2 ** 31:
+        return b"J" + struct.pack("<i", n)
+    b = pickle.encode_long(n)
+    return b"\x8a" + bytes([len(b)]) + b
+
+
+MARK, TUPLE, TUPLE1, TUPLE2, REDUCE, BUILD, NEWOBJ = b"(", b"t", b"\x85", b"\x86", b"R", b"b", b"\x81"
+EMPTY_DICT, EMPTY_TUPLE, EMPTY_LIST, NONE, FALSE = b"}", b")", b"]", b"N", b"\x89"
+SETITEM, APPEND, BINPERSID = b"s", b"a", b"Q"
+STORAGE = MARK + U("storage") + G("torch.FloatStorage") + U("0") + U("cpu") + I(6) + TUPLE + \
+    BINPERSID
+OD = G("collections.OrderedDict") + EMPTY_TUPLE + REDUCE
+
+
+def tensor_op(offset=0, size=(6,), stride=(1,)):
+    """_rebuild_tensor_v2 over storage '0' (6 float32 values)."""
+    def ints(xs):
+        return MARK + b"".join(I(x) for x in xs) + TUPLE
+    return (G("torch._utils._rebuild_tensor_v2") + MARK + STORAGE + I(offset) + ints(size)
+            + ints(stride) + FALSE + OD + TUPLE + REDUCE)
+
+
+def pkl(*parts):
+    return b"\x80\x02" + b"".join(parts) + b"."
+
+
+def ckpt(data_pkl, records=None):
+    """A zip checkpoint with this data.pkl (records default to storage '0': 0..5 as float32)."""
+    records = {"0": np.arange(6, dtype=np.float32).tobytes()} if records is None else records
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("a/data.pkl", data_pkl)
+        z.writestr("a/byteorder", sys.byteorder)
+        for key, data in records.items():
+            z.writestr(f"a/data/{key}", data)
+        z.writestr("a/version", "3\n")
+    return out.getvalue()
 
 
 def outcome(load, data, **kwargs):
@@ -41,6 +101,218 @@ def _reason(message):
     text = text.strip().replace("torchlike", "torch")
     text = re.sub(r"<class '[^']*'>", "<class>", text)
     return re.sub(r"<(function|built-in function|torch global) [^>]*>", "<function>", text)
+
+
+# --- what a load must not change -----------------------------------------------------------------
+
+def _canary(*args):
+    _CANARY_CALLS.append(args)
+
+
+_CANARY_CALLS = []
+CANARY = f"{_canary.__module__}._canary"
+
+
+def torchlike_state():
+    """Every module attribute and class attribute of torchlike (by identity), the dtype and
+    storage-type singletons' fields, the allow-list and the registered safe globals."""
+    modules, classes = {}, {}
+    for name, mod in list(sys.modules.items()):
+        if name == "torchlike" or name.startswith("torchlike."):
+            d = vars(mod)
+            modules[name] = {k: id(v) for k, v in d.items()}
+            for v in d.values():
+                if isinstance(v, type) and id(v) not in classes and \
+                        v.__module__.startswith("torchlike"):
+                    classes[id(v)] = {k: id(x) for k, x in vars(v).items()}
+    for cls in (collections.OrderedDict, collections.Counter):
+        classes[id(cls)] = {k: id(x) for k, x in vars(cls).items()}
+    for g in TORCH_GLOBALS.values():   # the allowed functions: their attributes and defaults
+        if callable(g) and hasattr(g, "__code__"):
+            classes[id(g)] = {k: id(x) for k, x in vars(g).items()}
+            classes[id(g)].update(__code__=id(g.__code__), __defaults__=id(g.__defaults__))
+    dtypes = [tuple(getattr(dt, f) for f in type(dt).__slots__) for dt in _dtype.ALL]
+    storages = {p: (g.name, g.dtype) for p, g in TORCH_GLOBALS.items() if isinstance(g, StorageType)}
+    return (modules, classes, dtypes, storages, {p: id(g) for p, g in TORCH_GLOBALS.items()},
+            frozenset(_safe_globals), tl.get_default_dtype())
+
+
+def assert_unchanged(before):
+    after = torchlike_state()
+    modules, classes = before[0], before[1]
+    for name, attrs in modules.items():     # new keys: lazily imported submodules
+        assert {k: after[0][name].get(k) for k in attrs} == attrs, name
+    assert after[1] == classes
+    assert after[2:] == before[2:]
+    assert not _CANARY_CALLS
+
+
+@pytest.fixture(scope="module")
+def warm():
+    """Import and compile what loads touch, so state snapshots compare like with like."""
+    x = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save({"a": x, "v": x[1:3], "p": torch.nn.Parameter(x)}, buf)
+    tl.load(io.BytesIO(buf.getvalue()))
+    for data in MALICIOUS.values():
+        outcome(tl.load, ckpt(data))
+    return torchlike_state()
+
+
+# --- malicious checkpoints ------------------------------------------------------------------------
+
+MALICIOUS = {
+    # the issue's reproducer: later checkpoints would load as float16
+    "build FloatStorage": pkl(G("torch.FloatStorage"), NONE, EMPTY_DICT, U("dtype"),
+                              G("torch.float16"), SETITEM, TUPLE2, BUILD),
+    "build dtype (slots)": pkl(G("torch.float32"), NONE, EMPTY_DICT, U("itemsize"), I(2),
+                               SETITEM, TUPLE2, BUILD),
+    "build Tensor class": pkl(G("torch.Tensor"), NONE, EMPTY_DICT, U("__add__"),
+                              G("torch.Size"), SETITEM, TUPLE2, BUILD),
+    "build Parameter class": pkl(G("torch.nn.parameter.Parameter"), EMPTY_DICT,
+                                 U("requires_grad"), FALSE, SETITEM, BUILD),
+    "build rebuild function": pkl(G("torch._utils._rebuild_tensor_v2"), EMPTY_DICT,
+                                  U("__defaults__"), EMPTY_TUPLE, SETITEM, BUILD),
+    "build OrderedDict class": pkl(G("collections.OrderedDict"), NONE, EMPTY_DICT, U("keys"),
+                                   G("torch.Size"), SETITEM, TUPLE2, BUILD),
+    "build Counter class": pkl(G("collections.Counter"), NONE, EMPTY_DICT, U("most_common"),
+                               G("torch.Size"), SETITEM, TUPLE2, BUILD),
+    "setitem into dtype": pkl(G("torch.float32"), U("x"), I(1), SETITEM),
+    "setitem into Tensor class": pkl(G("torch.Tensor"), U("x"), I(1), SETITEM),
+    "append to Size class": pkl(G("torch.Size"), I(1), APPEND),
+    "append to tensor": pkl(tensor_op(), I(1), APPEND),
+    "reduce eval": pkl(G("builtins.eval"), U("1"), TUPLE1, REDUCE),
+    "reduce os.system": pkl(G("os.system"), U("true"), TUPLE1, REDUCE),
+    "reduce posix.system": pkl(G("posix.system"), U("true"), TUPLE1, REDUCE),
+    "reduce getattr": pkl(G("builtins.getattr"), G("torch.Tensor"), U("add"), TUPLE2, REDUCE),
+    "reduce __import__": pkl(G("builtins.__import__"), U("os"), TUPLE1, REDUCE),
+    "reduce add_safe_globals": pkl(G("torch.serialization.add_safe_globals"), EMPTY_LIST,
+                                   TUPLE1, REDUCE),
+    "reduce set_default_dtype": pkl(G("torch.set_default_dtype"), G("torch.float16"), TUPLE1,
+                                    REDUCE),
+    "reduce a loaded tensor": pkl(tensor_op(), EMPTY_TUPLE, REDUCE),
+    "reduce a dict": pkl(EMPTY_DICT, EMPTY_TUPLE, REDUCE),
+    "reduce the canary": pkl(G(CANARY), EMPTY_TUPLE, REDUCE),
+    "newobj of a dict": pkl(EMPTY_DICT, EMPTY_TUPLE, NEWOBJ),
+    "newobj of a storage type": pkl(G("torch.FloatStorage"), EMPTY_TUPLE, NEWOBJ),
+    "ext1": pkl(b"\x82\x01"),
+    "ext2": pkl(b"\x83\x01\x00"),
+    "ext4": pkl(b"\x84\x01\x00\x00\x00"),
+    "inst": b"(ibuiltins\neval\nX\x01\x00\x00\x001t.",
+    "obj": pkl(MARK, G("builtins.eval"), U("1"), b"o"),
+    "stack_global": b"\x80\x04" + U("builtins") + U("eval") + b"\x93" + U("1") + TUPLE1
+                    + REDUCE + b".",
+    "persistent id of a module": pkl(MARK, U("module"), G("torch.Tensor"), TUPLE, BINPERSID),
+    "persistent id of a list": pkl(EMPTY_LIST, BINPERSID),
+    "persistent id, text opcode": b"\x80\x02Pstorage\n.",
+    "string opcode (protocol 0)": b"S'x'\np0\n.",
+    "rebuild from type with a storage type": pkl(
+        G("torch._tensor._rebuild_from_type_v2"), MARK, G("torch.FloatStorage"),
+        G("torch.Tensor"), EMPTY_TUPLE, EMPTY_DICT, TUPLE, REDUCE),
+}
+
+
+@pytest.mark.parametrize("name", list(MALICIOUS))
+def test_malicious_checkpoint_is_refused_as_torch_refuses_it(warm, name):
+    data = ckpt(MALICIOUS[name])
+    want, why, _ = outcome(torch.load, data)
+    before = torchlike_state()
+    got, reason, _ = outcome(tl.load, data)
+    assert want is not None, "torch loads it"
+    assert got is want, (got, reason)
+    if want is pickle.UnpicklingError:
+        assert reason == why
+    assert_unchanged(before)
+    assert tl.tensor([1.0001]).dtype is tl.float32
+    good = io.BytesIO()
+    torch.save({"w": torch.arange(3.0)}, good)
+    assert tl.load(io.BytesIO(good.getvalue()))["w"].dtype is tl.float32
+
+
+def test_malicious_legacy_checkpoint_is_refused(warm):
+    """The pre-zip format is scanned for its storages before it is loaded: a BUILD on a
+    storage type must not reach the shared one there either."""
+    obj = G("torch.FloatStorage") + NONE + EMPTY_DICT + U("dtype") + G("torch.float16") + \
+        SETITEM + TUPLE2 + BUILD
+    header = b"".join(pickle.dumps(h, protocol=2) for h in (
+        S.MAGIC_NUMBER, S.PROTOCOL_VERSION,
+        {"protocol_version": 1001, "little_endian": True, "type_sizes": {}}))
+    data = header + pkl(obj) + pickle.dumps([], protocol=2)
+    want, why, _ = outcome(torch.load, data)
+    before = torchlike_state()
+    got, reason, _ = outcome(tl.load, data)
+    assert (got, reason) == (want, why)
+    assert_unchanged(before)
+
+
+# --- the fuzz ------------------------------------------------------------------------------------
+
+ALLOWED = sorted(p for p in TORCH_GLOBALS if "cuda" not in p)
+FORBIDDEN = [CANARY, "builtins.eval", "os.system", "builtins.setattr", "builtins.getattr",
+             "torch.serialization.add_safe_globals", "torch.set_default_dtype",
+             "copyreg._reconstructor", "torchlike._dtype.dtype"]
+NAMES = ["dtype", "itemsize", "name", "__add__", "__defaults__", "_name", "requires_grad",
+         "data", "type", "__class__"]
+
+_value = st.one_of(   # one well-formed object pushed
+    st.integers(-1, 6).map(I), st.sampled_from(NAMES).map(U),
+    st.floats(allow_nan=False, width=32).map(lambda f: b"G" + struct.pack(">d", f)),
+    st.sampled_from([NONE, FALSE, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, STORAGE, OD,
+                     tensor_op(), tensor_op(1, (2, 2), (0, 1))]),
+    st.sampled_from(ALLOWED).map(G))
+_opcode = st.one_of(   # anything else: stack work, the risky opcodes, unsupported ones
+    st.sampled_from([b"\x88", b"\x8f", MARK, TUPLE, TUPLE1, TUPLE2, b"\x87", REDUCE, BUILD,
+                     NEWOBJ, SETITEM, b"u", APPEND, b"e", BINPERSID, b"\x82\x01", b"\x93",
+                     b"\x94", b"i", b"o", b"\x95" + bytes(8), b"2", b"0"]),
+    st.integers(0, 3).map(lambda i: b"q" + bytes([i])),
+    st.integers(0, 3).map(lambda i: b"h" + bytes([i])),
+    st.sampled_from(FORBIDDEN).map(G))
+
+
+@st.composite
+def _attack(draw):
+    """A global of the allow-list (or one outside it), then the opcode that would change or
+    call it, with well-formed arguments."""
+    target = G(draw(st.sampled_from(ALLOWED + FORBIDDEN)))
+    items = draw(st.lists(st.tuples(st.sampled_from(NAMES), _value), min_size=1, max_size=2))
+    state = EMPTY_DICT + b"".join(U(k) + v + SETITEM for k, v in items)
+    args = MARK + b"".join(v for _, v in items) + TUPLE
+    return target + draw(st.sampled_from([
+        NONE + state + TUPLE2 + BUILD, NONE + state + TUPLE2 + BUILD,   # (None, slot state)
+        state + BUILD, b"".join(U(k) + v + SETITEM for k, v in items),
+        items[0][1] + APPEND, MARK + items[0][1] + b"e", args + REDUCE, args + NEWOBJ]))
+
+
+_stream = st.lists(st.one_of(_attack(), _attack(), _value, _opcode), min_size=1,
+                   max_size=16).map(lambda parts: pkl(*parts))
+
+
+@settings(max_examples=150, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(_stream)
+def test_fuzz_calls_nothing_outside_the_allow_list(warm, data):
+    data = ckpt(data)
+    before = torchlike_state()
+    got, reason, _ = outcome(tl.load, data)
+    assert_unchanged(before)
+    want, why, _ = outcome(torch.load, data)     # refused where torch refuses, for its reason
+    assert (got is pickle.UnpicklingError) == (want is pickle.UnpicklingError), (got, reason)
+    if want is pickle.UnpicklingError:
+        assert reason == why
+
+
+def test_get_unsafe_globals_in_checkpoint_follows_torch(tmp_path):
+    for data in (pkl(G(CANARY), NONE, TUPLE1, REDUCE), MALICIOUS["build FloatStorage"],
+                 MALICIOUS["stack_global"]):
+        (tmp_path / "c.pt").write_bytes(ckpt(data))
+        results = []
+        for f in (torch.serialization.get_unsafe_globals_in_checkpoint,
+                  S.get_unsafe_globals_in_checkpoint):
+            try:
+                results.append(sorted(f(tmp_path / "c.pt")))
+            except Exception as e:   # noqa: BLE001
+                results.append(type(e))
+        assert results[0] == results[1]
 
 
 # --- corrupt checkpoints -------------------------------------------------------------------------
@@ -79,8 +351,11 @@ def _corrupt_cases():
         "no folder": rezip(rename=lambda n: n.split("/", 1)[1]),
         "byteorder middle": rezip(drop=("byteorder",), extra={"byteorder": b"middle"}),
         "deflated": rezip(compression=zipfile.ZIP_DEFLATED),
+        "pickle cut": rezip(drop=("data.pkl",), extra={"data.pkl": pkl_bytes[:-3]}),
         "pickle empty": rezip(drop=("data.pkl",), extra={"data.pkl": b""}),
         "pickle without PROTO": rezip(drop=("data.pkl",), extra={"data.pkl": pkl_bytes[2:]}),
+        "pickle of another protocol": rezip(drop=("data.pkl",), extra={
+            "data.pkl": pickle.dumps({"a": 1}, protocol=4)}),
     }
 
 

@@ -1,17 +1,6 @@
 """Reading the pickle of a torch checkpoint into torchlike objects (the reading half of
-``torchlike.load``): torch's globals mapped onto torchlike's, the ``weights_only`` allow-list,
-storages and the tensor rebuild functions.
-
-NOTE [ weights_only ]
-``weights_only=True`` unpickles with ``pickle.Unpickler`` whose ``find_class`` answers only from
-an allow-list (torch's own list, mapped onto torchlike: the tensor/parameter rebuild functions,
-storage and dtype names, ``torch.Size``, ``torch.device``, ``collections.OrderedDict``/
-``Counter``, the builtins ``set``/``complex``/``bytearray`` and ``_codecs.encode``) plus what the
-user registered with ``add_safe_globals``; modules ``sys``, ``os``, ``posix`` and ``nt`` are
-refused even then.  Every callable a pickle can reach comes through ``find_class``, so nothing
-outside the list runs.  torch additionally restricts a few opcodes (BUILD/APPEND targets) by
-interpreting the pickle in Python; here BUILD can only set attributes on objects of allowed
-classes, which runs no code outside the list either.
+``torchlike.load``): torch's globals mapped onto torchlike's, the ``weights_only`` allow-list
+(enforced by _serialization_weights_only.py), storages and the tensor rebuild functions.
 """
 import _compat_pickle
 import collections
@@ -31,11 +20,6 @@ from ._size import Size
 from ._tensor import Tensor
 
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
-
-
-class WeightsOnlyError(pickle.UnpicklingError):
-    """A pickle that ``weights_only=True`` refuses; ``torchlike.load`` re-raises it as an
-    ``UnpicklingError`` with torch's explanation around it."""
 
 
 class StorageType:
@@ -189,14 +173,54 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
                                metadata)
 
 
+def _into(into, t):
+    """``t``, or the Tensor ``into`` made into ``t`` (the target of a legacy checkpoint's
+    BUILD, which set_ fills in place)."""
+    if into is None:
+        return t
+    into.__dict__.clear()
+    into.__dict__.update(t.__dict__)
+    return into
+
+
+def set_(tensor, storage, storage_offset, size, stride=None):
+    """torch's ``tensor.set_(storage, storage_offset, size, stride)``, as a legacy checkpoint's
+    BUILD of a Tensor asks: ``tensor`` becomes that window of ``storage``."""
+    if not isinstance(storage, Storage):
+        raise TypeError(f"set_(): argument 'source' must be Storage, not "
+                        f"{type(storage).__name__}")
+    if stride is None:
+        stride = contiguous_strides(size)
+    _into(tensor, tensor_from_storage(storage, storage_offset, size, stride, storage.dtype,
+                                      False))
+
+
+def tensor_setstate(tensor, state):
+    """torch's legacy ``Tensor.__setstate__`` (a checkpoint's BUILD of a Parameter): a 4-tuple
+    is set_'s arguments, a 5-tuple a Variable's (data, ..., requires_grad, hooks), a 3-tuple
+    (requires_grad, _, hooks)."""
+    if not tensor.is_leaf:
+        raise RuntimeError("__setstate__ can be only called on leaf Tensors")
+    if len(state) == 4:
+        set_(tensor, *state)
+        return
+    if len(state) == 5:
+        tensor.data = state[0]
+        state = (state[3], state[4], state[2])
+    tensor.requires_grad, _, _ = state
+
+
 def _set_state(obj, state):
     """Attributes saved with a tensor: a dict, or torch's (dict, slots) pair."""
-    if isinstance(state, tuple) and len(state) == 2:
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
         state, slots = state
-        for k, v in (slots or {}).items():
+    else:
+        slots = None
+    for part in (state, slots):
+        for k, v in (part or {}).items():
             setattr(obj, k, v)
-    for k, v in (state or {}).items():
-        setattr(obj, k, v)
     return obj
 
 
@@ -366,13 +390,6 @@ class Loader:
         return result
 
     def persistent_load(self, pid):
-        if self.weights_only:
-            if type(pid) is not tuple and type(pid) is not int:
-                raise WeightsOnlyError(f"persistent_load id must be tuple or int, but got "
-                                       f"{type(pid)}")
-            if type(pid) is tuple and pid and _ascii(pid[0]) != "storage":
-                raise WeightsOnlyError(f"Only persistent_load of storage is allowed, but got "
-                                       f"{type(pid[0])}")
         if not (type(pid) is tuple and len(pid) in (5, 6) and _ascii(pid[0]) == "storage"
                 and isinstance(pid[1], StorageType)):
             raise pickle.UnpicklingError(f"unsupported persistent id encountered: {pid!r}")
@@ -390,28 +407,10 @@ class Loader:
         return storage._typed(storage_type.dtype)
 
     def find_class(self, module, name, fallback):
-        # Python 2 names (protocol 2 pickles write '__builtin__ set'); pickle's own find_class
-        # maps them, an override must do it itself
-        module, name = _compat_pickle.NAME_MAPPING.get(
-            (module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
+        """A trusted (``weights_only=False``) load's global: torch's names mapped onto
+        torchlike (_serialization_weights_only.py answers a ``weights_only`` load's)."""
+        module, name = python3_name(module, name)
         path = f"{module}.{name}"
-        if self.weights_only:
-            if module in BLOCKED_MODULES:
-                raise WeightsOnlyError(f"Trying to load unsupported GLOBAL {path} whose module "
-                                       f"{module} is blocked.")
-            found = TORCH_GLOBALS.get(path)
-            if found is None:
-                found = user_globals().get(path)
-            if found is not None:
-                return found
-            if path in _NO_EQUIVALENT:
-                raise no_equivalent(path)
-            shown = path[len("builtins."):] if path.startswith("builtins.") else path
-            raise WeightsOnlyError(
-                f"Unsupported global: GLOBAL {shown} was not an allowed global by default. "
-                f"Please use `torchlike.serialization.add_safe_globals([{shown}])` or the "
-                f"`torchlike.serialization.safe_globals([{shown}])` context manager to allowlist "
-                "this global if you trust this class/function.")
         found = TORCH_GLOBALS.get(path)
         if found is not None:
             return found
@@ -442,6 +441,13 @@ class Loader:
             _TLS.loader = previous
 
 
+def python3_name(module, name):
+    """A global's Python 3 spelling (protocol 2 pickles write '__builtin__ set'; pickle's own
+    find_class maps such names, an override must do it itself)."""
+    return _compat_pickle.NAME_MAPPING.get(
+        (module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
+
+
 class _Inert:
     """Stands in for every global while the legacy format's pickle is scanned for its storage
     ids (nothing the pickle names is imported or called)."""
@@ -464,13 +470,14 @@ class _Inert:
 
 def scan_storage_ids(file):
     """{key: (StorageType, numel)} of the persistent ids in the pickle at ``file``'s position,
-    found without running anything it names; leaves ``file`` just past the pickle."""
+    found without running anything it names; leaves ``file`` just past the pickle.  Each storage
+    name unpickles to a fresh StorageType, so a BUILD in the pickle changes nothing shared."""
     found = {}
 
     class Scanner(pickle.Unpickler):
         def find_class(self, module, name):
-            g = TORCH_GLOBALS.get(f"{module}.{name}")
-            return g if isinstance(g, StorageType) else _Inert
+            g = TORCH_GLOBALS.get(".".join(python3_name(module, name)))
+            return StorageType(g.name, g.dtype) if isinstance(g, StorageType) else _Inert
 
         def persistent_load(self, pid):
             if type(pid) is tuple and len(pid) >= 5 and isinstance(pid[1], StorageType):

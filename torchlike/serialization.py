@@ -6,15 +6,15 @@ bytes per storage, ``byteorder``, ``version``, ...), whose pickle names only tor
 ``torch.load(f, weights_only=True)`` opens it; ``torchlike.load`` reads what ``torch.save``
 wrote (zip or the legacy format) into torchlike Tensors, Parameters, ``torchlike.Size`` and
 dtypes.  Loading is ``weights_only=True`` by default, as in torch >= 2.6 (NOTE [ weights_only ]
-in _serialization_unpickle.py).  Saving to a path is atomic: a failed save leaves the old file.
+in _serialization_weights_only.py).  Saving to a path is atomic: a failed save leaves the old
+file, and a save killed outright leaves a temporary the next save removes (NOTE [ stale
+temporaries ]).
 """
-import _compat_pickle
 import contextlib
 import io
 import mmap as _mmap
 import os
 import pickle
-import pickletools
 import re
 import secrets
 import stat
@@ -30,9 +30,8 @@ except ImportError:   # Windows (NOTE [ stale temporaries ])
     fcntl = None
 
 from ._serialization_pickle import pickler_class
-from ._serialization_unpickle import (
-    _NO_EQUIVALENT, TORCH_GLOBALS, Loader, WeightsOnlyError, _safe_globals, scan_storage_ids,
-    user_globals)
+from ._serialization_unpickle import Loader, _safe_globals, scan_storage_ids
+from ._serialization_weights_only import WeightsOnlyUnpickler, allowed_names, globals_in_pickle
 from ._serialization_zip import ZipReader, ZipWriter, is_zip
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
@@ -301,7 +300,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                "specified")
         if pickle_load_args:
             warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
-        pickle_module = pickle
+        pickle_module = None
         unpickle_args = {"encoding": pickle_load_args.get("encoding", "utf-8")}
     else:
         pickle_module = pickle if pickle_module is None else pickle_module
@@ -309,7 +308,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         with _open_for_read(f) as stream:
             loader = Loader(None, map_location, weights_only)
-            base = pickle_module.Unpickler
+            base = WeightsOnlyUnpickler if weights_only else pickle_module.Unpickler
             if is_zip(stream):
                 mapped = None
                 if mmap:
@@ -330,7 +329,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                    "`, please torchlike.save your checkpoint with this option "
                                    "in order to use mmap.")
             return _load_legacy(stream, loader, base, unpickle_args)
-    except WeightsOnlyError as e:
+    except pickle.UnpicklingError as e:
+        if not weights_only:
+            raise
         raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
 
 
@@ -362,7 +363,8 @@ def _weights_only_message(message):
                 f"error message.\n\tWeightsUnpickler error: {message}{_DOCS_MESSAGE}")
     text = f"Weights only load failed. {_UNSAFE_MESSAGE}\n"
     if "is blocked" not in message:
-        text += "WeightsUnpickler error: "
+        text += ("Please file an issue with the following so that we can make "
+                 "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
     return f"{text}\n\n{message}{_DOCS_MESSAGE}"
 
 
@@ -478,21 +480,10 @@ class safe_globals:
 
 def get_unsafe_globals_in_checkpoint(f):
     """Mirrors ``torch.serialization.get_unsafe_globals_in_checkpoint``: the globals a (zip)
-    checkpoint names that a ``weights_only`` load would refuse, as "module.name" strings."""
+    checkpoint names that a ``weights_only`` load would refuse, as "module.name" strings
+    (found without running the pickle)."""
     with _open_for_read(f) as stream:
         if not is_zip(stream):
             raise ValueError("Expected input to be a checkpoint returned by torch.save")
         data = ZipReader(stream).read("data.pkl")
-    names, strings = set(), []
-    for op, arg, _ in pickletools.genops(data):
-        if op.name == "GLOBAL":
-            module, name = arg.split(" ", 1)
-            module, name = _compat_pickle.NAME_MAPPING.get(
-                (module, name), (_compat_pickle.IMPORT_MAPPING.get(module, module), name))
-            names.add(f"{module}.{name}")
-        elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-            names.add(f"{strings[-2]}.{strings[-1]}")
-        elif isinstance(arg, str):
-            strings.append(arg)
-    allowed = set(TORCH_GLOBALS) | set(_NO_EQUIVALENT) | set(user_globals())
-    return sorted(names - allowed)
+    return sorted(globals_in_pickle(io.BytesIO(data)) - allowed_names())
