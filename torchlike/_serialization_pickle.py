@@ -23,6 +23,7 @@ from . import _dtype as D
 from ._device import device as _device
 from ._layout import contiguous_strides
 from ._ops.shape import apply_chain_fn
+from ._serialization_unpickle import STORAGE_VIEW
 from ._size import Size
 from ._tensor import Tensor
 
@@ -231,12 +232,27 @@ class CheckpointPickler(pickle._Pickler):
             return None
         return self._root_ref(root), offset, strides
 
+    def _loaded_window(self, t):
+        """(storage, offset, strides) of a view ``torchlike.load`` made (one as_strided step
+        from its root, NOTE [ loaded storages ]), read from the step without deriving the
+        values: a loaded stride-0 tensor of 2**28 elements saves as its small storage again."""
+        (op, static), = t._chain
+        kw = dict(static)
+        root = t._root
+        if op is not STORAGE_VIEW or root.dtype is not t.dtype or tuple(t.stride()) != kw[
+                "stride"] or self._root(root).strides != tuple(root.stride()):
+            return None
+        return self._root_ref(root), kw["offset"], kw["stride"]
+
     def storage_of(self, t):
         """(StorageRef, storage_offset, strides) for tensor ``t``."""
         if t._root is None or (not t._chain and t._root.dtype is t.dtype):
             # a root, or an alias of a whole root (detach(), .data, a state_dict entry)
             root = t if t._root is None else t._root
             return self._root_ref(root), 0, self._root(root).strides
+        found = self._loaded_window(t) if len(t._chain) == 1 else None
+        if found is not None:
+            return found
         values = _host(t)
         found = self._view_in_root(t, values)
         if found is not None:

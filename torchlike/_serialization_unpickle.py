@@ -1,21 +1,39 @@
 """Reading the pickle of a torch checkpoint into torchlike objects (the reading half of
 ``torchlike.load``): torch's globals mapped onto torchlike's, the ``weights_only`` allow-list
 (enforced by _serialization_weights_only.py), storages and the tensor rebuild functions.
+
+NOTE [ loaded storages ]
+A checkpoint holds each storage once, and its tensors are (offset, size, stride) windows on it;
+``torch.load`` gives back tensors that share their storage (a write through one shows in the
+others, tied weights stay tied) and a stride-0 (expanded) tensor costs no more than its storage.
+torchlike keeps both with its own views (NOTE [ views and in-place writes ] in _tensor.py): the
+first tensor that covers its storage densely becomes the storage's root, a plain tensor (the
+common case, one tensor per storage, stops there); every other tensor of that storage is a view
+of the root through one ``as_strided`` step over the storage, or an alias where it has the
+root's layout; a storage that no tensor covers first gets a 1-D root of its own.  A view is not
+derived at load: it holds only its shape, dtype and device until first used, so what a load
+allocates is bounded by the storages in the file, whatever sizes and strides the pickle names.
+Each loaded tensor keeps its own version counter (torch rebuilds each with ``set_``), and reports
+its saved strides.
 """
 import _compat_pickle
 import collections
 import functools
 import importlib
+import math
 import threading
 from _codecs import encode
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pickle
 
 from . import _dtype as D
 from ._device import device, to_jax_device
+from ._dispatch import Op
 from ._layout import _dense, contiguous_strides
+from ._ops import complex as _complex
 from ._size import Size
 from ._tensor import Tensor
 
@@ -44,11 +62,13 @@ class Storage:
     ``storage``, ``storage.cpu()``, ``storage.cuda(0)`` or ``storage.to('cuda:1')``.
     """
 
-    def __init__(self, data, device_, dtype=None, swap=False):
+    def __init__(self, data, device_, dtype=None, swap=False, key=None, roots=None):
         self._data = data            # 1-D numpy uint8
         self.device = device_
         self.dtype = dtype           # None: untyped (the rebuild function names the dtype)
         self._swap = swap            # stored in the other byte order
+        self._key = key              # its record in the checkpoint
+        self._roots = _Roots() if roots is None else roots   # the load's (NOTE [ loaded storages ])
 
     def nbytes(self):
         return int(self._data.size)
@@ -66,7 +86,8 @@ class Storage:
         return self.device.type == "cuda"
 
     def to(self, device=None, non_blocking=False):
-        return Storage(self._data, _as_device(device), self.dtype, self._swap)
+        return Storage(self._data, _as_device(device), self.dtype, self._swap, self._key,
+                       self._roots)
 
     def cpu(self):
         return self.to("cpu")
@@ -77,10 +98,134 @@ class Storage:
         return self.to(f"cuda:{device}" if isinstance(device, int) else device)
 
     def _typed(self, dtype):
-        return Storage(self._data, self.device, dtype, self._swap)
+        return Storage(self._data, self.device, dtype, self._swap, self._key, self._roots)
 
     def __repr__(self):
         return f"<torchlike storage of {self.nbytes()} bytes on {self.device}>"
+
+    def tensor(self, offset, size, stride, dtype, steps=(), into=None):
+        """The tensor viewing elements ``offset + sum(i * stride)`` of this storage as
+        ``dtype`` (a layout already checked), then ``steps`` (the lazy conj / _neg_view view
+        steps); made in the Tensor ``into`` when given (NOTE [ loaded storages ])."""
+        key = (self._key, dtype)
+        root = self._roots.get(key)
+        if root is None and not steps and offset == 0 and _dense(size, stride) \
+                and math.prod(size) * dtype.itemsize == self.nbytes():
+            return self._roots.add(key, _into(into, self._root(size, stride, dtype)))
+        if root is None:
+            n = self.nbytes() // dtype.itemsize
+            root = self._roots.add(key, self._root((n,), (1,), dtype))
+        chain = steps
+        if (size, stride, offset) != (tuple(root.shape), root.stride(), 0):
+            order = tuple(sorted(range(root.ndim), key=lambda d: -root.stride(d)))
+            chain = ((STORAGE_VIEW, (("order", order), ("size", size), ("stride", stride),
+                                     ("offset", offset))),) + chain
+        t = _lazy_view(root, size, chain) if chain else root._alias(own_version=True)
+        t._strides = _norm(stride, size)
+        t._vc = [1]       # set_ wrote it: torch.load's tensors start at version 1
+        return _into(into, t)
+
+    def _root(self, size, stride, dtype):
+        item = dtype.itemsize
+        elems = self._data[:math.prod(size) * item].view(np.dtype(dtype._np))
+        values = np.lib.stride_tricks.as_strided(
+            elems, size, tuple(s * item for s in stride), writeable=False).copy()
+        if self._swap:
+            values = values.byteswap()
+        t = Tensor._wrap(jax.device_put(values, jax_device(self.device)))
+        t._strides = _norm(stride, size)
+        t._vc = [1]
+        return t
+
+
+class _Roots:
+    """The root tensor of each (storage record, dtype) one load has rebuilt tensors from
+    (NOTE [ loaded storages ])."""
+
+    def __init__(self):
+        self._roots = {}
+        self._key_of = {}     # id(root) -> its key
+
+    def get(self, key):
+        return self._roots.get(key)
+
+    def add(self, key, root):
+        self._roots[key] = root
+        self._key_of[id(root)] = key
+        return root
+
+    def replace(self, old, new):
+        """``new`` (a Parameter made from the root ``old``) becomes the root in its place."""
+        key = self._key_of.pop(id(old), None)
+        if key is not None:
+            self.add(key, new)
+
+
+def _into(into, t):
+    """``t``, or the Tensor ``into`` made into ``t`` (the target of a legacy checkpoint's
+    BUILD, which set_ fills in place)."""
+    if into is None:
+        return t
+    into.__dict__.clear()
+    into.__dict__.update(t.__dict__)
+    return into
+
+
+def _as_strided(x, order, size, stride, offset):
+    """Elements ``offset + sum(i * stride)`` of the storage that ``x`` lays out densely, its
+    dimensions ``order``ed outermost first: the step from a loaded view's root (NOTE [ loaded
+    storages ])."""
+    flat = (x if order == tuple(range(x.ndim)) else jnp.transpose(x, order)).reshape(-1)
+    index = jnp.asarray(offset, jnp.int64)
+    for d, s in enumerate(stride):
+        index = index + jax.lax.broadcasted_iota(jnp.int64, size, d) * s
+    return jnp.take(flat, index, mode="clip")
+
+
+STORAGE_VIEW = Op("as_strided", _as_strided, "AsStridedBackward0", saves=(),
+                  view=lambda parent, out, kw: _norm(kw["stride"], kw["size"]),
+                  dynamic=("offset",))
+
+
+class _Underived:
+    """What a loaded view holds in place of its array until it is first used: the shape, dtype
+    and device Tensor reads without deriving the values (NOTE [ loaded storages ])."""
+
+    __slots__ = ("shape", "dtype", "_device")
+
+    def __init__(self, shape, dtype, device_):
+        self.shape, self.dtype, self._device = tuple(shape), dtype, device_
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    def devices(self):
+        return {self._device}
+
+
+def _lazy_view(root, size, chain):
+    """A view of ``root`` through ``chain`` (its first step made with the view machinery, the
+    rest conj / _neg_view, which keep shape and strides), derived on first use.  To the user it
+    is a tensor of its own, as torch.load's are: no ``_base`` (Storage.tensor gives it its own
+    version counter)."""
+    (op, static), rest = chain[0], chain[1:]
+    arr = root._arr
+    t = Tensor._wrap(_Underived(size, arr.dtype, next(iter(arr.devices()))))
+    t._become_view(root, op, static, track=False)
+    t._chain += rest
+    t._seen = root._gen - 1
+    t._vbase = None
+    t._no_grad_view = False
+    return t
+
+
+def _norm(stride, size):
+    return None if tuple(stride) == contiguous_strides(size) else tuple(stride)
 
 
 def _as_device(d):
@@ -112,46 +257,93 @@ def jax_device(dev):
             "storages to an existing device.") from None
 
 
+# --- tensor layouts: torch's set_ checks --------------------------------------------------------
+
+_INT64 = (-2 ** 63, 2 ** 63)
+_U64 = 2 ** 64
+
+
+def _is_int(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _int_list(value, name):
+    """``value`` as a tuple of ints, or the TypeError of set_'s argument parser."""
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"set_(): argument '{name}' must be tuple of ints, not "
+                        f"{type(value).__name__}")
+    for i, v in enumerate(value):
+        if not _is_int(v):
+            raise TypeError(f"set_(): argument '{name}' must be tuple of ints, but found "
+                            f"element of type {type(v).__name__} at pos {i}")
+        if not _INT64[0] <= v < _INT64[1]:
+            raise TypeError(f"set_(): argument '{name}' failed to unpack the object at pos {i} "
+                            "with error \"Overflow when unpacking long long\"")
+    return tuple(int(v) for v in value)
+
+
+def _mul_u64(a, b):
+    """(a * b mod 2**64, whether it overflowed), for a and b read as uint64 (C++'s
+    c10::mul_overflows)."""
+    p = (a % _U64) * (b % _U64)
+    return p % _U64, p >= _U64
+
+
+def check_layout(size, stride, offset, itemsize, nbytes):
+    """torch's checks (in set_'s order, with its messages) that the window (offset, size,
+    stride) of ``itemsize``-byte elements lies inside a storage of ``nbytes`` bytes."""
+    if len(size) != len(stride):
+        raise RuntimeError(f"unequal size length ({len(size)}) and stride length "
+                           f"({len(stride)})")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    numel, overflow = 1, False
+    for n in size:
+        numel, o = _mul_u64(numel, n)
+        overflow |= o
+    if overflow or numel >= 2 ** 63:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if any(n < 0 for n in size):   # torch lets (-1, 0) through, to a tensor nothing can use
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"{list(size)}")
+    need, overflow = offset + 1, False
+    for n, s in zip(size, stride):
+        if n == 0:
+            return
+        step, o = _mul_u64(s, n - 1)
+        total = need + step
+        need, overflow = total % _U64, overflow or o or total >= _U64
+    need, o = _mul_u64(need, itemsize)
+    if overflow or o or need >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if need > nbytes:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+
+
 # --- tensor rebuild functions (torch._utils._rebuild_*) -----------------------------------------
 
 def tensor_from_storage(storage, storage_offset, size, stride, dtype, requires_grad,
-                        metadata=None):
-    """A torchlike Tensor with the values torch's ``as_strided(storage, size, stride, offset)``
-    would show (a copy: loaded tensors do not alias each other).  ``metadata`` carries torch's
-    lazy conjugate/negative bits ({'conj': True}, {'neg': True}); they are applied to the
-    values."""
-    size = tuple(int(s) for s in size)
-    stride = tuple(int(s) for s in stride)
+                        metadata=None, into=None):
+    """torch's ``empty(0, dtype).set_(storage, storage_offset, size, stride)``: the tensor
+    viewing that window of ``storage`` (NOTE [ loaded storages ]).  ``metadata`` carries
+    torch's lazy conjugate/negative bits ({'conj': True}, {'neg': True}), kept as conj /
+    _neg_view steps."""
+    nbytes = storage.nbytes()     # torch reads the storage first (AttributeError)
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"empty(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dtype).__name__}")
+    if not _is_int(storage_offset):
+        raise TypeError(f"set_(): argument 'storage_offset' must be int, not "
+                        f"{type(storage_offset).__name__}")
+    size = _int_list(size, "size")
+    stride = contiguous_strides(size) if stride is None else _int_list(stride, "stride")
     offset = int(storage_offset)
-    np_dt = np.dtype(dtype._np)
-    item = np_dt.itemsize
-    data = storage._data
-    if len(size) != len(stride) or min(size + stride + (offset,), default=0) < 0:
-        raise RuntimeError(f"invalid tensor layout in checkpoint: size {list(size)}, stride "
-                           f"{list(stride)}, storage offset {offset}")
-    if 0 in size:
-        values = np.zeros(size, np_dt)
-    else:
-        need = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
-        if need * item > data.size:
-            raise RuntimeError(
-                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-                f"{offset}, and itemsize {item} requiring a storage size of {need * item} are "
-                f"out of bounds for storage of size {data.size}")
-        elems = data[:need * item].view(np_dt)
-        values = np.lib.stride_tricks.as_strided(
-            elems[offset:], size, tuple(s * item for s in stride), writeable=False).copy()
-    if storage._swap:
-        values = values.byteswap()
-    if metadata and metadata.get("conj"):
-        values = np.conj(values)
-    if metadata and metadata.get("neg"):
-        values = -values
-    t = Tensor._wrap(jax.device_put(values, jax_device(storage.device)))
-    # A dense layout (e.g. a transpose) keeps its strides; a strided slice of a bigger storage
-    # becomes contiguous, as the values were copied out of it.
-    if stride != contiguous_strides(size) and len(size) and _dense(size, stride):
-        t._strides = stride
+    check_layout(size, stride, offset, dtype.itemsize, nbytes)
+    metadata = metadata or {}
+    steps = tuple((op, ()) for key, op in (("conj", _complex.CONJ), ("neg", _complex.NEG_VIEW))
+                  if metadata.get(key))
+    t = storage.tensor(offset, size, stride, dtype, steps, into)
     if requires_grad:
         t._set_requires_grad(True)
     return t
@@ -173,26 +365,14 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
                                metadata)
 
 
-def _into(into, t):
-    """``t``, or the Tensor ``into`` made into ``t`` (the target of a legacy checkpoint's
-    BUILD, which set_ fills in place)."""
-    if into is None:
-        return t
-    into.__dict__.clear()
-    into.__dict__.update(t.__dict__)
-    return into
-
-
 def set_(tensor, storage, storage_offset, size, stride=None):
     """torch's ``tensor.set_(storage, storage_offset, size, stride)``, as a legacy checkpoint's
     BUILD of a Tensor asks: ``tensor`` becomes that window of ``storage``."""
     if not isinstance(storage, Storage):
         raise TypeError(f"set_(): argument 'source' must be Storage, not "
                         f"{type(storage).__name__}")
-    if stride is None:
-        stride = contiguous_strides(size)
-    _into(tensor, tensor_from_storage(storage, storage_offset, size, stride, storage.dtype,
-                                      False))
+    tensor_from_storage(storage, storage_offset, size, stride, storage.dtype, False,
+                        into=tensor)
 
 
 def tensor_setstate(tensor, state):
@@ -226,7 +406,12 @@ def _set_state(obj, state):
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     from .nn.parameter import Parameter
-    return Parameter(data, requires_grad)
+    param = Parameter(data, requires_grad)
+    param._vc = data._version_counter()    # torch's Parameter shares its data's
+    loader = getattr(_TLS, "loader", None)
+    if loader is not None:
+        loader.adopt(data, param)
+    return param
 
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
@@ -355,13 +540,15 @@ def _ascii(s):
 
 class Loader:
     """One load's state: how to find a storage's bytes, where storages go (map_location), the
-    storages loaded so far, and which globals the pickle may name."""
+    storages loaded so far and the tensors' roots (NOTE [ loaded storages ])."""
 
-    def __init__(self, read_storage, map_location, weights_only, swap=False):
-        self.read_storage = read_storage       # (key, StorageType, numel) -> numpy uint8
+    def __init__(self, read_storage, map_location, weights_only, swap=False, legacy=False):
+        self.read_storage = read_storage       # (key, nbytes) -> numpy uint8
         self.map_location = map_location
         self.weights_only = weights_only
         self.swap = swap
+        self.legacy = legacy                   # the pre-zip format (its ids carry a view)
+        self.roots = _Roots()
         self._storages = {}
 
     def map_device(self, location):
@@ -373,38 +560,61 @@ class Loader:
             return ml.get(location, location)
         return ml
 
-    def _restore(self, data, location):
-        storage = Storage(data, device("cpu"), swap=self.swap)
+    def _restore(self, data, location, key):
+        storage = Storage(data, device("cpu"), swap=self.swap, key=key, roots=self.roots)
         ml = self.map_location
         if callable(ml) and not isinstance(ml, (str, bytes, device, dict)):
             result = ml(storage, location)
             if result is None:
-                result = Storage(data, _as_device(location), swap=self.swap)
+                result = storage.to(location)
             if not isinstance(result, Storage):
                 raise TypeError(f"map_location should return a storage (the one it was given, "
                                 f"or storage.cpu() / .cuda() / .to(device)) or None, but "
                                 f"returned {type(result).__name__}")
         else:
-            result = Storage(data, _as_device(self.map_device(location)), swap=self.swap)
+            result = storage.to(self.map_device(location))
         jax_device(result.device)      # fail here, as torch does, for a missing device
         return result
 
     def persistent_load(self, pid):
-        if not (type(pid) is tuple and len(pid) in (5, 6) and _ascii(pid[0]) == "storage"
-                and isinstance(pid[1], StorageType)):
-            raise pickle.UnpicklingError(f"unsupported persistent id encountered: {pid!r}")
-        storage_type, key, location, numel = pid[1], _ascii(pid[2]), _ascii(pid[3]), pid[4]
+        """torch's: ``('storage', storage type, key, location, numel)`` (the legacy format adds
+        a view of the storage, and also has 'module' ids), with its checks and errors.  The
+        first storage type a key is read with is the one it keeps, as in torch."""
+        if not isinstance(pid, tuple):
+            raise AssertionError(f"saved_id must be a tuple, got {type(pid).__name__}")
+        typename, data = _ascii(pid[0]), pid[1:]
+        if self.legacy and typename == "module":
+            return data[0]
+        if typename != "storage":
+            raise AssertionError("Unknown typename for persistent_load, expected 'storage' but "
+                                 f"got '{typename}'")
+        if self.legacy:
+            storage_type, key, location, numel, view = data
+        else:
+            (storage_type, key, location, numel), view = data, None
+        dtype = storage_type.dtype
+        dtype = D.uint8 if dtype is None else dtype
+        key = _ascii(key)
         storage = self._storages.get(key)
         if storage is None:
-            data = self.read_storage(key, storage_type, numel)
-            storage = self._storages[key] = self._restore(data, location)
-        view = pid[5] if len(pid) == 6 else None
+            if not _is_int(numel):
+                raise TypeError(f"the storage numel must be an int, got {type(numel).__name__}")
+            data = self.read_storage(key, int(numel) * dtype.itemsize)
+            storage = self._restore(data, _ascii(location), key)._typed(dtype)
+            if storage.nbytes():
+                self._storages[key] = storage
         if view is not None:          # legacy storage views: (view key, offset, size)
-            item = storage_type.dtype.itemsize if storage_type.dtype is not None else 1
-            _, start, count = view
-            storage = Storage(storage._data[start * item:(start + count) * item],
-                              storage.device, swap=storage._swap)
-        return storage._typed(storage_type.dtype)
+            view_key, start, count = view
+            item = storage.dtype.itemsize
+            storage = self._storages.setdefault(_ascii(view_key), Storage(
+                storage._data[start * item:(start + count) * item], storage.device,
+                storage.dtype, storage._swap, _ascii(view_key), self.roots))
+        return storage
+
+    def adopt(self, data, param):
+        """``param``, a Parameter made from the loaded tensor ``data``, shares its storage
+        with the tensors loaded after it (torch's Parameter shares ``data``'s)."""
+        self.roots.replace(data, param)
 
     def find_class(self, module, name, fallback):
         """A trusted (``weights_only=False``) load's global: torch's names mapped onto
@@ -469,9 +679,9 @@ class _Inert:
 
 
 def scan_storage_ids(file):
-    """{key: (StorageType, numel)} of the persistent ids in the pickle at ``file``'s position,
-    found without running anything it names; leaves ``file`` just past the pickle.  Each storage
-    name unpickles to a fresh StorageType, so a BUILD in the pickle changes nothing shared."""
+    """{key: (dtype, numel)} of the persistent ids in the pickle at ``file``'s position, found
+    without running anything it names; leaves ``file`` just past the pickle.  Each storage name
+    unpickles to a fresh StorageType, so a BUILD in the pickle changes nothing shared."""
     found = {}
 
     class Scanner(pickle.Unpickler):
@@ -480,8 +690,9 @@ def scan_storage_ids(file):
             return StorageType(g.name, g.dtype) if isinstance(g, StorageType) else _Inert
 
         def persistent_load(self, pid):
-            if type(pid) is tuple and len(pid) >= 5 and isinstance(pid[1], StorageType):
-                found.setdefault(_ascii(pid[2]), (pid[1], pid[4]))
+            if type(pid) is tuple and len(pid) >= 5 and isinstance(pid[1], StorageType) \
+                    and isinstance(pid[1].dtype, (D.dtype, type(None))) and _is_int(pid[4]):
+                found.setdefault(_ascii(pid[2]), (pid[1].dtype or D.uint8, int(pid[4])))
             return _Inert()
 
     Scanner(file, encoding="latin1").load()

@@ -128,13 +128,18 @@ class ZipReader:
     def has(self, name):
         return self.prefix + name in self._names
 
-    def read(self, name):
-        """The bytes of record ``name`` (relative to the archive's folder)."""
+    def read(self, name, nbytes=None):
+        """The bytes of record ``name`` (relative to the archive's folder); with ``nbytes``,
+        the size it must have (a storage's)."""
         full = self.prefix + name
         if full not in self._names:
             raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not "
                                "found." + _CORRUPT)
         info = self._zip.getinfo(full)
+        if nbytes is not None and info.file_size != nbytes:
+            raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected "
+                               f"size ({nbytes} bytes = {nbytes} elements * 1 bytes/element) "
+                               "for dtype Byte")
         if self._mapped is not None and info.compress_type == zipfile.ZIP_STORED:
             data = memoryview(self._mapped)[self._data_offset(info):][:info.file_size]
             if len(data) != info.file_size:

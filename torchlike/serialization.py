@@ -286,7 +286,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     Returns:
         The saved object, with torchlike Tensors (Parameters as ``torchlike.nn.Parameter``)
-        in place of torch's.  Loaded tensors do not share memory with each other.
+        in place of torch's.  Tensors that shared a storage when saved share it again (a write
+        through one shows in the others), and a tensor costs no more memory than the storage
+        it views (NOTE [ loaded storages ] in _serialization_unpickle.py).
 
     Example::
 
@@ -398,8 +400,8 @@ def _load_zip(stream, mapped, loader, base, unpickle_args):
     if order not in (None, "little", "big"):
         raise ValueError(f"Unknown endianness type: {order}")
     loader.swap = order is not None and order != sys.byteorder
-    loader.read_storage = lambda key, storage_type, numel: np.frombuffer(
-        archive.read(f"data/{key}"), np.uint8)
+    loader.read_storage = lambda key, nbytes: np.frombuffer(
+        archive.read(f"data/{key}", nbytes), np.uint8)
     return loader.load(io.BytesIO(archive.read("data.pkl")), base, **unpickle_args)
 
 
@@ -414,6 +416,7 @@ def _load_legacy(stream, loader, base, unpickle_args):
         raise RuntimeError(f"Invalid protocol version: {version}")
     sys_info = header()
     loader.swap = bool(sys_info.get("little_endian", True)) != (sys.byteorder == "little")
+    loader.legacy = True
     # The storages' bytes follow the object's pickle: find which storages (and element sizes)
     # it refers to without running it, read them, then unpickle it for real.
     start = stream.tell()
@@ -424,16 +427,15 @@ def _load_legacy(stream, loader, base, unpickle_args):
         if key not in ids:
             raise RuntimeError(f"corrupt legacy checkpoint: storage {key!r} is listed but "
                                "never used")
-        dtype = ids[key][0].dtype
         (count,) = struct.unpack("<q", stream.read(8))
-        nbytes = count * (dtype.itemsize if dtype is not None else 1)
+        nbytes = count * ids[key][0].itemsize
         raw = stream.read(nbytes)
         if len(raw) != nbytes:
             raise RuntimeError(f"corrupt legacy checkpoint: storage {key!r} is truncated")
         storages[key] = np.frombuffer(raw, np.uint8)
     end = stream.tell()
     stream.seek(start)
-    loader.read_storage = lambda key, storage_type, numel: storages[key]
+    loader.read_storage = lambda key, nbytes: storages[key]
     result = loader.load(stream, base, **unpickle_args)
     stream.seek(end)
     return result
