@@ -96,7 +96,7 @@ CONV = [
 
 @pytest.mark.parametrize("name,fn,inputs", cases(CONV))
 def test_conv(name, fn, inputs):
-    check_op(name, fn, inputs, atol=2e-5 if inputs[0].dtype == "float32" else None)
+    check_op(name, fn, inputs)
 
 
 CONV_DTYPES = [
@@ -116,7 +116,7 @@ CONV_DTYPES = [
 
 @pytest.mark.parametrize("name,fn", cases(CONV_DTYPES))
 def test_conv_dtypes(name, fn):
-    both(fn, rtol=2e-3, atol=2e-3)
+    both(fn)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -161,7 +161,7 @@ VALUES = [
 
 @pytest.mark.parametrize("name,fn", cases(VALUES))
 def test_values(name, fn):
-    both(fn, rtol=1e-2, atol=1e-2)
+    both(fn)
 
 
 # ------------------------------------------------------------------------------------------------
