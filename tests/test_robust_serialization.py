@@ -487,8 +487,8 @@ def _shared_objects(T):
 
 
 def _write_through_each(module, loaded):
-    """The values of every entry after writing through each one in turn (None where the write
-    raises)."""
+    """The values of every entry after writing through each one in turn (the error's type
+    where the write raises)."""
     results = []
     for k in loaded:
         t = loaded[k]
@@ -498,7 +498,8 @@ def _write_through_each(module, loaded):
         except RuntimeError as e:
             results.append((k, type(e).__name__))
             continue
-        results.append((k, {j: v.detach().numpy().tolist() for j, v in loaded.items()}))
+        results.append((k, {j: v.detach().resolve_conj().resolve_neg().numpy().tolist()
+                            for j, v in loaded.items()}))
     return results
 
 
@@ -522,6 +523,25 @@ def test_loaded_tensors_share_storage_where_torch_does(writer):
     tl.save(tl.load(io.BytesIO(data)), again)
     assert _write_through_each(torch, torch.load(io.BytesIO(again.getvalue()))) == \
         _write_through_each(torch, torch.load(io.BytesIO(data)))
+
+
+@pytest.mark.parametrize("entries", [("z", "conj"), ("real", "neg imag")])
+def test_conjugate_and_negative_bits(entries):
+    """torch's lazy conj / neg bits: a conjugate view shares its complex storage (is_conj(),
+    writes go through both ways); the imaginary part of a conjugate (a negative real view)
+    reads and writes as torch's.  Still different: that negative view sees a negated copy of
+    its storage, so it shares nothing, and is_neg() is False."""
+    z = torch.tensor([1 + 2j, 3 - 4j, -5 + 6j])
+    make = {"z": lambda: z, "conj": z.conj, "real": lambda: z.real,
+            "neg imag": lambda: z.conj().imag}
+    buf = io.BytesIO()
+    torch.save({k: make[k]() for k in entries}, buf)
+    want = torch.load(io.BytesIO(buf.getvalue()))
+    got = tl.load(io.BytesIO(buf.getvalue()))
+    for k in entries:
+        assert got[k].is_conj() == want[k].is_conj()
+        assert got[k].is_neg() == (want[k].is_neg() and k != "neg imag")
+    assert _write_through_each(tl, got) == _write_through_each(torch, want)
 
 
 def test_tied_weights_stay_tied():

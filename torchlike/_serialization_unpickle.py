@@ -103,18 +103,22 @@ class Storage:
     def __repr__(self):
         return f"<torchlike storage of {self.nbytes()} bytes on {self.device}>"
 
-    def tensor(self, offset, size, stride, dtype, steps=(), into=None):
+    def tensor(self, offset, size, stride, dtype, conj=False, neg=False, into=None):
         """The tensor viewing elements ``offset + sum(i * stride)`` of this storage as
-        ``dtype`` (a layout already checked), then ``steps`` (the lazy conj / _neg_view view
-        steps); made in the Tensor ``into`` when given (NOTE [ loaded storages ])."""
-        key = (self._key, dtype)
+        ``dtype`` (a layout already checked), with torch's lazy conjugate / negative bits;
+        made in the Tensor ``into`` when given (NOTE [ loaded storages ])."""
+        # NOTE: a write through a _neg_view step reaches its storage only when that is complex
+        # (see scatter_parts); a negative real tensor views a negated copy of its storage
+        negated = neg and not dtype.is_complex
+        steps = ((_complex.CONJ, ()),) * conj + ((_complex.NEG_VIEW, ()),) * (neg and not negated)
+        key = (self._key, dtype, negated)
         root = self._roots.get(key)
         if root is None and not steps and offset == 0 and _dense(size, stride) \
                 and math.prod(size) * dtype.itemsize == self.nbytes():
-            return self._roots.add(key, _into(into, self._root(size, stride, dtype)))
+            return self._roots.add(key, _into(into, self._root(size, stride, dtype, negated)))
         if root is None:
             n = self.nbytes() // dtype.itemsize
-            root = self._roots.add(key, self._root((n,), (1,), dtype))
+            root = self._roots.add(key, self._root((n,), (1,), dtype, negated))
         chain = steps
         if (size, stride, offset) != (tuple(root.shape), root.stride(), 0):
             order = tuple(sorted(range(root.ndim), key=lambda d: -root.stride(d)))
@@ -125,13 +129,15 @@ class Storage:
         t._vc = [1]       # set_ wrote it: torch.load's tensors start at version 1
         return _into(into, t)
 
-    def _root(self, size, stride, dtype):
+    def _root(self, size, stride, dtype, negated=False):
         item = dtype.itemsize
         elems = self._data[:math.prod(size) * item].view(np.dtype(dtype._np))
         values = np.lib.stride_tricks.as_strided(
             elems, size, tuple(s * item for s in stride), writeable=False).copy()
         if self._swap:
             values = values.byteswap()
+        if negated:
+            values = -values
         t = Tensor._wrap(jax.device_put(values, jax_device(self.device)))
         t._strides = _norm(stride, size)
         t._vc = [1]
@@ -341,9 +347,8 @@ def tensor_from_storage(storage, storage_offset, size, stride, dtype, requires_g
     offset = int(storage_offset)
     check_layout(size, stride, offset, dtype.itemsize, nbytes)
     metadata = metadata or {}
-    steps = tuple((op, ()) for key, op in (("conj", _complex.CONJ), ("neg", _complex.NEG_VIEW))
-                  if metadata.get(key))
-    t = storage.tensor(offset, size, stride, dtype, steps, into)
+    t = storage.tensor(offset, size, stride, dtype, bool(metadata.get("conj")),
+                       bool(metadata.get("neg")), into)
     if requires_grad:
         t._set_requires_grad(True)
     return t
