@@ -17,6 +17,11 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from pickle import (APPEND, APPENDS, BINFLOAT, BINGET, BININT, BINPERSID, BINPUT, BINUNICODE,
+                    BUILD, DUP, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, EXT1, EXT2, EXT4,
+                    FRAME, GLOBAL, INST, LONG1, MARK, MEMOIZE, NEWFALSE, NEWOBJ, NEWTRUE, NONE, OBJ,
+                    PERSID, POP, PROTO, REDUCE, SETITEM, SETITEMS, STACK_GLOBAL, STOP, TUPLE,
+                    TUPLE1, TUPLE2, TUPLE3)
 
 import numpy as np
 import pytest
@@ -33,26 +38,24 @@ from torchlike._serialization_unpickle import TORCH_GLOBALS, StorageType, _safe_
 def G(path):
     """GLOBAL module.name"""
     module, name = path.rsplit(".", 1)
-    return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
+    return GLOBAL + module.encode() + b"\n" + name.encode() + b"\n"
 
 
 def U(s):
     """BINUNICODE s"""
     b = s.encode()
-    return b"X" + struct.pack("<I", len(b)) + b
+    return BINUNICODE + struct.pack("<I", len(b)) + b
 
 
 def I(n):   # noqa: E743
     """BININT n, or LONG1 n past 32 bits"""
     if -2 ** 31 <= n < 2 ** 31:
-        return b"J" + struct.pack("<i", n)
+        return BININT + struct.pack("<i", n)
     b = pickle.encode_long(n)
-    return b"\x8a" + bytes([len(b)]) + b
+    return LONG1 + bytes([len(b)]) + b
 
 
-MARK, TUPLE, TUPLE1, TUPLE2, REDUCE, BUILD, NEWOBJ = b"(", b"t", b"\x85", b"\x86", b"R", b"b", b"\x81"
-EMPTY_DICT, EMPTY_TUPLE, EMPTY_LIST, NONE, FALSE = b"}", b")", b"]", b"N", b"\x89"
-SETITEM, APPEND, BINPERSID = b"s", b"a", b"Q"
+FALSE = NEWFALSE
 STORAGE = MARK + U("storage") + G("torch.FloatStorage") + U("0") + U("cpu") + I(6) + TUPLE + \
     BINPERSID
 OD = G("collections.OrderedDict") + EMPTY_TUPLE + REDUCE
@@ -67,7 +70,7 @@ def tensor_op(offset=0, size=(6,), stride=(1,)):
 
 
 def pkl(*parts):
-    return b"\x80\x02" + b"".join(parts) + b"."
+    return PROTO + b"\x02" + b"".join(parts) + STOP
 
 
 def ckpt(data_pkl, records=None):
@@ -133,7 +136,8 @@ def torchlike_state():
             classes[id(g)] = {k: id(x) for k, x in vars(g).items()}
             classes[id(g)].update(__code__=id(g.__code__), __defaults__=id(g.__defaults__))
     dtypes = [tuple(getattr(dt, f) for f in type(dt).__slots__) for dt in _dtype.ALL]
-    storages = {p: (g.name, g.dtype) for p, g in TORCH_GLOBALS.items() if isinstance(g, StorageType)}
+    storages = {p: (g.name, g.dtype) for p, g in TORCH_GLOBALS.items()
+                if isinstance(g, StorageType)}
     return (modules, classes, dtypes, storages, {p: id(g) for p, g in TORCH_GLOBALS.items()},
             frozenset(_safe_globals), tl.get_default_dtype())
 
@@ -196,16 +200,16 @@ MALICIOUS = {
     "reduce the canary": pkl(G(CANARY), EMPTY_TUPLE, REDUCE),
     "newobj of a dict": pkl(EMPTY_DICT, EMPTY_TUPLE, NEWOBJ),
     "newobj of a storage type": pkl(G("torch.FloatStorage"), EMPTY_TUPLE, NEWOBJ),
-    "ext1": pkl(b"\x82\x01"),
-    "ext2": pkl(b"\x83\x01\x00"),
-    "ext4": pkl(b"\x84\x01\x00\x00\x00"),
-    "inst": b"(ibuiltins\neval\nX\x01\x00\x00\x001t.",
-    "obj": pkl(MARK, G("builtins.eval"), U("1"), b"o"),
-    "stack_global": b"\x80\x04" + U("builtins") + U("eval") + b"\x93" + U("1") + TUPLE1
-                    + REDUCE + b".",
+    "ext1": pkl(EXT1 + b"\x01"),
+    "ext2": pkl(EXT2 + b"\x01\x00"),
+    "ext4": pkl(EXT4 + b"\x01\x00\x00\x00"),
+    "inst": MARK + INST + b"builtins\neval\n" + U("1") + STOP,
+    "obj": pkl(MARK, G("builtins.eval"), U("1"), OBJ),
+    "stack_global": PROTO + b"\x04" + U("builtins") + U("eval") + STACK_GLOBAL + U("1")
+                    + TUPLE1 + REDUCE + STOP,
     "persistent id of a module": pkl(MARK, U("module"), G("torch.Tensor"), TUPLE, BINPERSID),
     "persistent id of a list": pkl(EMPTY_LIST, BINPERSID),
-    "persistent id, text opcode": b"\x80\x02Pstorage\n.",
+    "persistent id, text opcode": pkl(PERSID + b"storage\n"),
     "string opcode (protocol 0)": b"S'x'\np0\n.",
     "rebuild from type with a storage type": pkl(
         G("torch._tensor._rebuild_from_type_v2"), MARK, G("torch.FloatStorage"),
@@ -257,16 +261,16 @@ NAMES = ["dtype", "itemsize", "name", "__add__", "__defaults__", "_name", "requi
 
 _value = st.one_of(   # one well-formed object pushed
     st.integers(-1, 6).map(I), st.sampled_from(NAMES).map(U),
-    st.floats(allow_nan=False, width=32).map(lambda f: b"G" + struct.pack(">d", f)),
+    st.floats(allow_nan=False, width=32).map(lambda f: BINFLOAT + struct.pack(">d", f)),
     st.sampled_from([NONE, FALSE, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, STORAGE, OD,
                      tensor_op(), tensor_op(1, (2, 2), (0, 1))]),
     st.sampled_from(ALLOWED).map(G))
 _opcode = st.one_of(   # anything else: stack work, the risky opcodes, unsupported ones
-    st.sampled_from([b"\x88", b"\x8f", MARK, TUPLE, TUPLE1, TUPLE2, b"\x87", REDUCE, BUILD,
-                     NEWOBJ, SETITEM, b"u", APPEND, b"e", BINPERSID, b"\x82\x01", b"\x93",
-                     b"\x94", b"i", b"o", b"\x95" + bytes(8), b"2", b"0"]),
-    st.integers(0, 3).map(lambda i: b"q" + bytes([i])),
-    st.integers(0, 3).map(lambda i: b"h" + bytes([i])),
+    st.sampled_from([NEWTRUE, EMPTY_SET, MARK, TUPLE, TUPLE1, TUPLE2, TUPLE3, REDUCE, BUILD,
+                     NEWOBJ, SETITEM, SETITEMS, APPEND, APPENDS, BINPERSID, EXT1 + b"\x01",
+                     STACK_GLOBAL, MEMOIZE, INST, OBJ, FRAME + bytes(8), DUP, POP]),
+    st.integers(0, 3).map(lambda i: BINPUT + bytes([i])),
+    st.integers(0, 3).map(lambda i: BINGET + bytes([i])),
     st.sampled_from(FORBIDDEN).map(G))
 
 
@@ -281,7 +285,7 @@ def _attack(draw):
     return target + draw(st.sampled_from([
         NONE + state + TUPLE2 + BUILD, NONE + state + TUPLE2 + BUILD,   # (None, slot state)
         state + BUILD, b"".join(U(k) + v + SETITEM for k, v in items),
-        items[0][1] + APPEND, MARK + items[0][1] + b"e", args + REDUCE, args + NEWOBJ]))
+        items[0][1] + APPEND, MARK + items[0][1] + APPENDS, args + REDUCE, args + NEWOBJ]))
 
 
 _stream = st.lists(st.one_of(_attack(), _attack(), _value, _opcode), min_size=1,
@@ -411,7 +415,7 @@ def test_rebuild_argument_types():
     v3 = G("torch._utils._rebuild_tensor_v3") + MARK + STORAGE + I(0) + MARK + I(2) + TUPLE + \
         MARK + I(1) + TUPLE + FALSE + OD + U("float32") + TUPLE + REDUCE
     floats = G("torch._utils._rebuild_tensor_v2") + MARK + STORAGE + I(0) + \
-        b"G" + struct.pack(">d", 2.0) + TUPLE1 + I(1) + TUPLE1 + FALSE + OD + TUPLE + REDUCE
+        BINFLOAT + struct.pack(">d", 2.0) + TUPLE1 + I(1) + TUPLE1 + FALSE + OD + TUPLE + REDUCE
     for data in (pkl(v3), pkl(floats)):
         want, _, _ = outcome(torch.load, ckpt(data))
         got, _, _ = outcome(tl.load, ckpt(data))
