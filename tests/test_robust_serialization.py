@@ -507,11 +507,14 @@ def _write_through_each(module, loaded):
     return results
 
 
-@pytest.mark.parametrize("writer", ["torch", "torchlike"])
+@pytest.mark.parametrize("writer", ["torch", "torch legacy format", "torchlike"])
 def test_loaded_tensors_share_storage_where_torch_does(writer):
-    objs = _shared_objects(torch if writer == "torch" else tl)
+    objs = _shared_objects(tl if writer == "torchlike" else torch)
     buf = io.BytesIO()
-    (torch.save if writer == "torch" else tl.save)(objs, buf)
+    if writer == "torchlike":
+        tl.save(objs, buf)
+    else:
+        torch.save(objs, buf, _use_new_zipfile_serialization=writer == "torch")
     data = buf.getvalue()
     want = torch.load(io.BytesIO(data))
     got = tl.load(io.BytesIO(data))
