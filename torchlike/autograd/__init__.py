@@ -30,6 +30,9 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
+            if not out.requires_grad:   # _roots raises for it, as PyTorch's engine does
+                grads.append(None)
+                continue
             if out._value().size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
@@ -54,6 +57,13 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
             g = g.to(out.dtype)
         grads.append(g if create_graph else g._value())
     return grads
+
+
+def _check_count(outputs, root_grads):
+    """PyTorch pairs outputs and gradients as zip does (extra gradients are ignored), then
+    requires one per output."""
+    if len(root_grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(root_grads)} gradients")
 
 
 def _roots(outputs):
@@ -100,8 +110,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads = _tensors(grad_tensors if grad_tensors is not None else grad_variables)
     if not grads:
         grads = [None] * len(outputs)
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(outputs)} gradients")
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None and not _tensors(inputs):
@@ -115,8 +123,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                       "you have to use this function, make sure to reset the .grad fields of your "
                       "parameters to None after use to break the cycle and avoid the leak.",
                       UserWarning, stacklevel=3)
-    roots = _roots(outputs)
     root_grads = _root_grads(outputs, grads, create_graph)
+    _check_count(outputs, root_grads)
+    roots = _roots(outputs)
     if not inputs:
         run_backward(roots, root_grads, retain_graph, create_graph)
         return
@@ -148,21 +157,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     gouts = _tensors(grad_outputs) or [None] * len(outs)
-    if len(gouts) != len(outs):
-        raise RuntimeError(f"grad requires one gradient per output: got {len(gouts)} "
-                           f"gradients and {len(outs)} outputs")
     if retain_graph is None:
         retain_graph = create_graph
+    root_grads = None if is_grads_batched else _root_grads(outs, gouts, create_graph)
+    _check_count(outs, gouts[:len(outs)] if is_grads_batched else root_grads)
+    roots = _roots(outs)
     for t in ins:
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element of inputs, got {type(t).__name__}")
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                               f"{type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
         captured = _batched_capture(outs, ins, gouts, retain_graph, create_graph)
     else:
-        captured = run_backward(_roots(outs), _root_grads(outs, gouts, create_graph),
-                                retain_graph, create_graph, capture=[t._edge() for t in ins])
+        captured = run_backward(roots, root_grads, retain_graph, create_graph,
+                                capture=[t._edge() for t in ins])
     result = []
     for i, (t, g) in enumerate(zip(ins, captured)):
         if g is None:

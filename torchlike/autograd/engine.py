@@ -57,6 +57,8 @@ def _call_tensor_hooks(fn_hooks, g, create_graph):
     for hook in tuple(fn_hooks.values()):
         r = hook(_as_tensor(g))
         if r is not None:
+            if not isinstance(r, Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
             if tuple(r.shape) != tuple(g.shape):
                 name = getattr(hook, "__name__", type(hook).__name__)
                 raise RuntimeError(f"hook '{name}' has changed the size of value")
