@@ -163,8 +163,6 @@ class Tensor:
 
     @property
     def _base(self):
-        if self._root is not None:
-            self._sync()
         return self._vbase
 
     def _edge(self):
@@ -258,7 +256,7 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        if self._root is not None:
+        if self._track:   # a recorded view's grad_fn follows writes to its storage
             self._sync()
             if self._stale and _state.grad_enabled:
                 raise _shape.stale_view_error(self)
@@ -274,7 +272,7 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        if self._root is not None:
+        if self._track:
             self._sync()
         return self._requires_grad or self._grad_fn is not None
 
