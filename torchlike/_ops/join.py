@@ -339,7 +339,7 @@ REPEAT_INDEX = Op("repeat_interleave", lambda r, total: jnp.repeat(
 def repeat(self, *sizes):
     """Mirrors ``Tensor.repeat``: the tensor tiled ``sizes`` times along each dim (leading
     sizes add dims)."""
-    reps = S._sizes(sizes)
+    reps = S._sizes(sizes, "repeat", "repeats")
     if len(reps) < self.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -359,7 +359,7 @@ def tile(input, dims):
 
 
 def _tile_method(self, *dims):
-    return tile(self, S._sizes(dims))
+    return tile(self, S._sizes(dims, "tile", "dims"))
 
 
 def _repeat_index(repeats, output_size=None):
@@ -439,7 +439,7 @@ def flip(input, dims):
 
 
 def _flip_method(self, *dims):
-    return flip(self, S._sizes(dims))
+    return flip(self, S._sizes(dims, "flip", "dims"))
 
 
 def fliplr(input):
@@ -459,8 +459,8 @@ def flipud(input):
 def roll(input, shifts, dims=None):
     """Mirrors ``torch.roll``: entries shifted cyclically along ``dims`` (without dims, along
     the flattened tensor, reshaped back)."""
-    shifts = S._dims(shifts)
-    dims = () if dims is None else S._dims(dims)
+    shifts = S._dims(shifts, "roll", "shifts", 2)
+    dims = () if dims is None else S._dims(dims, "roll", "dims", 3)
     if not shifts:
         raise RuntimeError("`shifts` required")
     if len(shifts) != len(dims) and not (len(shifts) == 1 and not dims):

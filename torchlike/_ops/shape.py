@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from .. import _layout
 from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
+from .._size import parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 
 
@@ -279,11 +280,12 @@ def check_writable(t):
 
 # --- public functions ---------------------------------------------------------------------------
 
-def _sizes(args):
-    """view(2, 3), view((2, 3)) and view(torch.Size([2, 3])) all mean (2, 3)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
-    return tuple(int(a) for a in args)
+def _sizes(args, fname="view", name="size"):
+    """view(2, 3), view((2, 3)) and view(torch.Size([2, 3])) all mean (2, 3); a float or bool
+    size raises PyTorch's TypeError (NOTE [ size arguments ])."""
+    if len(args) == 1 and type(args[0]) is tuple and all(type(a) is int for a in args[0]):
+        return args[0]   # the common case, checked in one pass
+    return parse_size(fname, args, name)
 
 
 def infer_size(shape, numel):
@@ -327,7 +329,7 @@ UNSAFE_VIEW = Op("_unsafe_view", lambda x, shape: x.reshape(shape), "UnsafeViewB
 
 def reshape(x, *shape):
     """Mirrors ``torch.reshape``: a view when the strides allow one, else a copy."""
-    shape = infer_size(_sizes(shape), x.numel())
+    shape = infer_size(_sizes(shape, "reshape", "shape"), x.numel())
     if view_strides(x._arr.shape, strides_of(x), shape) is not None:
         return call(VIEW, x, static=(("shape", shape),))
     return call(UNSAFE_VIEW, clone(x), static=(("shape", shape),))
@@ -353,7 +355,7 @@ def t(x):
 
 def permute(x, *dims):
     """Mirrors ``torch.permute``."""
-    dims = _sizes(dims)
+    dims = _sizes(dims, "permute", "dims")
     if len(dims) != x.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
@@ -385,7 +387,7 @@ def squeeze(x, dim=None):
 
 def expand(x, *sizes):
     """Mirrors ``Tensor.expand``: broadcast to ``sizes`` without copying (-1 keeps a size)."""
-    sizes = _sizes(sizes)
+    sizes = _sizes(sizes, "expand")
     shape = x._arr.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand({x.type()}{{{list(shape)}}}, size={list(sizes)}): "
@@ -566,15 +568,14 @@ def stack(tensors, dim=0, *, out=None):
 
 # --- more views ---------------------------------------------------------------------------------
 
-def _dims(dims):
-    """An int or a sequence of ints as a tuple."""
-    return (int(dims),) if isinstance(dims, int) or getattr(dims, "ndim", 1) == 0 \
-        else tuple(int(d) for d in dims)
+def _dims(dims, fname="movedim", name="dims", position=1):
+    """An int or a sequence of ints as a tuple (NOTE [ size arguments ])."""
+    return parse_size(fname, (dims,), name, position)
 
 
 def unflatten(input, dim, sizes):
     """Mirrors ``torch.unflatten``: dim split into ``sizes`` (one may be -1), as a view."""
-    sizes = _dims(sizes)
+    sizes = parse_size("unflatten", (sizes,), "sizes", 2, varargs=False)
     if input.ndim == 0:
         raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} but "
                            "tensor has no dimensions")
@@ -597,7 +598,8 @@ def unflatten(input, dim, sizes):
 
 def movedim(input, source, destination):
     """Mirrors ``torch.movedim``: dims ``source`` moved to positions ``destination`` (a view)."""
-    src, dst = _dims(source), _dims(destination)
+    src = _dims(source, "movedim", "source", 2)
+    dst = _dims(destination, "movedim", "destination", 3)
     n = input.ndim
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
@@ -650,7 +652,7 @@ def transpose_(self, dim0, dim1):
 
 def broadcast_to(input, size):
     """Mirrors ``torch.broadcast_to`` (``expand``)."""
-    return expand(input, size)
+    return expand(input, parse_size("broadcast_to", (size,), position=2, varargs=False))
 
 
 def _check_start(start):
