@@ -1,6 +1,7 @@
 """Tensor factories: tensor, as_tensor, from_numpy, zeros/ones/full/empty/arange/linspace/eye and
 their ``_like`` forms, from_dlpack.  Data is placed on the requested device (default: cpu)."""
 import math
+import os
 import warnings
 
 import jax
@@ -9,6 +10,7 @@ import numpy as np
 
 from . import _dtype as D, _layout
 from ._device import CPU, device as _device_cls, to_jax_device
+from ._size import _INT64_MAX, int_arg, parse_size, type_name
 from ._tensor import Tensor
 
 _default = {"device": CPU}
@@ -179,18 +181,72 @@ def scalar_tensor(value, *, dtype=None, device=None, requires_grad=False, layout
 
 # --- filled factories ---------------------------------------------------------------------------
 
-def _size(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    try:
-        size = tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be a tuple of ints, but got {size!r}") from None
+def _size(fname, args, size=None):
+    """A factory's size: spread over its positional ``args`` or given as ``size=``
+    (NOTE [ size arguments ]); negative sizes raise PyTorch's RuntimeError."""
+    if size is not None:
+        if args:
+            raise TypeError(f"{fname}() got multiple values for argument 'size'")
+        out = parse_size(fname, (size,), keyword=True)
+    else:
+        out = parse_size(fname, args)
+    check_nonnegative(fname, out)
+    return out
+
+
+def size_arg(fname, value, position):
+    """A factory's size given as one argument that must be a sequence (``full``, ``randint``)."""
+    size = parse_size(fname, (value,), position=position, varargs=False)
+    check_nonnegative(fname, size)
+    return size
+
+
+def check_nonnegative(fname, size):
     for s in size:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+            raise RuntimeError("zeros: Dimension size must be non-negative." if fname == "zeros"
+                               else f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    return size
+
+
+# NOTE [ allocation limits ]
+# PyTorch's allocator refuses a tensor whose byte count overflows int64 ("Storage size
+# calculation overflowed") or that the system cannot provide ("can't allocate memory"), each a
+# RuntimeError.  numpy and XLA would raise MemoryError / ValueError / an XLA error instead, or
+# start filling memory until the process is killed, so every factory checks the byte count
+# first: an exact product of Python ints, and (past 1 GiB) the device's memory, read once.
+
+_LIMITS = {}
+_SMALL = 1 << 30
+
+
+def _device_bytes(jax_device):
+    limit = _LIMITS.get(jax_device)
+    if limit is None:
+        if jax_device.platform == "cpu":
+            limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        else:
+            limit = (jax_device.memory_stats() or {}).get("bytes_limit", 1 << 62)
+        _LIMITS[jax_device] = limit
+    return limit
+
+
+def check_alloc(size, dtype, device=None):
+    """RuntimeError, as PyTorch's, for a tensor of ``size`` and ``dtype`` too large to exist
+    (NOTE [ allocation limits ]); ``device`` as ``_place`` takes it."""
+    n, overflow = 1, False
+    for s in size:
+        n *= s
+        overflow = overflow or n > _INT64_MAX
+    nbytes = n * dtype.itemsize
+    if overflow or nbytes > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
+    if nbytes > _SMALL:
+        jd = to_jax_device(_default["device"] if device is None else device)
+        if jd is not None and nbytes > _device_bytes(jd):
+            where = "DefaultCPUAllocator" if jd.platform == "cpu" else f"{jd.platform} allocator"
+            raise RuntimeError(f"{where}: can't allocate memory: you tried to allocate {nbytes} "
+                               "bytes. Error code 12 (Cannot allocate memory)")
 
 
 def _fill(size, value, dtype, device, requires_grad):
@@ -198,32 +254,36 @@ def _fill(size, value, dtype, device, requires_grad):
         D.get_default_dtype() if value is None else D.scalar_dtype(value))
     if dtype is None and isinstance(value, bool):
         dt = D.bool_
+    check_alloc(size, dt, device)
     arr = np.full(size, 0 if value is None else value, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False):
     """Mirrors ``torch.zeros``."""
-    return _fill(_size(size), 0, dtype or D.get_default_dtype(), device, requires_grad)
+    return _fill(_size("zeros", args, size), 0, dtype or D.get_default_dtype(), device,
+                 requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False):
     """Mirrors ``torch.ones``."""
-    return _fill(_size(size), 1, dtype or D.get_default_dtype(), device, requires_grad)
+    return _fill(_size("ones", args, size), 1, dtype or D.get_default_dtype(), device,
+                 requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False,
-          memory_format=None):
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False, memory_format=None):
     """Mirrors ``torch.empty`` (XLA has no uninitialised memory: the values are zeros)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _fill(_size("empty", args, size), 0, dtype or D.get_default_dtype(), device,
+                 requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
          pin_memory=False):
     """Mirrors ``torch.full``: the dtype follows fill_value when not given."""
-    return _fill(_size((size,)), fill_value, dtype, device, requires_grad)
+    return _fill(size_arg("full", size, 1), fill_value, dtype, device, requires_grad)
 
 
 def _like(input, fill_value, dtype, device, requires_grad, memory_format):
@@ -273,6 +333,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         dtype = D.int64 if all(isinstance(a, int) for a in args) else D.get_default_dtype()
     dt = D.to_dtype(dtype)
     n = max(0, math.ceil((end - start) / step))
+    check_alloc((n,), dt, device)
     # computed in float64/int64 then cast, as PyTorch does
     acc = np.float64 if not all(isinstance(a, int) for a in args) else np.int64
     arr = (start + np.arange(n, dtype=acc) * step).astype(dt._np)
@@ -285,6 +346,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    check_alloc((steps,), dt, device)
     start, end = [a.item() if isinstance(a, Tensor) else a for a in (start, end)]
     if steps == 1:
         arr = np.asarray([start], np.float64)
@@ -337,6 +399,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
+    check_alloc((n, n if m is None else m), dt, device)
     arr = np.eye(n, n if m is None else m, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)
 

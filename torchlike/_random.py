@@ -33,7 +33,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype as D
-from ._creation import _finish, _place, _size, get_default_device
+from ._creation import (_finish, _place, _size, check_alloc, check_nonnegative,
+                        get_default_device, size_arg)
 from ._device import device as _device_cls, to_jax_device
 from ._dispatch import Op, with_out
 from ._tensor import Tensor
@@ -501,6 +502,7 @@ def _factory_dtype(dtype, out, default):
 
 
 def _draw(op, params, size, dt, device, requires_grad, generator, out):
+    check_alloc(size, dt, device)
     arr = _sample_on(op, device, generator, *params, static=(("shape", size), ("dtype", dt._np)))
     return with_out(_finish(arr, requires_grad), out)
 
@@ -510,7 +512,7 @@ def _sizes(fname, size, kwargs):
     for k in kwargs:
         if k != "size":
             raise TypeError(f"{fname}() got an unexpected keyword argument '{k}'")
-    return _size((kwargs["size"],) if "size" in kwargs else size)
+    return _size(fname, size, kwargs.get("size"))
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
@@ -540,21 +542,19 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False, out=None, layout=None, pin_memory=False):
     """Mirrors ``torch.randint(low=0, high, size)``: integers in [low, high), int64 by default."""
+    position = 3
     if size is None:
-        low, high, size = 0, low, high
+        low, high, size, position = 0, low, high, 2
     elif high is None:
         low, high = 0, low
     if high is None or size is None:
         raise TypeError("randint() missing required argument 'high' or 'size'")
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
-                        f"{type(size).__name__}")
+    size = size_arg("randint", size, position)
     low, high = (_int_arg(v, _must_be_int("randint", name)) for v, name in ((low, "low"),
                                                                                (high, "high")))
     dt = _factory_dtype(dtype, out, D.int64)
     span = _int_range(dt, low, high)
-    return _draw(RANDINT, _span_args(*span), _size((size,)), dt, device, requires_grad,
-                 generator, out)
+    return _draw(RANDINT, _span_args(*span), size, dt, device, requires_grad, generator, out)
 
 
 def _like_args(input, dtype, device):
@@ -602,7 +602,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
     n = int(n)
-    _size((n,))
+    check_nonnegative("randperm", (n,))
     dt = _factory_dtype(dtype, out, D.int64)
     if dt is D.bool_ or dt.is_complex or dt in _WIDE_UNSIGNED:
         raise _not_implemented("randperm", dt)

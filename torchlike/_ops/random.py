@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D
-from .._creation import _size, zeros
+from .._creation import size_arg, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
@@ -248,8 +248,8 @@ def normal(mean=_REQUIRED, std=1.0, size=None, *, generator=None, out=None, dtyp
         _check_std(std)
         dt = _factory_dtype(dtype, out, D.get_default_dtype())
         _require_float(dt, "normal_kernel_cpu", complex_ok=True)
-        return _draw(RANDN, (mean, std), _size((size,)), dt, device, requires_grad, generator,
-                     out)
+        return _draw(RANDN, (mean, std), size_arg("normal", size, 3), dt, device, requires_grad,
+                     generator, out)
     if size is not None:
         got = ", ".join(type(v).__name__ for v in (mean, std, size))
         raise TypeError(_NORMAL_SIGNATURES.format(got=got))
