@@ -50,9 +50,13 @@ def _finish(arr, requires_grad):
 def _infer_dtype(data):
     """PyTorch's dtype for nested Python data: bool < int64 < default float < default complex."""
     a = np.asarray(data)
-    if a.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     kind = a.dtype.kind
+    if kind == "O":   # Python ints past int64 beside floats (NOTE [ Python ints in tensor() ])
+        kinds = {type(v) for v in a.ravel()}
+        if not kinds <= {bool, int, float, complex}:
+            bad = next(v for v in a.ravel() if type(v) not in (bool, int, float, complex))
+            raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}")
+        kind = "c" if complex in kinds else "f"
     if kind == "b":
         return D.bool_
     if kind in "iu":
@@ -114,6 +118,57 @@ def _native(arr):
     return arr
 
 
+# NOTE [ Python ints in tensor() ]
+# PyTorch reads each Python number as a C long long (ValueError "Overflow when unpacking long
+# long" past int64, unless a float among the data or a float dtype makes it read doubles), then
+# converts it to the dtype with a range check (RuntimeError "value cannot be converted to type
+# uint8 without overflow"; unsigned dtypes let negatives down to -max wrap, as C does).  numpy
+# would instead turn such ints into uint64, float64 or objects, or refuse them with its own
+# OverflowError, so tensor() checks them first.  Only arrays whose dtype shows that something
+# did not fit in int64 (uint64, object, or floats of magnitude 2**63 and more) are walked.
+
+_INTEGRAL = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.uint16, D.uint32)
+
+
+def _leaves(data):
+    if isinstance(data, (list, tuple)):
+        for d in data:
+            yield from _leaves(d)
+    else:
+        yield data
+
+
+def _check_python_ints(data, np_data, dtype):
+    """ValueError, as PyTorch's, for a Python int past int64 read as an integer (NOTE [ Python
+    ints in tensor() ]); ``dtype`` is the one given, or None."""
+    if isinstance(data, (np.ndarray, np.generic)) or (
+            dtype is not None and (dtype.is_floating_point or dtype.is_complex or
+                                   dtype in (D.bool_, D.uint64))):
+        return
+    kind = np.asarray(np_data).dtype.kind
+    if kind == "f":
+        a = np.asarray(np_data)
+        if not (a.size and np.abs(a).max() >= 2.0 ** 63):
+            return
+    elif kind not in "uO":
+        return
+    leaves = list(_leaves(data))
+    if dtype is None and any(isinstance(v, (float, complex)) for v in leaves):
+        return
+    if any(type(v) is int and not -_INT64_MAX - 1 <= v <= _INT64_MAX for v in leaves):
+        raise ValueError("Overflow when unpacking long long")
+
+
+def _fit_integers(values, dt):
+    """``values`` (Python numbers) as an array of the integer dtype ``dt``, with PyTorch's range
+    check (NOTE [ Python ints in tensor() ])."""
+    a = np.asarray(values)
+    if a.size and a.dtype.kind != "b":
+        D.check_int_range(a.min(), a.max(), a.dtype.kind == "f", dt, dt._name)
+    with np.errstate(invalid="ignore"):   # 2.0 ** 63 passes PyTorch's check and wraps
+        return a.astype(dt._np)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Mirrors ``torch.tensor``: always copies ``data``."""
     if isinstance(data, Tensor):
@@ -131,10 +186,15 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if isinstance(data, (list, tuple, str)):
             _check_nested(data)
         np_data = _numpy_data(data)
-        dt = D.to_dtype(dtype) if dtype is not None else (
+        given = D.to_dtype(dtype) if dtype is not None else None
+        _check_python_ints(data, np_data, given)
+        dt = given if given is not None else (
             _infer_dtype(np_data) if not isinstance(data, (list, tuple)) or len(data) else
             D.get_default_dtype())
-    arr = np.array(np_data, dtype=dt._np)
+    if dtype is not None and dt in _INTEGRAL and not isinstance(data, (np.ndarray, jax.Array)):
+        arr = _fit_integers(np_data, dt)
+    else:
+        arr = np.array(np_data, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)
 
 
@@ -254,6 +314,8 @@ def _fill(size, value, dtype, device, requires_grad):
         D.get_default_dtype() if value is None else D.scalar_dtype(value))
     if dtype is None and isinstance(value, bool):
         dt = D.bool_
+    if value is not None:
+        D.check_scalar(value, dt)
     check_alloc(size, dt, device)
     arr = np.full(size, 0 if value is None else value, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)
@@ -286,8 +348,11 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     return _fill(size_arg("full", size, 1), fill_value, dtype, device, requires_grad)
 
 
-def _like(input, fill_value, dtype, device, requires_grad, memory_format):
+def _like(input, fill_value, dtype, device, requires_grad, memory_format, fname):
     """A tensor shaped (and by default laid out) like ``input``, filled with fill_value."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type_name(input)}")
     t = _fill(tuple(input.shape), fill_value, dtype if dtype is not None else input.dtype,
               device if device is not None else input.device, requires_grad)
     t._strides = _layout.copy_strides(tuple(input.shape), input._strides, memory_format)
@@ -297,25 +362,25 @@ def _like(input, fill_value, dtype, device, requires_grad, memory_format):
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
     """Mirrors ``torch.zeros_like``."""
-    return _like(input, 0, dtype, device, requires_grad, memory_format)
+    return _like(input, 0, dtype, device, requires_grad, memory_format, "zeros_like")
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
     """Mirrors ``torch.ones_like``."""
-    return _like(input, 1, dtype, device, requires_grad, memory_format)
+    return _like(input, 1, dtype, device, requires_grad, memory_format, "ones_like")
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
                memory_format=None):
     """Mirrors ``torch.empty_like`` (the values are zeros)."""
-    return _like(input, 0, dtype, device, requires_grad, memory_format)
+    return _like(input, 0, dtype, device, requires_grad, memory_format, "empty_like")
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               memory_format=None):
     """Mirrors ``torch.full_like``."""
-    return _like(input, fill_value, dtype, device, requires_grad, memory_format)
+    return _like(input, fill_value, dtype, device, requires_grad, memory_format, "full_like")
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None,
@@ -327,6 +392,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     start, end, step = args
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     if dtype is None:
@@ -343,6 +410,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
              layout=None):
     """Mirrors ``torch.linspace``."""
+    steps = int_arg("linspace", "steps", 3, steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
@@ -396,8 +464,11 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
         pin_memory=False):
     """Mirrors ``torch.eye``."""
-    if n < 0:
-        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    n = int_arg("eye", "n", 1, n)
+    m = None if m is None else int_arg("eye", "m", 2, m)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dt = D.to_dtype(dtype) if dtype is not None else D.get_default_dtype()
     check_alloc((n, n if m is None else m), dt, device)
     arr = np.eye(n, n if m is None else m, dtype=dt._np)

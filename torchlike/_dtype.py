@@ -181,3 +181,50 @@ def result_type(dims, zeros, scalars):
             r = d if r is None else promote_types(r, d)
         return r
     return _combine(fold(dims), _combine(fold(zeros), fold(scalars)))
+
+
+# --- Python numbers written into a tensor -------------------------------------------------------
+
+_C_TYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+            "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+_INT_RANGES = {d: (int(np.iinfo(d._np).min), int(np.iinfo(d._np).max))
+               for d in (uint8, uint16, uint32, uint64, int8, int16, int32, int64)}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_INF = float("inf")
+
+
+def check_scalar(value, dt):
+    """RuntimeError, as PyTorch's, where the Python number ``value`` written into a tensor of
+    dtype ``dt`` (a fill, a masked or indexed write) does not fit it (``check_int_range``;
+    float32 takes its finite range and the infinities, a real dtype no imaginary part).
+    float16 / bfloat16 are not checked (they round to inf), nor bool."""
+    if isinstance(value, complex):
+        if dt.is_complex:
+            value = max(abs(value.real), abs(value.imag))
+        elif dt is not bool_ and (value.imag != 0 or value.imag != value.imag):
+            raise _overflow(_C_TYPES.get(dt._name))
+        else:
+            value = value.real
+    elif type(value) is bool or not isinstance(value, (int, float)):
+        return
+    if dt in _INT_RANGES:
+        check_int_range(value, value, isinstance(value, float), dt, _C_TYPES[dt._name])
+    elif (dt is float32 or dt is complex64) and _FLOAT32_MAX < abs(value) < _INF:
+        raise _overflow(_C_TYPES[dt._name])
+
+
+def check_int_range(lowest, highest, floats, dt, name):
+    """RuntimeError "value cannot be converted to type {name} without overflow" unless values
+    from ``lowest`` to ``highest`` fit the integer dtype ``dt``: floats (nan never fits) in its
+    range, ints too, where a negative int wraps into an unsigned dtype down to -max, as in C."""
+    lo, hi = _INT_RANGES[dt]
+    if lo == 0 and not floats:
+        lo = -hi
+    if not (lo <= lowest and highest <= hi):   # False for nan
+        raise _overflow(name)
+
+
+def _overflow(name):
+    return RuntimeError(f"value cannot be converted to type {name} without overflow")
