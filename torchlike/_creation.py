@@ -219,11 +219,18 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 
 
 def from_numpy(ndarray):
-    """Mirrors ``torch.from_numpy`` (torchlike copies: XLA owns its buffers)."""
+    """Mirrors ``torch.from_numpy``, except that the tensor never shares ``ndarray``'s memory:
+    it holds a copy taken at the call, so later writes to the array never show in the tensor
+    (nor the tensor's in-place ops in the array).
+
+    The copy is made on the host before the array reaches jax: ``jax.device_put`` of a numpy
+    array aliases its buffer when the buffer happens to be 64-byte aligned, and otherwise copies
+    it asynchronously, so without it a later write could show up in the tensor or not by
+    chance."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     D.from_numpy_dtype(_native(ndarray).dtype)
-    return _finish(_place(ndarray, None), False)
+    return _finish(_place(np.array(ndarray, order="C"), None), False)
 
 
 def from_dlpack(ext_tensor):
