@@ -360,18 +360,47 @@ def where(condition, input=None, other=None, *, out=None):
     return _out(call(WHERE, input, other, condition), out)
 
 
+# NOTE [ clamp ]
+# PyTorch's clamp is min(max(x, min), max) with NaN propagating from x and from either bound
+# (clamp(min=nan) is nan everywhere) and min > max giving max.  Its derivatives are masks, not
+# jnp.maximum's (which splits ties): x gets the gradient where min <= x <= max (bounds
+# included, so none where x or a bound is nan), a tensor min where min > x and min < max, a
+# tensor max where max < x or min > max.  `_clamp` states both as one custom_jvp; a missing
+# bound is None, a scalar bound an array constant (its tangent is zero).
+
+@jax.custom_jvp
 def _clamp(x, lo, hi):
-    # NOTE: written with where, not clip, so that the gradient reaches x on the bounds
-    # (PyTorch: grad * (min <= x <= max)), and min > max gives max everywhere.
     if lo is not None:
-        x = jnp.where(x < lo, lo, x)
+        x = jnp.maximum(x, lo)
     if hi is not None:
-        x = jnp.where(x > hi, hi, x)
+        x = jnp.minimum(x, hi)
     return x
 
 
+@_clamp.defjvp
+def _clamp_jvp(primals, tangents):
+    x, lo, hi = primals
+    tx, tlo, thi = tangents
+    out = _clamp(x, lo, hi)
+    keep = jnp.ones(out.shape, jnp.bool_)
+    parts = []
+    if lo is not None:
+        keep = keep & (x >= lo)
+        parts.append(((lo > x) & (lo < hi) if hi is not None else lo > x, tlo))
+    if hi is not None:
+        keep = keep & (x <= hi)
+        parts.append(((hi < x) | (lo > hi) if lo is not None else hi < x, thi))
+    zero = jnp.zeros(out.shape, out.dtype)
+    t = jnp.where(keep, jnp.broadcast_to(tx, out.shape), zero)
+    for mask, tb in parts:
+        t = t + jnp.where(mask, jnp.broadcast_to(tb, out.shape), zero)
+    return out, t
+
+
 def _clamp_scalar(x, min, max, dtype):
-    return _clamp(x.astype(dtype), min, max)
+    x = x.astype(dtype)
+    return _clamp(x, None if min is None else jnp.asarray(min, dtype),
+                  None if max is None else jnp.asarray(max, dtype))
 
 
 def _clamp_tensor(x, lo, hi, has_min, has_max):
@@ -395,7 +424,7 @@ def _clamp_scalars(op, input, min, max):
 
 
 def clamp(input, min=None, max=None, *, out=None):
-    """Mirrors ``torch.clamp`` (scalar or tensor bounds)."""
+    """Mirrors ``torch.clamp`` (scalar or tensor bounds; NOTE [ clamp ])."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
