@@ -6,6 +6,9 @@ gather (IndexBackward0) or one scatter (IndexPutBackward0), with numpy/PyTorch p
 A bool mask has a data-dependent shape, so it needs concrete values (eager mode).  Also copy_
 and nonzero; the gather/scatter family is in scatter.py.
 """
+import functools
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -54,10 +57,49 @@ def _accumulate(ref, values):
     return ref.max(values) if values.dtype == jnp.bool_ else ref.add(values)
 
 
+# NOTE [ writes at repeated indices ]
+# Where an index names one position several times, a write keeps one of the values written
+# there, but PyTorch's backward of its index writes (scatter, index_put / x[i] = v, index_copy,
+# put) still gives every written value the gradient at its position: src's gradient is
+# grad.gather(dim, index), not zero for the values that lost.  jax's own derivative of
+# `.at[].set` follows the winner, so `set_at` states PyTorch's rule as a custom_jvp: the
+# tangent is x's with the written positions zeroed plus the values' tangents scattered by
+# addition, whose transpose is exactly PyTorch's gather.  (Forward-mode derivatives at a
+# repeated position therefore add up the written values' tangents.)
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _set_at(where, x, src, *arrays):
+    return x.at[where(*arrays)].set(src)
+
+
+@_set_at.defjvp
+def _set_at_jvp(where, primals, tangents):
+    x, src, *arrays = primals
+    tx, tsrc = tangents[:2]
+    pos = where(*arrays)
+    hit = jnp.zeros(x.shape, jnp.bool_).at[pos].set(True)
+    return (_set_at(where, x, src, *arrays),
+            jnp.where(hit, jnp.zeros_like(tx), tx) + jnp.zeros_like(tx).at[pos].add(tsrc))
+
+
+def set_at(x, where, src, *arrays):
+    """``x.at[where(*arrays)].set(src)`` with PyTorch's gradient at repeated positions (NOTE
+    [ writes at repeated indices ]); ``where`` builds the index from the index ``arrays``."""
+    return _set_at(where, x, src, *arrays)
+
+
 def _index_put(x, v, *arrays, structure, accumulate):
-    ref = _merge_masked(x, structure).at[_decode(structure, arrays)]
+    merged = _merge_masked(x, structure)
     v = jnp.asarray(v).astype(x.dtype)
-    return (_accumulate(ref, v) if accumulate else ref.set(v)).reshape(x.shape)
+    if accumulate:
+        out = _accumulate(merged.at[_decode(structure, arrays)], v)
+    else:
+        out = set_at(merged, functools.partial(_unpack_index, structure), v, *arrays)
+    return out.reshape(x.shape)
+
+
+def _unpack_index(structure, *arrays):
+    return _decode(structure, arrays)
 
 
 INDEX_PUT = Op("index_put", _index_put, "IndexPutBackward0", inputs=2, saves="indices")
@@ -67,17 +109,39 @@ def _is_int(i):
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+# NOTE [ uint8 masks ]
+# PyTorch still reads a uint8 (byte) index tensor as a mask, as it did before bool tensors
+# existed: ``x[u8]`` selects where u8 is non-zero, with its deprecation warning (a 0-dim one
+# acts like a Python bool, silently).  Such an index is kept as kind "byte": a mask
+# everywhere ("bool" and "byte" are _MASKS), and told apart only where PyTorch tells them apart
+# (writing one value through a byte mask is masked_fill_, which refuses it).
+
+_MASKS = ("bool", "byte")
+_SEQUENCES = (list, tuple, range, np.ndarray)   # index data PyTorch makes an index tensor of
+_U8_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+               "torch.bool instead.")
+
+
+def tensor_index(i):
+    """The component for an index tensor ``i`` (NOTE [ uint8 masks ])."""
+    return ("adv", i._value(), "byte" if i.dtype._name == "uint8" else i.dtype._name)
+
+
 def _as_index(i):
-    """Turn one component into int / slice / None / Ellipsis / ('adv', jax array)."""
+    """Turn one component into int / slice / None / Ellipsis / ('adv', array, kind)."""
     if isinstance(i, Tensor):
-        if i.ndim == 0 and not (i.dtype.is_floating_point or i.dtype._name == "bool"):
+        if i.ndim == 0 and not (i.dtype.is_floating_point or i.dtype._name in ("bool", "uint8")):
             arr = i._value()
             if not isinstance(arr, jax.core.Tracer):
                 return int(np.asarray(arr))
-        return ("adv", i._value(), i.dtype._name)
-    if isinstance(i, (list, np.ndarray)) or (isinstance(i, tuple)):
+        return tensor_index(i)
+    if isinstance(i, _SEQUENCES):   # data for an index tensor: a mask, or else int64
         a = np.asarray(i)
-        return ("adv", a, "bool" if a.dtype == np.bool_ else "int64")
+        if a.dtype == np.bool_:
+            return ("adv", a, "bool")
+        if a.dtype == np.uint8 and isinstance(i, np.ndarray):
+            return ("adv", a, "byte")
+        return ("adv", a if a.dtype == np.int64 else a.astype(np.int64), "int64")
     if isinstance(i, (bool, np.bool_)):
         return ("adv", bool(i), "pybool")   # see _python_bools
     if _is_int(i) or i is None or i is Ellipsis or isinstance(i, slice):
@@ -91,7 +155,7 @@ def _components(x, index):
     consumed = 0
     for it in items:
         if isinstance(it, tuple):
-            consumed += it[1].ndim if it[2] == "bool" else 0 if it[2] == "pybool" else 1
+            consumed += it[1].ndim if it[2] in _MASKS else 0 if it[2] == "pybool" else 1
         elif it is not None and it is not Ellipsis:
             consumed += 1
     if sum(it is Ellipsis for it in items) > 1:
@@ -142,7 +206,7 @@ def _python_bools(x, items):
             it = ("adv", np.asarray([it[1]]), "bool")
         out.append(it)
         if it is not None:
-            dim += it[1].ndim if isinstance(it, tuple) and it[2] == "bool" else 1
+            dim += it[1].ndim if isinstance(it, tuple) and it[2] in _MASKS else 1
     return x, out
 
 
@@ -152,12 +216,14 @@ def _advanced(x, items):
     for it in items:
         if isinstance(it, tuple):
             arr, kind = it[1], it[2]
-            if kind == "bool":
+            if kind in _MASKS:
                 if isinstance(arr, jax.core.Tracer):
                     raise TracedValueError("indexing with a boolean mask has a data-dependent "
                                            "shape and cannot be traced; use "
                                            "torchlike.where(mask, x, y) instead")
                 mask = np.asarray(arr)
+                if kind == "byte" and mask.ndim:
+                    warnings.warn(_U8_WARNING, UserWarning, stacklevel=4)
                 want = tuple(x.shape[dim:dim + mask.ndim])
                 if mask.shape != want and mask.ndim:
                     raise IndexError(f"The shape of the mask {list(mask.shape)} at index {dim} "
@@ -200,6 +266,22 @@ def _advanced(x, items):
                               for a in arrays]
 
 
+def check_put(x, items, value):
+    """PyTorch's checks of ``x[items] = value`` with an advanced index: one value through a lone
+    mask is masked_fill_, which takes only bool masks (NOTE [ uint8 masks ]) and casts the
+    value; anything else is index_put_, which wants the value in x's dtype."""
+    advanced = [it for it in items if isinstance(it, tuple)]
+    if (len(advanced) == 1 and advanced[0][2] in _MASKS and np.ndim(advanced[0][1])
+            and (not isinstance(value, Tensor) or value.numel() == 1)):
+        if advanced[0][2] == "byte":
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with "
+                               "dtype unsigned char")
+    elif isinstance(value, Tensor) and value.dtype is not x.dtype:
+        raise RuntimeError("Index put requires the source and destination dtypes match, got "
+                           f"{x.dtype._scalar_name} for the destination and "
+                           f"{value.dtype._scalar_name} for the source.")
+
+
 def _check_bounds(idx, size, dim):
     if idx.size:
         lo, hi = host_min_max(idx)
@@ -215,6 +297,7 @@ def setitem(x, index, value):
     scalar = not isinstance(value, Tensor)
     items = _components(x, index)
     if any(isinstance(it, tuple) for it in items):
+        check_put(x, items, value)
         structure, arrays = _advanced(x, items)
         static = (("structure", structure), ("accumulate", False))
         inplace(x, lambda: call(INDEX_PUT, x, value, *arrays, static=static))

@@ -6,6 +6,8 @@ Each op is one jnp function; ``promote`` says how PyTorch types its operands ("c
 promote_types with Python scalars weak; "float": integers compute in the default float dtype).
 ``saves`` lists what PyTorch saves for backward (checked against in-place writes).
 """
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -353,11 +355,31 @@ def where(condition, input=None, other=None, *, out=None):
     if not isinstance(condition, Tensor):
         raise TypeError("where(): argument 'condition' must be Tensor")
     if condition.dtype._name != "bool":
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype._scalar_name}")
+        condition = _uint8_condition(condition)
     if isinstance(input, _SCALAR) and isinstance(other, _SCALAR):
         input = _scalar_operand(input)   # where(c, 1., 0.) is float32, where(c, 1, 0) int64
     return _out(call(WHERE, input, other, condition), out)
+
+
+_WARNED = set()
+
+
+def warn_once(message, stacklevel=3):
+    """A UserWarning given once per process, as PyTorch's TORCH_WARN_ONCE."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def _uint8_condition(condition):
+    """where's condition as bool: PyTorch still takes a uint8 one (with a warning), and refuses
+    every other dtype."""
+    if condition.dtype._name != "uint8":
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype._scalar_name}")
+    warn_once("where received a uint8 condition tensor. This behavior is deprecated and will be "
+              "removed in a future version of PyTorch. Use a boolean condition instead.", 4)
+    return ne(condition, 0)
 
 
 # NOTE [ clamp ]

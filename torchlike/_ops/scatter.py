@@ -13,8 +13,9 @@ from .._creation import from_host
 from .._dispatch import Op, call, with_out
 from .._tensor import Tensor, _wrap_dim, host_min_max, host_values, values_for_shape
 from . import shape
-from .index import INDEX_PUT, _accumulate, _advanced, _index
-from .pointwise import family
+from .index import (_MASKS, INDEX_PUT, _accumulate, _advanced, _index, check_put, set_at,
+                    tensor_index)
+from .pointwise import family, warn_once
 
 _INT_NAMES = ("int64", "int32")
 _SCALAR = (bool, int, float, complex)
@@ -61,12 +62,10 @@ def _scatter(x, src, idx, dim, reduce):
         src = jnp.broadcast_to(jnp.asarray(src).astype(x.dtype), idx.shape)
     else:
         src = _fit(src, idx.shape)
+    if reduce is None:   # NOTE [ writes at repeated indices ]
+        return set_at(x, lambda i: _positions(i, dim), src, idx)
     ref = x.at[_positions(idx, dim)]
-    if reduce == "add":
-        return _accumulate(ref, src)
-    if reduce == "multiply":
-        return ref.multiply(src)
-    return ref.set(src)
+    return _accumulate(ref, src) if reduce == "add" else ref.multiply(src)
 
 
 @_scalar_1d
@@ -129,7 +128,7 @@ def _index_add(x, src, idx, alpha, dim):
 @_scalar_1d
 def _index_copy(x, src, idx, dim):
     src = src.reshape(x.shape[:dim] + (-1,) + x.shape[dim + 1:]) if src.ndim != x.ndim else src
-    return x.at[_along(dim, x.ndim, idx.reshape(-1))].set(src)
+    return set_at(x, lambda i: _along(dim, x.ndim, i.reshape(-1)), src, idx)
 
 
 @_scalar_1d
@@ -150,10 +149,11 @@ def _masked_scatter(x, src, mask):
 
 
 def _put(x, src, idx, accumulate):
-    idx = idx.ravel()
-    ref = x.ravel().at[jnp.where(idx < 0, idx + x.size, idx)]
-    flat = _accumulate(ref, src.ravel()) if accumulate else ref.set(src.ravel())
-    return flat.reshape(x.shape)
+    def where(i):
+        return jnp.where(i < 0, i + x.size, i)
+    flat, idx, src = x.ravel(), idx.ravel(), src.ravel()
+    out = _accumulate(flat.at[where(idx)], src) if accumulate else set_at(flat, where, src, idx)
+    return out.reshape(x.shape)
 
 
 GATHER = Op("gather", _gather, "GatherBackward0", inputs=1)
@@ -417,7 +417,9 @@ def index_put(input, indices, values, accumulate=False):
         if not isinstance(i, Tensor):
             raise TypeError(f"expected Tensor as element {n} in argument 1, but got "
                             f"{type(i).__name__}")
-    items = [("adv", i._value(), i.dtype._name) for i in indices]
+    items = [tensor_index(i) for i in indices]
+    if not accumulate:
+        check_put(input, items, values)
     structure, arrays = _advanced(input, _components_of(input, items))
     static = (("structure", structure), ("accumulate", bool(accumulate)))
     _check_values_shape(input, structure, arrays, values)
@@ -425,7 +427,7 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def _components_of(x, items):
-    consumed = sum(it[1].ndim if isinstance(it, tuple) and it[2] == "bool" else 1
+    consumed = sum(it[1].ndim if isinstance(it, tuple) and it[2] in _MASKS else 1
                    for it in items)
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
