@@ -364,7 +364,13 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
         raise RuntimeError(f"index_add_(): self ({input.dtype._scalar_name}) and source "
                            f"({source.dtype._scalar_name}) must have the same scalar type")
     _slice_shapes("index_add", input, dim, index, source)
-    _bounds(index, input.shape[dim] if input.ndim else 1, dim, _OOB)
+    # PyTorch's CPU kernel: a multi-dim self with int64 indices goes through index_put's
+    # check (RuntimeError); the other paths check each index themselves (IndexError)
+    if input.ndim > 1 and index.dtype._name == "int64":
+        _bounds(index, input.shape[dim], dim, _OOB)
+    else:
+        _bounds(index, input.shape[dim] if input.ndim else 1, dim, "index out of range in self",
+                IndexError)
     return with_out(call(INDEX_ADD, input, source, index, alpha, static=(("dim", dim),)), out)
 
 

@@ -185,6 +185,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")
     dim = _wrap_dim(dim, input.ndim)
     size = input.shape[dim] if input.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     values, indices = call(KTHVALUE, input, static=(("k", int(k)), ("dim", dim),
