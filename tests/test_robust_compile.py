@@ -73,6 +73,24 @@ def test_out_of_range_index_raises_and_changes_nothing(compiled, case):
     assert not _equal(compiled.state(), before)
 
 
+WRONG = {"float indices": (lambda T: T.tensor([1., 2., 3.]), lambda T: T.tensor(Y)),
+         "short target": (lambda T: T.tensor(X), lambda T: T.tensor([0, 1])),
+         "float target": (lambda T: T.tensor(X), lambda T: T.tensor([0., 1., 2.]))}
+
+
+@pytest.mark.parametrize("case", WRONG)
+def test_wrong_inputs_raise_as_eager(compiled, case):
+    """A call with new input types traces again and raises PyTorch's error, state unchanged."""
+    x, y = WRONG[case]
+    with pytest.raises(Exception) as ref:
+        Step(torch).step(x(torch), y(torch))
+    before = compiled.state()
+    with pytest.raises(type(ref.value)) as got:
+        compiled.step(x(tl), y(tl))
+    assert str(got.value) == str(ref.value)
+    assert _equal(compiled.state(), before)
+
+
 def test_index_checks_can_be_switched_off(monkeypatch):
     s = Step(tl, compile=True)
     monkeypatch.setattr(tl.compiler.config, "index_checks", False)
