@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as D
 from .._creation import from_host
 from .._dispatch import Op, call
 from .._inplace import inplace
@@ -146,28 +147,54 @@ def _as_index(i):
         return ("adv", bool(i), "pybool")   # see _python_bools
     if _is_int(i) or i is None or i is Ellipsis or isinstance(i, slice):
         return int(i) if _is_int(i) else i
+    if isinstance(i, str):   # a sequence to PyTorch, which it cannot make a tensor of
+        raise TypeError("new(): invalid data type 'str'")
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      "Variables are valid indices (got " + type(i).__name__ + ")")
 
 
+def _as_tuple(index):
+    """The index as a tuple of components.  A short list holding a tensor, sequence, slice,
+    None or Ellipsis still means a tuple in PyTorch (numpy's old rule), with its warning:
+    ``x[[[0, 1], [1, 0]]]`` is ``x[[0, 1], [1, 0]]``."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(i, (Tensor, slice) + _SEQUENCES) or i is None or i is Ellipsis
+            for i in index):
+        warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                      "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. "
+                      "In pytorch 2.9 this will be interpreted as tensor index, "
+                      "x[torch.tensor(seq)], which will result either in an error or a "
+                      "different result", UserWarning, stacklevel=4)
+        return tuple(index)
+    return (index,)
+
+
 def _components(x, index):
-    items = [_as_index(i) for i in (index if isinstance(index, tuple) else (index,))]
+    items = [_as_index(i) for i in _as_tuple(index)]
     consumed = 0
     for it in items:
         if isinstance(it, tuple):
             consumed += it[1].ndim if it[2] in _MASKS else 0 if it[2] == "pybool" else 1
         elif it is not None and it is not Ellipsis:
             consumed += 1
-    if sum(it is Ellipsis for it in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    out = []
+    out, extra = [], consumed - x.ndim
     for it in items:
         if it is Ellipsis:
             out.extend([slice(None)] * (x.ndim - consumed))
+            extra += x.ndim - consumed
         else:
             out.append(it)
+    # PyTorch lets each ellipsis skip the dims the rest leaves: past the last dim, the full
+    # slices a second one adds are no-ops (x[..., ...] is x); an index after them fails
+    while extra > 0 and out[-1] == slice(None):
+        out.pop()
+        extra -= 1
+    if extra > 0:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     return out
 
 
@@ -237,7 +264,7 @@ def _advanced(x, items):
                 arrays.append(np.flatnonzero(mask))
                 dim += mask.ndim
                 continue
-            if kind not in ("int64", "int32", "int16", "int8", "uint8"):
+            if kind not in ("int64", "int32"):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             if not isinstance(arr, jax.core.Tracer):
@@ -264,6 +291,14 @@ def _advanced(x, items):
     # argument transfer is ~10x cheaper than a device_put of each
     return tuple(structure), [Tensor._wrap(a) if isinstance(a, jax.Array) else a
                               for a in arrays]
+
+
+def check_value(value, dtype):
+    """PyTorch's errors for a Python number written into a tensor of ``dtype``: past int64
+    it cannot be read at all, else it must fit the dtype (``_dtype.check_scalar``)."""
+    if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    D.check_scalar(value, dtype)
 
 
 def check_put(x, items, value):
@@ -295,6 +330,8 @@ def setitem(x, index, value):
     # a Python number goes into the jitted write as a (weakly typed) argument; PyTorch fills
     # with it as a 0-dim tensor (FillBackward3)
     scalar = not isinstance(value, Tensor)
+    if scalar:
+        check_value(value, x.dtype)
     items = _components(x, index)
     if any(isinstance(it, tuple) for it in items):
         check_put(x, items, value)

@@ -46,7 +46,16 @@ MINIMUM = _binary("minimum", jnp.minimum, "MinimumBackward0")
 
 @jax.custom_jvp
 def _pow(a, b):
+    if jnp.issubdtype(jnp.result_type(a, b), jnp.signedinteger):
+        return _int_pow(a, b)
     return jnp.power(a, b)
+
+
+def _int_pow(a, b):
+    # NOTE: PyTorch's integer power with a negative exponent: 1 for base 1, +-1 for base -1,
+    # else 0 (jnp.power gives garbage there).
+    neg = jnp.where(a == 1, 1, jnp.where(a == -1, jnp.where(b % 2 == 0, 1, -1), 0))
+    return jnp.where(b < 0, neg.astype(a.dtype), jnp.power(a, jnp.maximum(b, 0)))
 
 
 @_pow.defjvp
@@ -85,9 +94,23 @@ def _arith(op, op_alpha, input, other, alpha):
     if not isinstance(input, Tensor):
         raise TypeError(f"{op.name}(): argument 'input' must be Tensor, not "
                         f"{type(input).__name__}")
-    if alpha == 1:
+    if alpha == 1 and type(alpha) is int:
         return call(op, input, other)
+    if type(alpha) is not int:
+        _check_alpha(result_dtype("common", input, other), alpha)
     return call(op_alpha, input, other, alpha)
+
+
+def _check_alpha(dt, alpha):
+    """PyTorch's alpha_check: alpha must not be of a wider kind than the result."""
+    if isinstance(alpha, bool) and dt is not D.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(alpha, complex) and not dt.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -195,7 +218,6 @@ def pow(input, exponent, *, out=None):
 def _scalar_operand(value):
     """A Python scalar on the left of % or //, as a 0-dim tensor of its own dtype."""
     from .._creation import scalar_tensor
-    from .. import _dtype as D
     return scalar_tensor(value, dtype=D.scalar_dtype(value))
 
 
@@ -257,7 +279,16 @@ def _abs(x):
     return jnp.abs(x) if jnp.iscomplexobj(x) else x * jnp.sign(x)
 
 
-ABS, abs = _unary("abs", _abs, "AbsBackward0", promote=None)
+ABS, _abs_public = _unary("abs", _abs, "AbsBackward0", promote=None)
+
+
+def abs(input, *, out=None):  # noqa: A001
+    """Mirrors ``torch.abs``."""
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    return _abs_public(input, out=out)
+
+
 EXP, exp = _unary("exp", jnp.exp, "ExpBackward0", saves=("result",))
 LOG, log = _unary("log", jnp.log, "LogBackward0")
 SQRT, sqrt = _unary("sqrt", jnp.sqrt, "SqrtBackward0", saves=("result",))
@@ -307,10 +338,11 @@ def _bitwise(name, fn, kernel=None, commutes=True):
     op = _op(name, fn, None, saves=(), promote="common")
 
     def public(input, other, *, out=None):
-        for t in (input, other):
-            if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
-                raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for '
-                                   f"'{t.dtype._scalar_name}'")
+        if any(isinstance(t, (float, complex)) or (isinstance(t, Tensor) and (
+                t.dtype.is_floating_point or t.dtype.is_complex)) for t in (input, other)):
+            dt = result_dtype("common", input, other)
+            raise NotImplementedError(f'"{kernel or name}_cpu" not implemented for '
+                                      f"'{dt._scalar_name}'")
         if isinstance(input, _SCALAR):
             if commutes:
                 input, other = other, input
@@ -333,7 +365,8 @@ _BITWISE_NOT = _op("bitwise_not", jnp.invert, None, saves=())
 def bitwise_not(input, *, out=None):
     """Mirrors ``torch.bitwise_not`` (logical not on bool tensors)."""
     if input.dtype.is_floating_point or input.dtype.is_complex:
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype._scalar_name}'")
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                                  f"'{input.dtype._scalar_name}'")
     return _out(call(_BITWISE_NOT, input), out)
 
 
@@ -445,11 +478,22 @@ def _clamp_scalars(op, input, min, max):
     return call(op, input, static=(("min", min), ("max", max), ("dtype", dt._np)))
 
 
+def _check_clamp(input, kernel, scalar_bounds):
+    dt = input.dtype
+    if dt.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dt is D.bool_ and scalar_bounds:
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
+
+
 def clamp(input, min=None, max=None, *, out=None):
     """Mirrors ``torch.clamp`` (scalar or tensor bounds; NOTE [ clamp ])."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    _check_clamp(input, "clamp_scalar" if min is not None and max is not None else
+                 "clamp_min_scalar" if min is not None else "clamp_max_scalar", not tensors)
+    if tensors:
         static = (("has_min", min is not None), ("has_max", max is not None))
         return _out(call(CLAMP_T, input, 0 if min is None else min, 0 if max is None else max,
                          static=static), out)
@@ -458,6 +502,7 @@ def clamp(input, min=None, max=None, *, out=None):
 
 def clamp_min(input, min):
     """Mirrors ``torch.clamp_min``."""
+    _check_clamp(input, "clamp_min_scalar", not isinstance(min, Tensor))
     if isinstance(min, Tensor):
         return call(CLAMP_MIN_T, input, min)
     return _clamp_scalars(CLAMP_MIN, input, min, None)
@@ -465,6 +510,7 @@ def clamp_min(input, min):
 
 def clamp_max(input, max):
     """Mirrors ``torch.clamp_max``."""
+    _check_clamp(input, "clamp_max_scalar", not isinstance(max, Tensor))
     if isinstance(max, Tensor):
         return call(CLAMP_MAX_T, input, max)
     return _clamp_scalars(CLAMP_MAX, input, None, max)

@@ -4,11 +4,13 @@ Each op is one jnp function of (graph inputs..., index operands...).  Index valu
 eagerly (PyTorch's exception types and wording) and the checks are skipped while tracing.
 """
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _dtype as D
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
 from .._tensor import Tensor, _wrap_dim, host_min_max, host_values, values_for_shape
@@ -122,7 +124,7 @@ def _index_select(x, idx, dim):
 @_scalar_1d
 def _index_add(x, src, idx, alpha, dim):
     src = src.reshape(x.shape[:dim] + (-1,) + x.shape[dim + 1:]) if src.ndim != x.ndim else src
-    return x.at[_along(dim, x.ndim, idx.reshape(-1))].add(alpha * src)
+    return _accumulate(x.at[_along(dim, x.ndim, idx.reshape(-1))], (alpha * src).astype(x.dtype))
 
 
 @_scalar_1d
@@ -269,10 +271,15 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     if src is not None:
         _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
         _gather_checks("scatter", input, dim, index, src)
+        if reduce is not None:
+            warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.")
         op = SCATTER if reduce is None else SCATTER_LEGACY
         return with_out(call(op, input, src, index, static=static), out)
     if isinstance(value, Tensor):
         value = value.item()
+    D.check_scalar(value, input.dtype)
     _gather_checks("scatter", input, dim, index)
     op = SCATTER_VALUE if reduce is None else SCATTER_VALUE_LEGACY
     return with_out(call(op, input, value, index, static=static), out)
@@ -287,12 +294,14 @@ def scatter_add(input, dim, index, src, *, out=None):
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+_ALIASES = {"max": "amax", "min": "amin"}   # PyTorch takes these too
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     """Mirrors ``torch.scatter_reduce``: combine the src values sent to each position with
     ``reduce`` ('sum', 'prod', 'mean', 'amax', 'amin'), with or without input's own value.
     Ties of amax/amin share the gradient evenly, as in PyTorch."""
+    reduce = _ALIASES.get(reduce, reduce)
     if reduce not in _REDUCTIONS:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
@@ -404,6 +413,7 @@ def index_fill(input, dim, index, value):
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         return call(INDEX_FILL_T, input, value, index, static=static)
+    D.check_scalar(value, input.dtype)
     return call(INDEX_FILL, input, value, index, static=static)
 
 
@@ -469,6 +479,7 @@ def masked_fill(input, mask, value):
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         return call(MASKED_FILL_T, input, value, mask)
+    D.check_scalar(value, input.dtype)
     return call(MASKED_FILL, input, value, mask)
 
 
@@ -476,6 +487,10 @@ def masked_scatter(input, mask, source):
     """Mirrors ``torch.masked_scatter``: the positions where mask is True take source's values
     in row-major order."""
     if mask.dtype._name != "bool":
+        if mask.dtype._name == "uint8":
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior "
+                          "is now deprecated,please use a mask with dtype torch.bool instead.",
+                          UserWarning, stacklevel=2)
         raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
                            f"{mask.dtype._scalar_name}")
     if source.dtype is not input.dtype:

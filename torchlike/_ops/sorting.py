@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .. import return_types
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
+from .._size import int_arg
 from .._tensor import Tensor, _wrap_dim, host_min_max, values_for_shape
 
 _I64 = jnp.int64
@@ -162,6 +163,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
     The result is always sorted (``sorted=False`` lets PyTorch return any order).
     """
+    k = int_arg("topk", "k", 1, k)
     _check_sortable(input)
     if input.dtype == D.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
@@ -180,6 +182,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     Among equal values the first in sorted (stable) order is returned; PyTorch's choice among
     ties is unspecified.
     """
+    k = int_arg("kthvalue", "k", 1, k)
     _check_sortable(input)
     if input.dtype == D.bool_:
         raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'")

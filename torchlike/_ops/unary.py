@@ -55,7 +55,11 @@ def _logit_eps(x, eps):
 
 
 def _sign(x):
-    return x if x.dtype == jnp.bool_ else jnp.sign(x)
+    if x.dtype == jnp.bool_:
+        return x
+    # NOTE: PyTorch's sign is (0 < x) - (x < 0): 0 for nan (jnp.sign: nan)
+    return jnp.where(jnp.isnan(x), jnp.zeros_like(x), jnp.sign(x)) \
+        if jnp.issubdtype(x.dtype, jnp.floating) else jnp.sign(x)
 
 
 def _sgn(x):
