@@ -266,15 +266,15 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
         src, value = None, src
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
+    if src is not None and reduce is not None:   # before the other checks, as in PyTorch
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.")
     dim = _dim(dim, input.ndim)
     static = (("dim", dim), ("reduce", reduce))
     if src is not None:
         _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
         _gather_checks("scatter", input, dim, index, src)
-        if reduce is not None:
-            warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and "
-                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.")
         op = SCATTER if reduce is None else SCATTER_LEGACY
         return with_out(call(op, input, src, index, static=static), out)
     if isinstance(value, Tensor):
