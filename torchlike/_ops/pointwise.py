@@ -96,8 +96,8 @@ def _arith(op, op_alpha, input, other, alpha):
                         f"{type(input).__name__}")
     if alpha == 1 and type(alpha) is int:
         return call(op, input, other)
-    if type(alpha) is not int:
-        _check_alpha(result_dtype("common", input, other), alpha)
+    if type(alpha) is not int and not (type(alpha) is float and input.dtype.is_floating_point):
+        _check_alpha(result_dtype("common", input, other), alpha)   # (a float input needs none)
     return call(op_alpha, input, other, alpha)
 
 
