@@ -107,7 +107,7 @@ LINEAR_ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(LINEAR_ERRORS))
 def test_linear_errors(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -216,7 +216,7 @@ SDPA_ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(SDPA_ERRORS))
 def test_sdpa_errors(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=True)
 
 
 def _attend_uniform(T, p, n=4000, s=50, grad=False):
@@ -308,7 +308,7 @@ MHA = [
      [Fixed(np.array([[0, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0]], bool))], True),
     ("attn_mask_3d_float", dict(masks=["attn_mask"]), [A((N * H, L, S), grad=False)], True),
     ("both_masks", dict(masks=["attn_mask", "key_padding_mask"]),
-     [A((L, S), grad=False), A((N, S), grad=False)], True),
+     [A((L, S), "float64", grad=False), A((N, S), "float64", grad=False)], True),
     ("causal", dict(masks=["attn_mask"], is_causal=True),
      [Fixed(np.triu(np.ones((L, S), bool), 1))], True),
     ("bias_kv", dict(masks=["attn_mask", "key_padding_mask"], bias_kv=True),
@@ -320,7 +320,8 @@ MHA = [
     ("eval_ignores_dropout", dict(dropout_p=0.5, training=False), [], True),
     ("unbatched", dict(masks=["key_padding_mask"]), [Fixed(np.array([0, 1, 0, 0], bool))],
      False),
-    ("unbatched_mask_3d", dict(masks=["attn_mask"]), [A((H, L, S), grad=False)], False),
+    ("unbatched_mask_3d", dict(masks=["attn_mask"]), [A((H, L, S), "float64", grad=False)],
+     False),
 ]
 
 
@@ -375,9 +376,10 @@ SELF_MHA = [
      [Fixed(np.array([[0, 0, 1], [1, 0, 0]], bool))], True),
     ("self_attn_mask_2d", dict(masks=["attn_mask"]),
      [Fixed(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], bool))], True),
-    ("self_attn_mask_3d", dict(masks=["attn_mask"]), [A((N * H, L, L), grad=False)], True),
+    ("self_attn_mask_3d", dict(masks=["attn_mask"]), [A((N * H, L, L), "float64", grad=False)],
+     True),
     ("self_both_masks", dict(masks=["attn_mask", "key_padding_mask"]),
-     [A((L, L), grad=False), A((N, L), grad=False)], True),
+     [A((L, L), "float64", grad=False), A((N, L), "float64", grad=False)], True),
     ("self_causal", dict(masks=["attn_mask"], is_causal=True),
      [Fixed(np.triu(np.ones((L, L), bool), 1))], True),
     ("self_causal_padding", dict(masks=["attn_mask", "key_padding_mask"], is_causal=True),
@@ -426,12 +428,17 @@ MHA_ERRORS = [
         q, q, q, 8, 2, T.ones(24, 8), None, None, None, False, 0., T.ones(8, 8), None,
         key_padding_mask=T.ones(2, 4, dtype=T.bool)),
      r"Expected key_padded_mask.shape\[1\] to be 3, but got 4"),
+    # float32 masks merged for a float64 query (the need_weights path adds them to its scores)
+    ("mask_dtypes", lambda T, q: F(T).multi_head_attention_forward(
+        *[q.double()] * 3, 8, 2, T.ones(24, 8).double(), None, None, None, False, 0.,
+        T.ones(8, 8).double(), None, attn_mask=T.zeros(3, 3), key_padding_mask=T.zeros(2, 3)),
+     "Input dtypes must be the same, got: input float, batch1: double, batch2: double"),
 ]
 
 
 @pytest.mark.parametrize("name,fn,match", cases(MHA_ERRORS))
 def test_mha_errors(name, fn, match):
-    both(lambda T: fn(T, T.ones(3, 2, 8)), match=match)
+    both(lambda T: fn(T, T.ones(3, 2, 8)), match=match, raises=True)
 
 
 def test_mha_dropout_trains():

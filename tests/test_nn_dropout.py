@@ -73,7 +73,7 @@ P_ERRORS = [
 @pytest.mark.parametrize("name,fn,p", cases(P_ERRORS))
 def test_p_out_of_range(name, fn, p):
     both(lambda T: fn(T, _x(T, (2, 3, 4))),
-         match=r"^dropout probability has to be between 0 and 1, but got " + p + "$")
+         match=r"^dropout probability has to be between 0 and 1, but got " + p + "$", raises=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_inplace_returns_the_same_object():
 
 
 def test_inplace_on_leaf_requiring_grad_raises():
-    both(lambda T: F(T).dropout(_x(T, (3,)), inplace=True), match="leaf Variable")
+    both(lambda T: F(T).dropout(_x(T, (3,)), inplace=True), match="leaf Variable", raises=True)
 
 
 def test_backward_twice_raises():
@@ -192,7 +192,7 @@ def test_backward_twice_raises():
         y = F(T).dropout(_x(T, (3, 4)))
         y.sum().backward()
         y.sum().backward()
-    both(go, match="second time")
+    both(go, match="second time", raises=True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(ERRORS))
 def test_errors(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=True)
 
 
 # ------------------------------------------------------------------------------------------------
