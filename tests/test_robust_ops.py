@@ -219,6 +219,8 @@ HOSTILE = [
     E("normal(0,-1,(2,))", lambda T: T.normal(0., -1., (2,))),
     E("normal(0,1,(2.5,))", lambda T: T.normal(0., 1., (2.5,))),
     E("rand(2**40)", lambda T: T.rand(2 ** 40)),
+    E("randperm(2**40)", lambda T: T.randperm(2 ** 40)),
+    E("tril_indices(2**20, 2**20)", lambda T: T.tril_indices(2 ** 20, 2 ** 20)),
     E("multinomial neg", lambda T: T.multinomial(T.tensor([0.5, -0.1]), 1)),
     E("multinomial zero", lambda T: T.multinomial(T.tensor([0., 0.]), 1)),
     E("bernoulli p>1", lambda T: T.bernoulli(T.tensor([1.5]))),

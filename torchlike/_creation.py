@@ -453,6 +453,7 @@ def _triangle_indices(row, col, offset, lower, dtype, device):
     if dt not in (D.int32, D.int64):
         raise RuntimeError(f"\"{'tril' if lower else 'triu'}_indices\" not implemented for "
                            f"'{dt._name}'")
+    check_alloc((row, col), D.bool_, device)   # numpy builds a row x col mask
     r, c = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
     return _finish(_place(np.stack([r, c]).astype(dt._np), device), False)
 

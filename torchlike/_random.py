@@ -612,6 +612,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     limit = _RANDPERM_FLOAT_MAX.get(dt._name)
     if limit is not None and n > 1 + (1 << _MANTISSA_DIGITS[dt._name]):
         raise RuntimeError(f"n cannot be greater than {limit[0]} for {limit[1]} type.")
+    check_alloc((n,), dt, device)
     arr = _sample_on(RANDPERM, device, generator, static=(("n", n), ("dtype", dt._np)))
     return with_out(_finish(arr, requires_grad), out)
 
