@@ -327,7 +327,6 @@ UNARY_INT = [
     ("sigmoid_int64", lambda T, x: T.sigmoid(x), "int64"),
     ("relu_int64", lambda T, x: T.relu(x), "int64"),
     ("abs_uint8", lambda T, x: T.abs(x), "uint8"),
-    ("neg_bool", lambda T, x: -x, "bool"),
     ("exp_float16", lambda T, x: T.exp(x), "float16"),
     ("tanh_bfloat16", lambda T, x: T.tanh(x), "bfloat16"),
     ("log_float16", lambda T, x: T.log(x.abs() + 1), "float16"),
@@ -450,7 +449,6 @@ BINARY_INT = [
     ("max_i32_i64", lambda T, a, b: T.maximum(a, b), A((3,), "int32"), A((3,), "int64")),
     ("add_bool_bool", lambda T, a, b: a + b, A((4,), "bool"), A((4,), "bool")),
     ("mul_bool_bool", lambda T, a, b: a * b, A((4,), "bool"), A((4,), "bool")),
-    ("sub_bool_bool", lambda T, a, b: a - b, A((4,), "bool"), A((4,), "bool")),
     ("add_bool_i32", lambda T, a, b: a + b, A((4,), "bool"), A((4,), "int32")),
     ("div_bool_bool", lambda T, a, b: a / b, A((4,), "bool"), A((4,), "bool")),
     ("floordiv_f32", lambda T, a, b: a // b, A((2, 3), "float32"), A((2, 3), "float32", "nz")),
@@ -528,18 +526,14 @@ SCALAR_DTYPE = [
     ("i64**2", lambda T, x: x ** 2, A((3,), "int64")),
     ("2**i64", lambda T, x: 2 ** x, A((3,), "int64", "small")),
     ("i64**0.5", lambda T, x: x ** 0.5, A((3,), "int64", "pos")),
-    ("i64**-1", lambda T, x: x ** -1, A((3,), "int64", "nz")),
     ("i64//2", lambda T, x: x // 2, A((6,), "int64")),
     ("-7//i64", lambda T, x: -7 // x, A((6,), "int64", "nz")),
     ("i64%3", lambda T, x: x % 3, A((6,), "int64")),
     ("i64%-3", lambda T, x: x % -3, A((6,), "int64")),
-    ("i64//0", lambda T, x: x // 0, A((3,), "int64")),
     ("i64.fmod(3)", lambda T, x: x.fmod(3), A((6,), "int64")),
     ("i64.fmod(-2.5)", lambda T, x: T.fmod(x, -2.5), A((6,), "int64")),
-    ("i64.fmod(0)", lambda T, x: T.fmod(x, 0), A((3,), "int64")),
     ("f32.fmod(1.5)", lambda T, x: T.fmod(x, 1.5), A((6,), "float32")),
     ("fmod_(2)", lambda T, x: x.clone().fmod_(2), A((6,), "float32")),
-    ("i64-True", lambda T, x: x - True, A((3,), "int64")),
     ("i32+2", lambda T, x: x + 2, A((3,), "int32")),
     ("i32*2.5", lambda T, x: x * 2.5, A((3,), "int32")),
     ("i32+2**40", lambda T, x: x + 2 ** 40, A((3,), "int32")),
@@ -651,12 +645,14 @@ def test_result_type():
 # ------------------------------------------------------------------------------------------------
 
 INPLACE = [
-    # name, fn (gets a fresh non-grad float32 x [2, 3] and int64 i [2, 3]), match
+    # name, fn (fresh non-grad float32 x [2, 3], int64 i [2, 3]), match (None: a value row)
     ("f32+=1", lambda T, x, i: (x.__iadd__(1), x), None),
     ("f32+=f64", lambda T, x, i: (x.__iadd__(x.double()), x), None),
     ("f32*=2.5", lambda T, x, i: (x.__imul__(2.5), x), None),
     ("f32/=i64", lambda T, x, i: (x.__itruediv__(i.abs() + 1), x), None),
-    ("f32-=bool", lambda T, x, i: (x.__isub__(i > 0), x), None),
+    ("f32-=bool", lambda T, x, i: (x.__isub__(i > 0), x),
+     r"Subtraction, the `-` operator, with a bool tensor is not supported\. If you are trying to "
+     r"invert a mask, use the `~` or `logical_not\(\)` operator instead\."),
     ("f32**=2", lambda T, x, i: (x.__ipow__(2), x), None),
     ("i64+=1", lambda T, x, i: (i.__iadd__(1), i), None),
     ("i64+=1.5", lambda T, x, i: i.__iadd__(1.5), "result type Float can't be cast to the "
@@ -693,7 +689,7 @@ def test_inplace_arith(name, fn, match):
     rng = np.random.default_rng(seed_of(name))
     xv = rng.uniform(-2, 2, (2, 3)).astype(np.float32)
     iv = rng.integers(-5, 6, (2, 3))
-    both(lambda T: fn(T, T.tensor(xv), T.tensor(iv)), match=match)
+    both(lambda T: fn(T, T.tensor(xv), T.tensor(iv)), match=match, raises=match is not None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -723,7 +719,6 @@ REDUCE = [
     ("sum_bool", lambda T, x: x.sum(), A((2, 3), "bool")),
     ("sum_bool_dim", lambda T, x: T.sum(x, 0), A((2, 3), "bool")),
     ("sum_empty", lambda T, x: x[:0].sum(), A((2, 3))),
-    ("sum_bad_dim", lambda T, x: x.sum(3), A((2, 3))),
     ("mean", lambda T, x: x.mean(), A((2, 3, 4))),
     ("mean_fn", lambda T, x: T.mean(x), A((2, 3, 4))),
     ("mean_1", lambda T, x: x.mean(1), A((2, 3, 4))),
@@ -731,7 +726,6 @@ REDUCE = [
     ("mean_tuple", lambda T, x: T.mean(x, dim=(0, 1)), A((2, 3, 4))),
     ("mean_f64", lambda T, x: x.mean(0), A((2, 3), "float64")),
     ("mean_f16", lambda T, x: x.mean(), A((2, 3), "float16")),
-    ("mean_int", lambda T, x: x.mean(), A((2, 3), "int64")),
     ("mean_int_dtype", lambda T, x: x.mean(dtype=T.float64), A((2, 3), "int64")),
     ("mean_empty", lambda T, x: x[:0].mean(), A((2, 3))),
     ("mean_0d", lambda T, x: x.mean(), A(())),
@@ -749,7 +743,7 @@ def test_reduce(name, fn, x):
 # ------------------------------------------------------------------------------------------------
 
 MATMUL = [
-    # name, fn, a, b, match
+    # name, fn, a, b, the error's message (None: a value row)
     ("vv", lambda T, a, b: T.matmul(a, b), A((3,)), A((3,)), None),
     ("mv", lambda T, a, b: a @ b, A((2, 3)), A((3,)), None),
     ("vm", lambda T, a, b: a @ b, A((3,)), A((3, 4)), None),
@@ -775,19 +769,24 @@ MATMUL = [
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
     ("matmul_shape_error", lambda T, a, b: a @ b, A((2, 3)), A((4, 5)),
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
-    ("mm_dtype_error", lambda T, a, b: T.mm(a, b), A((2, 3)), A((3, 4), "float64"), None),
-    ("matmul_dtype_error", lambda T, a, b: a @ b, A((2, 3)), A((3, 4), "float64"), None),
-    ("vv_mismatch", lambda T, a, b: a @ b, A((3,)), A((4,)), None),
-    ("bmm_2d_error", lambda T, a, b: T.bmm(a, b), A((2, 3)), A((3, 4)), None),
-    ("mm_1d_error", lambda T, a, b: T.mm(a, b), A((3,)), A((3, 4)), None),
-    ("matmul_0d_error", lambda T, a, b: T.matmul(a, b), A(()), A((3,)), None),
+    ("mm_dtype_error", lambda T, a, b: T.mm(a, b), A((2, 3)), A((3, 4), "float64"),
+     r"expected m1 and m2 to have the same dtype, but got: float != double"),
+    ("matmul_dtype_error", lambda T, a, b: a @ b, A((2, 3)), A((3, 4), "float64"),
+     r"expected m1 and m2 to have the same dtype, but got: float != double"),
+    ("vv_mismatch", lambda T, a, b: a @ b, A((3,)), A((4,)),
+     r"inconsistent tensor size, expected tensor \[3\] and src \[4\] to have the same number of "
+     r"elements, but got 3 and 4 elements respectively"),
+    ("bmm_2d_error", lambda T, a, b: T.bmm(a, b), A((2, 3)), A((3, 4)),
+     r"batch1 must be a 3D tensor"),
+    ("mm_1d_error", lambda T, a, b: T.mm(a, b), A((3,)), A((3, 4)), r"self must be a matrix"),
+    ("matmul_0d_error", lambda T, a, b: T.matmul(a, b), A(()), A((3,)),
+     r"both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
 ]
 
 
 @pytest.mark.parametrize("name,fn,a,b,match", cases(MATMUL))
 def test_matmul(name, fn, a, b, match):
-    check_op(name, fn, [a, b], match=match, rtol=1e-4 if a.dtype == "float32" else None,
-             atol=1e-5 if a.dtype == "float32" else None)
+    check_op(name, fn, [a, b], match=match, raises=match is not None)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -796,7 +795,7 @@ def test_matmul(name, fn, a, b, match):
 
 X = A((2, 3, 4))
 SHAPE = [
-    # name, fn, input, match
+    # name, fn, input, the error's message (None: a value row)
     ("view", lambda T, x: x.view(6, 4), X, None),
     ("view_tuple", lambda T, x: x.view((4, 6)), X, None),
     ("view_-1", lambda T, x: x.view(-1), X, None),
@@ -825,8 +824,11 @@ SHAPE = [
     ("permute", lambda T, x: x.permute(2, 0, 1), X, None),
     ("permute_tuple", lambda T, x: x.permute((1, 2, 0)), X, None),
     ("permute_neg", lambda T, x: T.permute(x, (-1, 0, 1)), X, None),
-    ("permute_bad", lambda T, x: x.permute(0, 1), X, None),
-    ("permute_repeat", lambda T, x: x.permute(0, 0, 1), X, None),
+    ("permute_bad", lambda T, x: x.permute(0, 1), X,
+     r"number of dimensions in the tensor input does not match the length of the desired "
+     r"ordering of dimensions i\.e\. input\.dim\(\) = 3 is not equal to len\(dims\) = 2"),
+    ("permute_repeat", lambda T, x: x.permute(0, 0, 1), X,
+     r"permute\(\): duplicate dims are not allowed\."),
     ("unsqueeze_0", lambda T, x: x.unsqueeze(0), X, None),
     ("unsqueeze_-1", lambda T, x: T.unsqueeze(x, -1), X, None),
     ("unsqueeze_3", lambda T, x: x.unsqueeze(3), X, None),
@@ -842,7 +844,9 @@ SHAPE = [
     ("expand_-1", lambda T, x: x.expand(-1, 4), A((3, 1)), None),
     ("expand_tuple", lambda T, x: x.expand((2, 3, 4)), A((1, 4)), None),
     ("expand_0d", lambda T, x: x.expand(2, 2), A(()), None),
-    ("expand_bad", lambda T, x: x.expand(2, 4), A((3, 1)), None),
+    ("expand_bad", lambda T, x: x.expand(2, 4), A((3, 1)),
+     r"The expanded size of the tensor \(2\) must match the existing size \(3\) at non-singleton "
+     r"dimension 0\.  Target sizes: \[2, 4\]\.  Tensor sizes: \[3, 1\]"),
     ("expand_as", lambda T, x: x.expand_as(T.zeros(2, 3, 4)), A((3, 1)), None),
     ("flatten", lambda T, x: x.flatten(), X, None),
     ("flatten_fn", lambda T, x: T.flatten(x, 1), X, None),
@@ -861,11 +865,11 @@ SHAPE = [
 
 @pytest.mark.parametrize("name,fn,x,match", cases(SHAPE))
 def test_shape(name, fn, x, match):
-    check_op(name, fn, [x], match=match)
+    check_op(name, fn, [x], match=match, raises=match is not None)
 
 
 INDEX = [
-    # name, fn, input, match
+    # name, fn, input, the error's message (None: a value row)
     ("int", lambda T, x: x[0], X, None),
     ("neg_int", lambda T, x: x[-1], X, None),
     ("colon_int", lambda T, x: x[:, 1], X, None),
@@ -882,7 +886,7 @@ INDEX = [
     ("slice_past_end", lambda T, x: x[:, 1:10], X, None),
     ("slice_neg_step", lambda T, x: x[::-1], X, "step must be greater than zero"),
     ("out_of_range", lambda T, x: x[5], X, "index 5 is out of bounds for dimension 0 with size 2"),
-    ("too_many", lambda T, x: x[0, 0, 0, 0], X, None),
+    ("too_many", lambda T, x: x[0, 0, 0, 0], X, r"too many indices for tensor of dimension 3"),
     ("tuple_mixed", lambda T, x: x[1, :, None, 2:], X, None),
     ("tensor_idx", lambda T, x: x[T.tensor([1, 0, 1])], X, None),
     ("list_idx", lambda T, x: x[[1, 0]], X, None),
@@ -898,8 +902,10 @@ INDEX = [
     ("bool_mask_dim1", lambda T, x: x[:, T.tensor([True, False, True])], X, None),
     ("bool_list", lambda T, x: x[[True, False]], X, None),
     ("bool_scalar", lambda T, x: x[True], A((3,)), None),
-    ("idx_out_of_range", lambda T, x: x[T.tensor([0, 5])], X, None),
-    ("float_idx", lambda T, x: x[T.tensor([0.0])], X, None),
+    ("idx_out_of_range", lambda T, x: x[T.tensor([0, 5])], X,
+     r"index 5 is out of bounds for dimension 0 with size 2"),
+    ("float_idx", lambda T, x: x[T.tensor([0.0])], X,
+     r"tensors used as indices must be long, int, byte or bool tensors"),
     ("view_of_view", lambda T, x: x[1][:, 2][1:], X, None),
     ("1d_slice", lambda T, x: x[1:4], A((6,)), None),
     ("0d_ellipsis", lambda T, x: x[...], A(()), None),
@@ -909,14 +915,16 @@ INDEX = [
 
 @pytest.mark.parametrize("name,fn,x,match", cases(INDEX))
 def test_getitem(name, fn, x, match):
-    check_op(name, fn, [x], match=match)
+    check_op(name, fn, [x], match=match, raises=match is not None)
 
 
 SETITEM = [
-    # name, fn(T, x, v): x is a fresh non-leaf (leaf * 1) so it can be written; returns x
+    # name, fn(T, x, v): x is a fresh non-leaf (leaf * 1) so it can be written; returns x;
+    # the error's message (None: a value row)
     ("int_scalar", lambda T, x, v: x.__setitem__(0, 0.5), None),
-    ("int_tensor", lambda T, x, v: x.__setitem__(1, v), None),
-    ("slice_broadcast", lambda T, x, v: x.__setitem__((slice(None), 1), v[0]), None),
+    ("int_tensor", lambda T, x, v: x.__setitem__(1, v[0]), None),
+    ("slice_broadcast", lambda T, x, v: x.__setitem__((slice(None), slice(1, None)), v[0, :2]),
+     None),
     ("ellipsis", lambda T, x, v: x.__setitem__(Ellipsis, 2.0), None),
     ("mask", lambda T, x, v: x.__setitem__(x > 0, 0.0), None),
     ("mask_tensor_value", lambda T, x, v: x.__setitem__(x > 0, v.flatten()[:1]), None),
@@ -924,7 +932,9 @@ SETITEM = [
     ("tensor_idx_dim1", lambda T, x, v: x.__setitem__((slice(None), T.tensor([0, 2])),
                                                       v[:, :2]), None),
     ("int_value", lambda T, x, v: x.__setitem__(0, 3), None),
-    ("bad_shape", lambda T, x, v: x.__setitem__(0, T.ones(5)), None),
+    # torchlike words this one as a broadcast error (issue 16)
+    ("bad_shape", lambda T, x, v: x.__setitem__(0, T.ones(5)),
+     r"\(3\) must match the .* \(5\) at non-singleton dimension 0"),
     ("f64_value", lambda T, x, v: x.__setitem__(0, v[0].double()), None),
 ]
 
@@ -945,7 +955,7 @@ def test_setitem(name, fn, match):
         x.backward(T.tensor(gv, dtype=T.float32))
         return res + [leaf.grad, v.grad]
 
-    both(go, match=match)
+    both(go, match=match, raises=match is not None)
 
 
 CATSTACK = [
@@ -957,14 +967,10 @@ CATSTACK = [
     ("cat_promote", lambda T, a, b, c: T.cat([a, c])),
     ("cat_int_float", lambda T, a, b, c: T.cat([a, T.ones(1, 3, dtype=T.int64)])),
     ("cat_uneven", lambda T, a, b, c: T.cat([a, b[:1]], 0)),
-    ("cat_mismatch", lambda T, a, b, c: T.cat([a, b[:1]], 1)),
-    ("cat_rank_mismatch", lambda T, a, b, c: T.cat([a, b[0]])),
-    ("cat_empty_list", lambda T, a, b, c: T.cat([])),
     ("stack0", lambda T, a, b, c: T.stack([a, b])),
     ("stack1", lambda T, a, b, c: T.stack([a, b], 1)),
     ("stack_neg", lambda T, a, b, c: T.stack((a, b, a), dim=-1)),
     ("stack_promote", lambda T, a, b, c: T.stack([a, c])),
-    ("stack_mismatch", lambda T, a, b, c: T.stack([a, b[:1]])),
     ("stack_0d", lambda T, a, b, c: T.stack([a[0, 0], b[1, 1]])),
     ("where", lambda T, a, b, c: T.where(a > b, a, b)),
     ("where_broadcast", lambda T, a, b, c: T.where(a[0] > 0, a, b[:1])),
@@ -974,14 +980,12 @@ CATSTACK = [
     ("where_int_scalars", lambda T, a, b, c: T.where(a > 0, 1, 0)),
     ("where_promote", lambda T, a, b, c: T.where(a > 0, a, c)),
     ("where_method", lambda T, a, b, c: a.where(a > 0, b)),
-    ("where_nonbool_cond", lambda T, a, b, c: T.where(a, a, b)),
     ("clamp", lambda T, a, b, c: T.clamp(a, -0.5, 0.5)),
     ("clamp_min", lambda T, a, b, c: a.clamp(min=-0.5)),
     ("clamp_max", lambda T, a, b, c: a.clamp(max=0.5)),
     ("clamp_tensor", lambda T, a, b, c: T.clamp(a, min=b, max=b + 1)),
     ("clamp_tensor_min", lambda T, a, b, c: a.clamp(min=b[0])),
     ("clamp_min_gt_max", lambda T, a, b, c: a.clamp(1.0, -1.0)),
-    ("clamp_none", lambda T, a, b, c: T.clamp(a)),
     ("clamp_int_float_bound", lambda T, a, b, c: T.clamp((a * 3).long(), min=0.5)),
     ("clamp_int", lambda T, a, b, c: T.clamp((a * 3).long(), -1, 1)),
     ("clip", lambda T, a, b, c: T.clip(a, -1, 1)),
@@ -1098,7 +1102,7 @@ def test_grad_edges(name, fn, inputs):
 # ------------------------------------------------------------------------------------------------
 
 CREATE = [
-    # name, fn, match
+    # name, fn, the error's message (None: a value row)
     ("tensor_bool", lambda T: T.tensor([True, False]), None),
     ("tensor_int", lambda T: T.tensor([1, 2]), None),
     ("tensor_float", lambda T: T.tensor([1.0, 2.0]), None),
@@ -1131,8 +1135,9 @@ CREATE = [
     ("tensor_np_f64_scalar", lambda T: T.tensor(np.float64(2.5)), None),
     ("tensor_np_i64_scalar", lambda T: T.tensor(np.int64(7)), None),
     ("tensor_list_of_0d", lambda T: T.tensor([T.tensor(1.0), T.tensor(2.0)]), None),
-    ("tensor_ragged", lambda T: T.tensor([[1, 2], [3]]), None),
-    ("tensor_string", lambda T: T.tensor(["a"]), None),
+    ("tensor_ragged", lambda T: T.tensor([[1, 2], [3]]),
+     r"expected sequence of length 2 at dim 1 \(got 1\)"),
+    ("tensor_string", lambda T: T.tensor(["a"]), r"too many dimensions 'str'"),
     ("tensor_requires_grad", lambda T: T.tensor([1.5], requires_grad=True), None),
     ("tensor_int_requires_grad", lambda T: T.tensor([1, 2], requires_grad=True),
      "Only Tensors of floating point and complex dtype can require gradients"),
@@ -1162,7 +1167,7 @@ CREATE = [
     ("zeros_0d", lambda T: T.zeros(()), None),
     ("zeros_no_args", lambda T: T.zeros([]), None),
     ("zeros_requires_grad", lambda T: T.zeros(2, requires_grad=True), None),
-    ("zeros_negative", lambda T: T.zeros(-1), None),
+    ("zeros_negative", lambda T: T.zeros(-1), r"zeros: Dimension size must be non\-negative\."),
     ("ones", lambda T: T.ones(3), None),
     ("ones_bool", lambda T: T.ones(3, dtype=T.bool), None),
     ("ones_f64", lambda T: T.ones(2, 2, dtype=T.float64), None),
@@ -1189,8 +1194,9 @@ CREATE = [
     ("arange_dtype_f64", lambda T: T.arange(1, 4, dtype=T.float64), None),
     ("arange_dtype_int_float_args", lambda T: T.arange(0.5, 4.5, dtype=T.int64), None),
     ("arange_empty", lambda T: T.arange(0), None),
-    ("arange_wrong_sign", lambda T: T.arange(0, 5, -1), None),
-    ("arange_zero_step", lambda T: T.arange(0, 5, 0), None),
+    # torchlike says 'upper bound and larger bound' (issue 16)
+    ("arange_wrong_sign", lambda T: T.arange(0, 5, -1), r"bound inconsistent with step sign"),
+    ("arange_zero_step", lambda T: T.arange(0, 5, 0), r"step must be nonzero"),
     ("arange_requires_grad", lambda T: T.arange(3.0, requires_grad=True), None),
     ("linspace", lambda T: T.linspace(0, 1, 5), None),
     ("linspace_one", lambda T: T.linspace(0, 1, 1), None),
@@ -1211,7 +1217,7 @@ CREATE = [
 
 @pytest.mark.parametrize("name,fn,match", cases(CREATE))
 def test_creation(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=match is not None)
 
 
 LIKE = [
@@ -1223,7 +1229,6 @@ LIKE = [
     ("full_like_bool_fill", lambda T, x, i: T.full_like(x, True)),
     ("zeros_like_dtype", lambda T, x, i: T.zeros_like(x, dtype=T.float64)),
     ("ones_like_requires_grad", lambda T, x, i: T.ones_like(x, requires_grad=True)),
-    ("ones_like_int_requires_grad", lambda T, x, i: T.ones_like(i, requires_grad=True)),
     ("empty_like_meta", lambda T, x, i: (lambda e: (e.shape, e.dtype, e.requires_grad))(
         T.empty_like(i))),
     ("zeros_like_0d", lambda T, x, i: T.zeros_like(x.sum())),
@@ -1273,7 +1278,7 @@ def test_default_dtype_float64(name, fn, default_float64):
 # ------------------------------------------------------------------------------------------------
 
 CONVERT = [
-    # name, fn(T), match
+    # name, fn(T), the error's message (None: a value row)
     ("item_float", lambda T: T.tensor(2.5).item(), None),
     ("item_float32_precision", lambda T: T.tensor(0.1).item(), None),
     ("item_float64", lambda T: T.tensor(0.1, dtype=T.float64).item(), None),
@@ -1294,7 +1299,8 @@ CONVERT = [
     ("float", lambda T: float(T.tensor(2.5)), None),
     ("float_of_int", lambda T: float(T.tensor(3)), None),
     ("float_1elem", lambda T: float(T.tensor([[2.5]])), None),
-    ("float_many", lambda T: float(T.tensor([1.0, 2.0])), None),
+    ("float_many", lambda T: float(T.tensor([1.0, 2.0])),
+     r"only one element tensors can be converted to Python scalars"),
     ("int", lambda T: int(T.tensor(2.7)), None),
     ("int_neg", lambda T: int(T.tensor(-2.7)), None),
     ("int_1elem", lambda T: int(T.tensor([3.9])), None),
@@ -1302,11 +1308,14 @@ CONVERT = [
     ("bool_false", lambda T: bool(T.tensor(0)), None),
     ("bool_many", lambda T: bool(T.tensor([1, 2])), "Boolean value of Tensor with more than one "
      "value is ambiguous"),
-    ("bool_empty", lambda T: bool(T.tensor([])), None),
+    # torchlike says 'with more than one value' (issue 16)
+    ("bool_empty", lambda T: bool(T.tensor([])), r"^Boolean value of Tensor with .* is ambiguous$"),
     ("if_tensor", lambda T: "yes" if T.tensor(2.0) > 1 else "no", None),
     ("index", lambda T: operator.index(T.tensor(3)), None),
-    ("index_float", lambda T: operator.index(T.tensor(3.0)), None),
-    ("index_many", lambda T: operator.index(T.tensor([3, 4])), None),
+    ("index_float", lambda T: operator.index(T.tensor(3.0)),
+     r"only integer tensors of a single element can be converted to an index"),
+    ("index_many", lambda T: operator.index(T.tensor([3, 4])),
+     r"only integer tensors of a single element can be converted to an index"),
     ("list_index", lambda T: [10, 20, 30][T.tensor(1)], None),
     ("range", lambda T: list(range(T.tensor(3))), None),
     ("len", lambda T: len(T.zeros(4, 2)), None),
@@ -1331,7 +1340,7 @@ CONVERT = [
 
 @pytest.mark.parametrize("name,fn,match", cases(CONVERT))
 def test_conversions(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=match is not None)
 
 
 CASTS = [
@@ -1380,7 +1389,6 @@ META = [
     ("size", lambda T, x: x.size()),
     ("size_dim", lambda T, x: x.size(1)),
     ("size_neg", lambda T, x: x.size(-1)),
-    ("size_bad", lambda T, x: x.size(3)),
     ("shape_eq_tuple", lambda T, x: x.shape == (2, 3, 4)),
     ("shape_index", lambda T, x: x.shape[0]),
     ("shape_slice", lambda T, x: x.shape[1:]),
@@ -1431,6 +1439,56 @@ META = [
 def test_metadata(name, fn):
     xv = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     both(lambda T: fn(T, T.tensor(xv, requires_grad=True)))
+
+
+# The errors of the value tables above (rows of the same names, moved here to declare that
+# torch raises)
+X23, B4 = [A((2, 3)), A((2, 3)), A((2, 3), "float64")], A((4,), "bool")
+OP_ERRORS = [
+    # name, fn(T, *xs), inputs, torch's message
+    ("neg_bool", lambda T, x: -x, [A((2, 3), "bool")],
+     r"^Negation, the `-` operator, on a bool tensor is not supported\. If you are trying to "
+     r"invert a mask, use the `~` or `logical_not\(\)` operator instead\.$"),
+    ("sub_bool_bool", lambda T, a, b: a - b, [B4, B4],
+     r"^Subtraction, the `-` operator, with two bool tensors is not supported\. Use the `\^` or "
+     r"`logical_xor\(\)` operator instead\.$"),
+    ("i64**-1", lambda T, x: x ** -1, [A((3,), "int64", "nz")],
+     r"^Integers to negative integer powers are not allowed\.$"),
+    ("i64//0", lambda T, x: x // 0, [A((3,), "int64")], r"^ZeroDivisionError$"),
+    ("i64.fmod(0)", lambda T, x: T.fmod(x, 0), [A((3,), "int64")], r"^ZeroDivisionError$"),
+    ("i64-True", lambda T, x: x - True, [A((3,), "int64")],
+     r"^Subtraction, the `-` operator, with a bool tensor is not supported\. If you are trying "
+     r"to invert a mask, use the `~` or `logical_not\(\)` operator instead\.$"),
+    ("sum_bad_dim", lambda T, x: x.sum(3), [A((2, 3))],
+     r"^Dimension out of range \(expected to be in range of \[-2, 1\], but got 3\)$"),
+    ("mean_int", lambda T, x: x.mean(), [A((2, 3), "int64")],
+     r"^mean\(\): could not infer output dtype\. Input dtype must be either a floating point or "
+     r"complex dtype\. Got: Long$"),
+    ("cat_mismatch", lambda T, a, b, c: T.cat([a, b[:1]], 1), X23,
+     r"^Sizes of tensors must match except in dimension 1\. Expected size 2 but got size 1 for "
+     r"tensor number 1 in the list\.$"),
+    ("cat_rank_mismatch", lambda T, a, b, c: T.cat([a, b[0]]), X23,
+     r"^Tensors must have same number of dimensions: got 2 and 1$"),
+    ("cat_empty_list", lambda T, a, b, c: T.cat([]), X23,
+     r"^torch\.cat\(\): expected a non-empty list of Tensors$"),
+    ("stack_mismatch", lambda T, a, b, c: T.stack([a, b[:1]]), X23,
+     r"^stack expects each tensor to be equal size, but got \[2, 3\] at entry 0 and \[1, 3\] at "
+     r"entry 1$"),
+    ("where_nonbool_cond", lambda T, a, b, c: T.where(a, a, b), X23,
+     r"^where expected condition to be a boolean tensor, but got a tensor with dtype Float$"),
+    ("clamp_none", lambda T, a, b, c: T.clamp(a), X23,
+     r"^torch\.clamp: At least one of 'min' or 'max' must not be None$"),
+    ("ones_like_int_requires_grad", lambda T, i: T.ones_like(i, requires_grad=True),
+     [A((2, 3), "int64")], r"^Only Tensors of floating point and complex dtype can require "
+     r"gradients$"),
+    ("size_bad", lambda T, x: x.size(3), [A((2, 3, 4))],
+     r"^Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)$"),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs,match", cases(OP_ERRORS))
+def test_op_errors(name, fn, inputs, match):
+    check_op(name, fn, inputs, match=match, raises=True)
 
 
 def test_dlpack_torch_from_torchlike():
@@ -1510,4 +1568,4 @@ def test_repr_long_summarized():
 def test_out_with_grad_names_the_op(name, fn):
     both(lambda T: fn(T, T.ones(3, requires_grad=True)),
          match=rf"^{name}\(\): functions with out=\.\.\. arguments don't support automatic "
-               r"differentiation, but one of the arguments requires grad\.")
+               r"differentiation, but one of the arguments requires grad\.", raises=True)
