@@ -1,5 +1,7 @@
 """Robustness: a compiled step raises where eager code raises, leaves the state as it was when
 it does, and keeps PyTorch's ``.grad`` semantics (one small model, compiled once per setting)."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -140,3 +142,32 @@ def test_accumulated_grad_stays_the_same_tensor():
     g = p.grad
     c()
     assert p.grad is g and p.grad.tolist() == [8., 8., 8.]
+
+
+INDEX_OPS = {"getitem": lambda w, i: w[i], "index_select": lambda w, i: w.index_select(0, i),
+             "gather": lambda w, i: w.gather(0, i[:, None].expand(-1, 3)),
+             "take": lambda w, i: w.take(i * 4)}
+
+
+@pytest.mark.parametrize("op", INDEX_OPS)
+def test_index_ops_check_their_indices(op):
+    """x[i], index_select, gather, take: an index out of range raises PyTorch's error from
+    the compiled step too, with the parameter unchanged."""
+    f = INDEX_OPS[op]
+    w = tl.nn.Parameter(tl.randn(5, 3))
+    opt = tl.optim.SGD([w], lr=0.1)
+
+    def step(i):
+        opt.zero_grad()
+        f(w, i).sum().backward()
+        opt.step()
+    compiled = tl.compile(step)
+    for _ in range(3):
+        compiled(tl.tensor([0, 1, 2]))
+    before = w.detach().clone()
+    for bad in ([0, 1, 7], [0, -9, 1]):
+        with pytest.raises(Exception) as ref:
+            f(torch.zeros(5, 3), torch.tensor(bad))
+        with pytest.raises(type(ref.value), match=re.escape(str(ref.value))):
+            compiled(tl.tensor(bad))
+        assert tl.equal(w, before)

@@ -2,6 +2,7 @@
 inside it (NOTE [ whole-step compile ] in _compile.py): optimizer flags computed from traced
 hyper-parameters, and LR scheduler steps, which are replayed after every call."""
 import jax
+import jax.numpy as jnp
 
 _Tracer = jax.core.Tracer
 
@@ -35,6 +36,18 @@ def check(ok, error, message, *values):
     nothing otherwise (eager code checks values on the host itself)."""
     if active and active[-1].checks is not None:
         active[-1].checks.append((ok, error, message, values))
+
+
+def check_in_range(values, lo, hi, error, message, ignore=None):
+    """check() that every entry of the traced integer array ``values`` lies in [lo, hi) (or
+    equals ``ignore``, as cross-entropy's ignore_index); ``message`` shows the first one that
+    does not where it has ``{}``."""
+    if active and active[-1].checks is not None:
+        v = values.ravel()
+        bad = (v < lo) | (v >= hi)
+        if ignore is not None:
+            bad &= v != ignore
+        check(~bad.any(), error, message, v[jnp.argmax(bad)])
 
 
 def concrete(value):

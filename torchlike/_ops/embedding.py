@@ -108,9 +108,8 @@ def _torch_embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
                                   "has no sparse gradients); use sparse=False")
     idx = host_values(input)
     if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        a = input._value()
-        _trace_context.check(jnp.all((a >= 0) & (a < weight.shape[0])), IndexError,
-                             "index out of range in self")
+        _trace_context.check_in_range(input._value(), 0, weight.shape[0], IndexError,
+                                      "index out of range in self")
     elif not _in_range(idx, weight.shape[0]):
         raise IndexError("index out of range in self")
     static = (("padding_idx", int(padding_idx)), ("scale_grad_by_freq", bool(scale_grad_by_freq)))

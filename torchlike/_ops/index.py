@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _trace_context
 from .._creation import from_host
 from .._dispatch import Op, call
 from .._inplace import inplace
@@ -269,6 +269,10 @@ def _advanced(x, items):
                                  "tensors")
             if not isinstance(arr, jax.core.Tracer):
                 _check_bounds(np.asarray(arr), x.shape[dim], dim)
+            else:   # the compiled step checks (NOTE [ checks in a compiled step ])
+                size = x.shape[dim]
+                _trace_context.check_in_range(arr, -size, size, IndexError, f"index {{}} is out "
+                                              f"of bounds for dimension {dim} with size {size}")
             structure.append(("a", len(arrays)))
             arrays.append(arr)
             dim += 1

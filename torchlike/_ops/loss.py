@@ -365,10 +365,8 @@ def _nll_checks(op, input, target, weight, ignore_index):
         check_not_differentiable(f"{fn}_forward", "weight", weight)
     t = host_values(target)
     if t is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        t = target._value().astype(jnp.int64).ravel()
-        bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
-        _trace_context.check(~bad.any(), IndexError, "Target {} is out of bounds.",
-                             t[jnp.argmax(bad)])
+        _trace_context.check_in_range(target._value().astype(jnp.int64), 0, n_classes,
+                                      IndexError, "Target {} is out of bounds.", ignore_index)
         return
     t = t.astype(np.int64)
     bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))

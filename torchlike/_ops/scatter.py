@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _trace_context
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
 from .._tensor import Tensor, _wrap_dim, host_min_max, host_values, values_for_shape
@@ -198,9 +198,13 @@ def _index_dtype(index, allowed, message, exc=RuntimeError):
 
 def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
     idx = host_values(index)
-    if idx is None or not idx.size:
-        return
     lo = -size if negative else 0
+    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
+        _trace_context.check_in_range(index._value(), lo, size, exc,
+                                      fmt.format(bad="{}", size=size, dim=dim))
+        return
+    if not idx.size:
+        return
     if idx.size <= 64:
         smallest, largest = host_min_max(idx)
         ok = lo <= smallest and largest < size
@@ -515,7 +519,10 @@ def masked_select(input, mask, *, out=None):
 
 def _flat_bounds(index, n):
     idx = host_values(index)
-    if idx is not None and idx.size:
+    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
+        _trace_context.check_in_range(index._value(), -n, n, IndexError, "out of range: tried "
+                                      f"to access index {{}} on a tensor of {n} elements.")
+    elif idx.size:
         bad = idx[(idx < -n) | (idx >= n)]
         if bad.size:
             raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on "
