@@ -107,18 +107,15 @@ class Storage:
         """The tensor viewing elements ``offset + sum(i * stride)`` of this storage as
         ``dtype`` (a layout already checked), with torch's lazy conjugate / negative bits;
         made in the Tensor ``into`` when given (NOTE [ loaded storages ])."""
-        # NOTE: a write through a _neg_view step reaches its storage only when that is complex
-        # (see scatter_parts); a negative real tensor views a negated copy of its storage
-        negated = neg and not dtype.is_complex
-        steps = ((_complex.CONJ, ()),) * conj + ((_complex.NEG_VIEW, ()),) * (neg and not negated)
-        key = (self._key, dtype, negated)
+        steps = ((_complex.CONJ, ()),) * conj + ((_complex.NEG_VIEW, ()),) * neg
+        key = (self._key, dtype)
         root = self._roots.get(key)
         if root is None and not steps and offset == 0 and _dense(size, stride) \
                 and math.prod(size) * dtype.itemsize == self.nbytes():
-            return self._roots.add(key, _into(into, self._root(size, stride, dtype, negated)))
+            return self._roots.add(key, _into(into, self._root(size, stride, dtype)))
         if root is None:
             n = self.nbytes() // dtype.itemsize
-            root = self._roots.add(key, self._root((n,), (1,), dtype, negated))
+            root = self._roots.add(key, self._root((n,), (1,), dtype))
         chain = steps
         if (size, stride, offset) != (tuple(root.shape), root.stride(), 0):
             order = tuple(sorted(range(root.ndim), key=lambda d: -root.stride(d)))
@@ -129,15 +126,13 @@ class Storage:
         t._vc = [1]       # set_ wrote it: torch.load's tensors start at version 1
         return _into(into, t)
 
-    def _root(self, size, stride, dtype, negated=False):
+    def _root(self, size, stride, dtype):
         item = dtype.itemsize
         elems = self._data[:math.prod(size) * item].view(np.dtype(dtype._np))
         values = np.lib.stride_tricks.as_strided(
             elems, size, tuple(s * item for s in stride), writeable=False).copy()
         if self._swap:
             values = values.byteswap()
-        if negated:
-            values = -values
         t = Tensor._wrap(jax.device_put(values, jax_device(self.device)))
         t._strides = _norm(stride, size)
         t._vc = [1]

@@ -223,7 +223,8 @@ def _scatter_fn(chain):
     def scatter(root, value):
         if not chain:
             return jnp.broadcast_to(value, root.shape).astype(root.dtype)
-        if jnp.iscomplexobj(root) or any(op.name == "view_as_complex" for op, _ in chain):
+        if jnp.iscomplexobj(root) or any(op.name in ("view_as_complex", "_neg_view")
+                                         for op, _ in chain):
             from .complex import scatter_parts   # NOTE [ complex views ]
             return scatter_parts(view, root, value)
         flat_index = view(jnp.arange(root.size).reshape(root.shape))
