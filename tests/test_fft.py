@@ -240,10 +240,13 @@ def test_freq_and_shift(name, fn):
     both(fn, rtol=0, atol=0)
 
 
-@pytest.mark.xfail(strict=True, reason="PyTorch multiplies by 1 / (n * d) rounded to float16 "
-                   "first, so its [3] is 1.4277 where torchlike's is 1.4287 (issue 16)")
-def test_fftfreq_float16_rounds_as_pytorch():
-    both(lambda T: T.fft.fftfreq(7, 0.3, dtype=T.float16), rtol=0, atol=0)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("n, d", [(7, 0.3), (10, 0.1), (33, 1 / 3), (5, 1e-3)])
+def test_frequencies_round_as_pytorch(dtype, n, d):
+    """PyTorch multiplies by 1 / (n * d) rounded to the dtype first (float16: [3] of
+    fftfreq(7, 0.3) is 1.4277, not the nearest 1.4287)."""
+    both(lambda T: (T.fft.fftfreq(n, d, dtype=getattr(T, dtype)),
+                    T.fft.rfftfreq(n, d, dtype=getattr(T, dtype))), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64", "bool"])

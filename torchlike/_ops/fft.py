@@ -364,8 +364,8 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 # --- sample frequencies and shifts --------------------------------------------------------------
 
 def _frequencies(fname, n, d, size, ticks, out, dtype, device, requires_grad):
-    """``ticks(size)`` / (n * d) as PyTorch computes it: the integer ticks times 1 / (n * d),
-    rounded to the dtype's compute type."""
+    """``ticks(size)`` / (n * d) as PyTorch computes it: the integer ticks times 1 / (n * d)
+    (a scalar of the dtype, so float16 rounds it first) in the dtype's compute type."""
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{fname} requires a floating point or complex dtype")
@@ -375,7 +375,7 @@ def _frequencies(fname, n, d, size, ticks, out, dtype, device, requires_grad):
         raise RuntimeError(f"Trying to create tensor with negative dimension {size}: [{size}]")
     compute = np.float64 if dt is D.float64 else np.float32
     with np.errstate(divide="ignore", invalid="ignore"):
-        step = compute(np.float64(1.0) / np.float64(n * float(d)))
+        step = compute(dt._np.type(np.float64(1.0) / np.float64(n * float(d))))
         values = (ticks(size).astype(compute) * step).astype(dt._np)
     result = _creation.tensor(values, dtype=dt, device=device, requires_grad=requires_grad)
     return _out(result, out)
