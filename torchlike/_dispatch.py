@@ -272,6 +272,8 @@ def call(op, *args, static=()):
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
+    except OverflowError:   # a Python int past int64: read it as PyTorch does, then again
+        return call(op, *[_past_int64(a, dt) for a in args], static=static)
     if type(out) is _ArrayImpl and edges is None and op.view is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
         t._arr = out
@@ -282,6 +284,18 @@ def call(op, *args, static=()):
 
 
 _new_tensor = object.__new__
+
+
+def _past_int64(x, dt):
+    """A Python int operand as PyTorch reads one past int64: as a uint64 (so an integer op
+    sees it wrapped around, a floating one its value), and not at all past that."""
+    if type(x) is not int or -2 ** 63 <= x < 2 ** 63:
+        return x
+    if x >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if x < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return float(x) if dt is not None and (dt.is_floating_point or dt.is_complex) else x - 2 ** 64
 
 
 def _broadcast_message(arrays):
