@@ -19,7 +19,7 @@ import torchlike.nn.utils.rnn as tl_utils
 from torchlike._ops import rnn as tl_ops
 
 from sample_stats import check_frequencies
-from test_parity_ops import both, cases, seed_of
+from test_parity_ops import both, cases, same, seed_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 
@@ -34,14 +34,6 @@ def nn_of(T):
 
 def utils_of(T):
     return torch.nn.utils.rnn if T is torch else tl_utils
-
-
-def same(fn):
-    """``both(fn)``; where torch raised, the messages must also be identical."""
-    ref, got = both(fn)
-    if hasattr(ref, "exc"):
-        assert str(got.exc) == str(ref.exc), f"torch: {ref.exc}\ntorchlike: {got.exc}"
-    return ref, got
 
 
 def weights_of(cls, args, kw, seed):
@@ -444,12 +436,12 @@ CTOR_ERRORS = [
 
 @pytest.mark.parametrize("name,fn", cases(ERRORS))
 def test_errors(name, fn):
-    same(fn)
+    same(fn, raises=True)
 
 
 @pytest.mark.parametrize("name,cls,args,kw", cases(CTOR_ERRORS))
 def test_constructor_errors(name, cls, args, kw):
-    same(lambda T: getattr(nn_of(T), cls)(*args, **kw))
+    same(lambda T: getattr(nn_of(T), cls)(*args, **kw), raises=True)
 
 
 # --- torch.nn.utils.rnn --------------------------------------------------------------------------
@@ -600,6 +592,6 @@ UTIL_ERRORS = [
 @pytest.mark.parametrize("name,fn", cases(UTIL_ERRORS))
 def test_util_errors(name, fn):
     if name in ("input_1d", "unpad_leaf"):   # torch's wording comes from inner ops
-        both(fn)
+        both(fn, raises=True)
     else:
-        same(fn)
+        same(fn, raises=True)
