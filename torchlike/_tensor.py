@@ -112,7 +112,9 @@ class Tensor:
         a backward, the activations it saved) alive.  An alias refers to its storage root; when
         that root is a result of the graph with no view of it yet, the storage moves to the
         alias instead: the alias becomes the root and the old root an alias of it (no steps,
-        its grad_fn kept), so nothing points from the alias to the graph."""
+        its grad_fn kept), so nothing points from the alias to the graph.  Views point at their
+        root, so once a root has one (``out[:, 0].detach()``), an alias keeps that root and its
+        graph alive; a backward without retain_graph still frees what the graph saved."""
         t = Tensor._wrap(self._value())
         t._strides = self._strides
         if self._inference is not t._inference:
