@@ -388,35 +388,9 @@ MISUSE = {
     "create_graph_then_free": lambda T: [g := T.autograd.grad((x := _leaf(T)).pow(3).sum(), x,
                                                               create_graph=True)[0],
                                          g.sum().backward(), g.sum().backward()],
-    "function_wrong_grad_count": lambda T: _Twice(T).apply(_leaf(T)).sum().backward(),
-    "function_wrong_grad_shape": lambda T: _BadShape(T).apply(_leaf(T)).sum().backward(),
 }
 MISUSE_OK = {"grad_allow_unused", "grad_materialize", "gradient_int_dtype", "backward_on_leaf",
              "grad_outputs_extra"}
-
-
-def _Twice(T):
-    class Twice(T.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2, g
-    return Twice
-
-
-def _BadShape(T):
-    class BadShape(T.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g[:2]
-    return BadShape
 
 
 @pytest.mark.parametrize("name", MISUSE)
