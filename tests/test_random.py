@@ -21,8 +21,7 @@ import torchlike as tl
 from torchlike.testing import assert_grads_match_jax, to_jax_function
 
 from sample_stats import Z, check_frequencies, check_moments
-from test_parity_ops import (A, Raised, assert_same, cases, dname, next_names, run,  # noqa
-                             seed_of)
+from test_parity_ops import A, both, cases, dname, next_names, run, same, seed_of
 
 N = 200_000      # sample size of the distribution checks
 
@@ -62,8 +61,7 @@ def check_sampler(name, fn, inputs, match=None):
             res["grads"] = [x.grad if isinstance(x, T.Tensor) else None for x in xs]
         return res
 
-    ref, got = run(go, torch), run(go, tl)
-    assert_same(ref, got, match=match)
+    both(go, match=match)
 
 
 class Pos(A):
@@ -261,10 +259,7 @@ def test_dtypes_match_torch(name, fn, dtype):
     def go(T):
         out = fn(T, T.zeros(4, dtype=getattr(T, dtype)))
         return dname(out.dtype), tuple(out.shape)
-    ref, got = run(go, torch), run(go, tl)
-    assert_same(ref, got)
-    if isinstance(ref, Raised):
-        assert str(got.exc) == str(ref.exc)
+    same(go, raises=None)   # either: some dtypes are refused, with this very message
 
 
 # ------------------------------------------------------------------------------------------------
@@ -426,16 +421,12 @@ IN_PLACE_ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(ERRORS))
 def test_errors_match_torch(name, fn, match):
-    ref, got = run(fn, torch), run(fn, tl)
-    assert isinstance(ref, Raised), f"test is wrong: torch returned {ref!r}"
-    assert_same(ref, got, match=match)
+    both(fn, match=match, raises=True)
 
 
 @pytest.mark.parametrize("name,fn,match", cases(IN_PLACE_ERRORS))
 def test_in_place_errors_match_torch(name, fn, match):
-    ref, got = run(lambda T: fn(T.zeros(4)), torch), run(lambda T: fn(T.zeros(4)), tl)
-    assert isinstance(ref, Raised), f"test is wrong: torch returned {ref!r}"
-    assert_same(ref, got, match=match)
+    both(lambda T: fn(T.zeros(4)), match=match, raises=True)
 
 
 WARNINGS = [
@@ -565,7 +556,7 @@ def test_default_seed_and_reseeding():
 
 
 STATE_ERRORS = [
-    # name, fn(T), message regex
+    # name, fn(T), message regex (None: a value row)
     ("seed_overflow", lambda T: T.manual_seed(2**64), "Overflow when unpacking long long"),
     ("seed_underflow", lambda T: T.Generator().manual_seed(-2**63 - 1), "Overflow"),
     ("seed_float", lambda T: T.Generator().manual_seed(1.5),
@@ -582,7 +573,7 @@ STATE_ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(STATE_ERRORS))
 def test_state_errors_match_torch(name, fn, match):
-    assert_same(run(fn, torch), run(fn, tl), match=match)
+    both(fn, match=match, raises=match is not None)
 
 
 # ------------------------------------------------------------------------------------------------
