@@ -170,7 +170,8 @@ class A:
     """An input: a numpy-generated array of ``shape`` and ``dtype``; floats require grad.
 
     dom: 'any' (-2..2), 'pos' (0.5..2), 'nz' (|x| in 0.5..2), 'unit' (-0.9..0.9),
-    'small' (non-negative small ints for exponents and indices).
+    'prob' (0.05..0.95: probabilities and rates), 'small' (non-negative small ints for exponents
+    and indices).
     """
 
     def __init__(self, shape, dtype="float32", dom="any", grad=True):
@@ -194,6 +195,8 @@ class A:
             v = rng.uniform(0.5, 2.0, s) * rng.choice([-1.0, 1.0], s)
         elif self.dom == "unit":
             v = rng.uniform(-0.9, 0.9, s)
+        elif self.dom == "prob":
+            v = rng.uniform(0.05, 0.95, s)
         else:
             v = rng.uniform(-2.0, 2.0, s)
         return np.asarray(v, dtype=np.float64 if d == "float64" else np.float32)

@@ -64,13 +64,6 @@ def check_sampler(name, fn, inputs, match=None):
     both(go, match=match)
 
 
-class Pos(A):
-    """Probabilities / rates in (0.05, 0.95)."""
-
-    def values(self, rng):
-        return np.asarray(rng.uniform(0.05, 0.95, self.shape), dtype=self.dtype)
-
-
 SAMPLERS = [
     # name, fn(T, *xs), inputs: result metadata, grad_fn / next_functions and zero gradients
     ("rand", lambda T: T.rand(2, 3), []),
@@ -101,34 +94,36 @@ SAMPLERS = [
     ("randperm_0", lambda T: T.randperm(0), []),
     ("randperm_f32_grad", lambda T: T.randperm(5, dtype=T.float32, requires_grad=True), []),
     ("randperm_uint8_256", lambda T: T.randperm(256, dtype=T.uint8), []),
-    ("normal_tt", lambda T, m, s: T.normal(m, s), [A((2, 3)), Pos((2, 3))]),
-    ("normal_tt_broadcast", lambda T, m, s: T.normal(m, s), [A((2, 1)), Pos((3,))]),
-    ("normal_tt_mean_dtype", lambda T, m, s: T.normal(m, s), [A((3,), "float64"), Pos((3,))]),
-    ("normal_tt_std_dtype", lambda T, m, s: T.normal(m, s), [A((3,)), Pos((3,), "float64")]),
-    ("normal_tt_f16", lambda T, m, s: T.normal(m, s), [A((3,), "float16"), Pos((3,))]),
+    ("normal_tt", lambda T, m, s: T.normal(m, s), [A((2, 3)), A((2, 3), dom="prob")]),
+    ("normal_tt_broadcast", lambda T, m, s: T.normal(m, s), [A((2, 1)), A((3,), dom="prob")]),
+    ("normal_tt_mean_dtype", lambda T, m, s: T.normal(m, s),
+     [A((3,), "float64"), A((3,), dom="prob")]),
+    ("normal_tt_std_dtype", lambda T, m, s: T.normal(m, s), [A((3,)), A((3,), "float64", "prob")]),
+    ("normal_tt_f16", lambda T, m, s: T.normal(m, s), [A((3,), "float16"), A((3,), dom="prob")]),
     ("normal_tt_no_grad", lambda T, m, s: T.normal(m, s), [A((3,), grad=False),
-                                                            Pos((3,), grad=False)]),
-    ("normal_tt_0d", lambda T, m, s: T.normal(m, s), [A(()), Pos(())]),
+                                                            A((3,), dom="prob", grad=False)]),
+    ("normal_tt_0d", lambda T, m, s: T.normal(m, s), [A(()), A((), dom="prob")]),
     ("normal_tf", lambda T, m: T.normal(m, 2.0), [A((2, 3))]),
     ("normal_tf_default_std", lambda T, m: T.normal(mean=m), [A((2, 3), "float64")]),
-    ("normal_ft", lambda T, s: T.normal(1.5, s), [Pos((2, 3))]),
+    ("normal_ft", lambda T, s: T.normal(1.5, s), [A((2, 3), dom="prob")]),
     ("normal_ff", lambda T: T.normal(0.0, 1.0, (2, 3)), []),
     ("normal_ff_ints", lambda T: T.normal(0, 1, (2,), dtype=T.float64), []),
     ("normal_ff_grad", lambda T: T.normal(2.0, 3.0, size=(4,), requires_grad=True), []),
     ("normal_generator", lambda T, m: T.normal(m, 1.0, generator=T.Generator()), [A((3,))]),
-    ("bernoulli", lambda T, p: T.bernoulli(p), [Pos((2, 3))]),
-    ("bernoulli_method", lambda T, p: p.bernoulli(), [Pos((2, 3), "float64")]),
-    ("bernoulli_no_grad", lambda T, p: T.bernoulli(p), [Pos((3,), "float16", grad=False)]),
+    ("bernoulli", lambda T, p: T.bernoulli(p), [A((2, 3), dom="prob")]),
+    ("bernoulli_method", lambda T, p: p.bernoulli(), [A((2, 3), "float64", "prob")]),
+    ("bernoulli_no_grad", lambda T, p: T.bernoulli(p), [A((3,), "float16", "prob", grad=False)]),
     ("bernoulli_p", lambda T, x: T.bernoulli(x, 0.3), [A((2, 3))]),
     ("bernoulli_p_method", lambda T, x: x.bernoulli(p=0.7), [A((3,), grad=False)]),
-    ("multinomial", lambda T, p: T.multinomial(p, 2), [Pos((4,))]),
-    ("multinomial_2d", lambda T, p: T.multinomial(p, 3), [Pos((2, 4))]),
-    ("multinomial_replacement", lambda T, p: T.multinomial(p, 9, True), [Pos((2, 4))]),
-    ("multinomial_method", lambda T, p: p.multinomial(1), [Pos((5,), "float64")]),
-    ("multinomial_empty_rows", lambda T, p: T.multinomial(p, 2), [Pos((0, 3))]),
-    ("poisson", lambda T, r: T.poisson(r * 4), [Pos((2, 3))]),
-    ("poisson_f64", lambda T, r: T.poisson(r), [Pos((3,), "float64", grad=False)]),
-    ("poisson_generator", lambda T, r: T.poisson(r, T.Generator()), [Pos((3,), grad=False)]),
+    ("multinomial", lambda T, p: T.multinomial(p, 2), [A((4,), dom="prob")]),
+    ("multinomial_2d", lambda T, p: T.multinomial(p, 3), [A((2, 4), dom="prob")]),
+    ("multinomial_replacement", lambda T, p: T.multinomial(p, 9, True), [A((2, 4), dom="prob")]),
+    ("multinomial_method", lambda T, p: p.multinomial(1), [A((5,), "float64", "prob")]),
+    ("multinomial_empty_rows", lambda T, p: T.multinomial(p, 2), [A((0, 3), dom="prob")]),
+    ("poisson", lambda T, r: T.poisson(r * 4), [A((2, 3), dom="prob")]),
+    ("poisson_f64", lambda T, r: T.poisson(r), [A((3,), "float64", "prob", grad=False)]),
+    ("poisson_generator", lambda T, r: T.poisson(r, T.Generator()),
+     [A((3,), dom="prob", grad=False)]),
     ("rand_out", lambda T: _same_out(T, T.empty(0), lambda o: T.rand(2, 3, out=o)), []),
     ("rand_out_f64", lambda T: _same_out(T, T.empty(3, dtype=T.float64),
                                          lambda o: T.rand(3, out=o)), []),
@@ -138,14 +133,14 @@ SAMPLERS = [
     ("randperm_out", lambda T: _same_out(T, T.empty(0, dtype=T.int32),
                                          lambda o: T.randperm(4, out=o)), []),
     ("normal_out", lambda T, m, s: _same_out(T, T.empty(0), lambda o: T.normal(m, s, out=o)),
-     [A((2, 1), grad=False), Pos((3,), grad=False)]),
+     [A((2, 1), grad=False), A((3,), dom="prob", grad=False)]),
     ("normal_ff_out", lambda T: _same_out(T, T.empty(0, dtype=T.float64),
                                           lambda o: T.normal(0.0, 1.0, (3,), out=o)), []),
     ("bernoulli_out", lambda T, p: _same_out(T, T.empty(0), lambda o: T.bernoulli(p, out=o)),
-     [Pos((3,), grad=False)]),
+     [A((3,), dom="prob", grad=False)]),
     ("multinomial_out", lambda T, p: _same_out(T, T.empty(0, dtype=T.int64),
                                                lambda o: T.multinomial(p, 2, out=o)),
-     [Pos((2, 3))]),
+     [A((2, 3), dom="prob")]),
 ]
 
 
