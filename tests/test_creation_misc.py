@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import both
+from test_parity_ops import both, same
 
 
 def _info(T, info):
@@ -19,9 +19,6 @@ CASES = {
     "iinfo_int8": lambda T: _info(T, T.iinfo(T.int8)),
     "iinfo_uint8": lambda T: _info(T, T.iinfo(T.uint8)),
     "iinfo_int64": lambda T: _info(T, T.iinfo(T.int64)),
-    "finfo_of_int": lambda T: T.finfo(T.int32),
-    "iinfo_of_float": lambda T: T.iinfo(T.float32),
-    "iinfo_of_bool": lambda T: T.iinfo(T.bool),
     "logspace": lambda T: T.logspace(0, 2, 3),
     "logspace_base2": lambda T: T.logspace(-2, 3, 6, base=2),
     "logspace_int": lambda T: T.logspace(0, 1, 4, dtype=T.int64),
@@ -32,7 +29,6 @@ CASES = {
     "tril_indices_int32": lambda T: T.tril_indices(3, 5, 2, dtype=T.int32),
     "triu_indices": lambda T: T.triu_indices(3, 4, 1),
     "triu_indices_empty": lambda T: T.triu_indices(0, 3),
-    "triu_indices_negative": lambda T: T.triu_indices(-1, 3),
     "new_zeros": lambda T: T.ones(2, dtype=T.float64).new_zeros(2, 3),
     "new_zeros_tuple_dtype": lambda T: T.ones(2).new_zeros((2,), dtype=T.int32),
     "new_ones_requires_grad": lambda T: T.ones(2).new_ones(3, requires_grad=True),
@@ -48,6 +44,19 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_creation_misc_matches_torch(name):
     both(CASES[name])
+
+
+ERRORS = {
+    "finfo_of_int": lambda T: T.finfo(T.int32),
+    "iinfo_of_float": lambda T: T.iinfo(T.float32),
+    "iinfo_of_bool": lambda T: T.iinfo(T.bool),
+    "triu_indices_negative": lambda T: T.triu_indices(-1, 3),
+}
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_creation_misc_errors_match_torch(name):
+    same(ERRORS[name], raises=True)
 
 
 def test_type_as_records_the_cast():
