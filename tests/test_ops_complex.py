@@ -451,14 +451,16 @@ ERRORS = [
 
 @pytest.mark.parametrize("name,fn,match", cases(ERRORS))
 def test_errors(name, fn, match):
-    both(fn, match=match)
+    both(fn, match=match, raises=True)
 
 
 def test_inplace_on_view_of_leaf_raises():
     both(lambda T: T.tensor([1j], requires_grad=True).real.mul_(2),
-         match=r"a view of a leaf Variable that requires grad is being used in an in-place")
+         match=r"a view of a leaf Variable that requires grad is being used in an in-place",
+         raises=True)
     both(lambda T: T.tensor([1j], requires_grad=True).conj().mul_(2),
-         match=r"a view of a leaf Variable that requires grad is being used in an in-place")
+         match=r"a view of a leaf Variable that requires grad is being used in an in-place",
+         raises=True)
 
 
 # ------------------------------------------------------------------------------------------------
