@@ -44,7 +44,7 @@ def _assert_same(a, b, path="", rtol=RTOL, atol=ATOL):
         for i, (x, y) in enumerate(zip(a, b)):
             _assert_same(x, y, f"{path}[{i}]", rtol, atol)
     elif isinstance(a, float):
-        assert b == pytest.approx(a, rel=1e-6, abs=1e-12), path
+        assert b == pytest.approx(a, rel=1e-6, abs=1e-12, nan_ok=True), path
     else:
         assert a == b, path
 
