@@ -157,6 +157,24 @@ def view_then_detach_write(T):
     return v.detach(), y.detach()
 
 
+def detach_then_write_through_a_view(T):
+    x = T.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    y = x * 2
+    d = y.detach()
+    y[0].mul_(3)
+    y.t().mul_(2)
+    y.sum().backward()
+    return d, type(y.grad_fn).__name__, x.grad
+
+
+def view_of_an_alias_written_with_grad(T):
+    w = T.tensor([1., 1.], requires_grad=True)
+    a = (T.tensor([[1., 2.], [3., 4.]]) * 1).detach()
+    a[0].mul_(w)
+    a.sum().backward()
+    return type(a.grad_fn).__name__, w.grad
+
+
 def leaf_alias_inplace_with_grad(T):
     a = _x(T).detach()
     a.requires_grad_()
@@ -167,7 +185,8 @@ def leaf_alias_inplace_with_grad(T):
     (detach_then_inplace_with_grad, False), (detach_then_write_is_seen_by_backward, True),
     (detach_then_inplace_on_original, False), (data_then_zero, False),
     (detach_then_set_data, False), (detach_then_view_write, False),
-    (view_then_detach_write, False), (leaf_alias_inplace_with_grad, True),
+    (view_then_detach_write, False), (detach_then_write_through_a_view, False),
+    (view_of_an_alias_written_with_grad, False), (leaf_alias_inplace_with_grad, True),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_detach_shares_storage_not_graph(fn, raises):
     both(fn, raises=raises)

@@ -171,3 +171,28 @@ def test_index_ops_check_their_indices(op):
         with pytest.raises(type(ref.value), match=re.escape(str(ref.value))):
             compiled(tl.tensor(bad))
         assert tl.equal(w, before)
+
+
+NESTED = {"checkpoint": lambda emb, x: tl.utils.checkpoint.checkpoint(emb, x, use_reentrant=False),
+          "vmap": lambda emb, x: tl.func.vmap(emb)(x[None])[0],
+          "empty index": lambda emb, x: emb(x[:0]).sum() + emb(x)}
+
+
+@pytest.mark.parametrize("wrap", NESTED)
+def test_indices_inside_transforms_and_empty_ones(wrap):
+    """An embedding inside checkpoint or vmap in a compiled step (its check cannot leave the
+    transform, so it is skipped there), or looking up no index at all, trains as eager does."""
+    def run(compiled):
+        tl.manual_seed(0)
+        emb = tl.nn.Embedding(10, 4)
+        opt = tl.optim.SGD(emb.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            NESTED[wrap](emb, x).pow(2).sum().backward()
+            opt.step()
+        fn = tl.compile(step) if compiled else step
+        for _ in range(3):
+            fn(tl.tensor([1, 2, 3]))
+        return emb.weight.detach()
+    np.testing.assert_allclose(run(True).numpy(), run(False).numpy(), rtol=1e-6)

@@ -366,6 +366,8 @@ def _find_state(fn, args, kwargs, locate=False):
         [x for x in state.leaves if isinstance(x, Tensor)], fixed_at, state.fixed)
     state.tensors += tensors
     state.params += params
+    for t in state.tensors:   # their storage stays theirs (NOTE [ an alias does not keep a graph ])
+        t._captured = True
     return state
 
 
@@ -545,7 +547,9 @@ def _program(fn, args, kwargs, state, plan, checks=False):
     compiled step ])."""
     def program(arrays, grads, hypers, gens):
         before = _find_state(fn, args, kwargs, locate=True).where
-        trace = _trace_context.Trace(checks)
+        leaves = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
+        trace = _trace_context.Trace(checks, getattr(leaves[0], "_trace", None) if leaves
+                                     else None)
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
         swapped_grads = [p._grad for p in state.params]
         _trace_context.active.append(trace)
@@ -914,8 +918,9 @@ class _Replay:
     Shapes and dtypes are left to jit: the program is called sealed, and inputs it was not
     compiled for make jit trace again, which raises _Retrace before anything runs; the call
     then finds its state and program in full.  (The module subtree cache rests on the same
-    epoch, which also moves where a Tensor's storage root changes: NOTE [ an alias does not
-    keep a graph ] in _tensor.py.)"""
+    epoch, and a captured Tensor's storage root never changes: NOTE [ an alias does not keep a
+    graph ] in _tensor.py; ``.data = t`` on an alias, which gives it storage of its own, moves
+    the epoch.)"""
 
     def __init__(self, seen, state, program):
         self.seen = seen
@@ -1099,9 +1104,11 @@ def _held_grads(params, replaced, grads, donated):
 # values its message shows.  Every state output (written tensors, gradients that replace old
 # ones) is selected: the new value where every check holds, else the old one.  The selects fuse
 # into the kernels that compute the outputs, and the donated buffers then get their own values
-# back.  After the call the flags are read (one small device-to-host copy); where one is False
-# the state is written back unchanged and the check's error is raised, so a failed step, as in
-# eager, changes nothing.  compiler.config.index_checks switches this off.
+# back.  After the call the flags are read (one small device-to-host copy, which on an
+# accelerator also waits for the step to finish); where one is False the state is written back
+# unchanged and the check's error is raised.  So a failed step changes none of its state (in
+# eager code, what ran before the failing op, zero_grad say, has happened).
+# compiler.config.index_checks switches this off.
 def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
     and gradients hold their old values, which take the place of the donated buffers; then
@@ -1215,5 +1222,13 @@ def reset():
         f._eager = False
 
 
+def _sole_grad_owner_refs():
+    """sys.getrefcount of a ``.grad`` only its parameter holds, as _held_grads reads it."""
+    p = Tensor._wrap(jnp.zeros(1))
+    p._grad = Tensor._wrap(jnp.zeros(1))
+    params = [p]
+    return sys.getrefcount(params[0]._grad)
+
+
 _SOLE_OWNER = _sole_owner_refs()
-_SOLE_GRAD_OWNER = 2   # sys.getrefcount(p._grad): the parameter's, and the call's own
+_SOLE_GRAD_OWNER = _sole_grad_owner_refs()

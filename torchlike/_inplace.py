@@ -2,8 +2,9 @@
 
 Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
 - on a tensor that owns its storage, the result's grad_fn becomes the tensor's grad_fn;
-- through a view, the storage root gets a ``CopySlices`` node (the root with the view's positions
-  replaced), and the view re-derives itself from the root (its grad_fn: ``AsStridedBackward0``).
+- through a view, the view's base (its storage root, or the detach()/.data alias the view was
+  taken of) gets a ``CopySlices`` node (the base with the view's positions replaced), and the
+  view re-derives itself from the storage (its grad_fn: ``AsStridedBackward0`` of the base).
 """
 from . import _dtype as D
 from ._ops import shape
@@ -79,11 +80,11 @@ def store(self, out):
     if _state.grad_enabled and out._grad_fn is not None:
         if self._vbase is None:   # not a view for autograd: a root, or a detach()/.data alias
             _rebind(self, out)
-        else:
-            root = self._root
-            new_root = shape.call(shape.COPY_SLICES, root, out,
-                                  static=(("chain", self._chain),))
-            _rebind(root, new_root)
+        else:   # the view's base (its root, or an alias of the root) records the write
+            base = self._vbase
+            new_base = shape.call(shape.COPY_SLICES, base, out,
+                                  static=(("chain", self._chain[len(base._chain):]),))
+            _rebind(base, new_base)
         _adopt_saved(out._grad_fn, self, out)
         return self
     self._write(out._value())

@@ -55,6 +55,7 @@ class Tensor:
                            # torchlike.compile traces): promotes as that Python type
     _viewed = False        # roots: a view or alias has been made of this storage
     _inference = False     # made in inference mode, or a view of such a tensor
+    _captured = False      # found by torchlike.compile as state: its storage stays its own
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -79,8 +80,10 @@ class Tensor:
         if root._gen != self._seen:
             self._arr = _shape.apply_chain(root._arr, self._chain)
             self._seen = root._gen
-            if self._track and root.requires_grad:
-                self._grad_fn = _shape.as_strided_node(root, self._chain, self)
+            base = self._vbase   # autograd's base: the root, or an alias of it
+            if self._track and base.requires_grad:
+                self._grad_fn = _shape.as_strided_node(base, self._chain[len(base._chain):],
+                                                       self)
                 self._output_nr = 0
         return self._arr
 
@@ -114,19 +117,20 @@ class Tensor:
         alias instead: the alias becomes the root and the old root an alias of it (no steps,
         its grad_fn kept), so nothing points from the alias to the graph.  Views point at their
         root, so once a root has one (``out[:, 0].detach()``), an alias keeps that root and its
-        graph alive; a backward without retain_graph still frees what the graph saved."""
+        graph alive, as it does for state torchlike.compile captured (whose storage roots its
+        programs rely on); a backward without retain_graph still frees what the graph saved."""
         t = Tensor._wrap(self._value())
         t._strides = self._strides
         if self._inference is not t._inference:
             t._inference = self._inference
         vc = self._version_counter()
         t._vc = [0] if own_version else vc
-        if self._root is None and self._grad_fn is not None and not self._viewed:
+        if self._root is None and self._grad_fn is not None and not (self._viewed or
+                                                                      self._captured):
             t._gen = self._gen
             t._viewed = True
             self._root = t
             self._seen = t._gen
-            _trace_context.structure_changed()   # torchlike.compile: a root is now a view
             return t
         root = t._root = self if self._root is None else self._root
         root._viewed = True
@@ -611,6 +615,43 @@ def host_min_max(values):
         flat = values.ravel().tolist()
         return min(flat), max(flat)
     return values.min(), values.max()
+
+
+def first_out_of_range(values, lo, hi, ignore=None):
+    """(position, value) of the first entry of the numpy integer array ``values`` outside
+    [lo, hi) and other than ``ignore``, or None.  The common case, every entry in range, costs
+    one cheap test (host_min_max's NOTE)."""
+    if not values.size:
+        return None
+    if values.size <= 64:
+        smallest, largest = host_min_max(values)
+        if lo <= smallest and largest < hi:
+            return None
+    # one pass: shifted to start at 0, a value out of range (negatives wrap) is >= the span
+    elif (values.astype(np.int64, copy=False) - lo).view(np.uint64).max() < hi - lo:
+        return None
+    flat = values.ravel().astype(np.int64, copy=False)
+    bad = (flat < lo) | (flat >= hi)
+    if ignore is not None:
+        bad &= flat != ignore
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return i, int(flat[i])
+
+
+def check_index_range(t, lo, hi, error, message, ignore=None):
+    """Raise ``error(message.format(position, value))`` for the first entry of the integer
+    Tensor ``t`` outside [lo, hi) (and other than ``ignore``): read on the host in eager code,
+    as a check of the program in a compiled step (NOTE [ checks in a compiled step ] in
+    _compile.py), not at all under other tracing."""
+    values = host_values(t)
+    if values is None:
+        _trace_context.check_in_range(t._value(), lo, hi, error, message, ignore)
+        return
+    bad = first_out_of_range(values, lo, hi, ignore)
+    if bad is not None:
+        raise error(message.format(*bad))
 
 
 def _wrap_dim(dim, ndim):

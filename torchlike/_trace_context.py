@@ -8,13 +8,14 @@ _Tracer = jax.core.Tracer
 
 
 class Trace:
-    def __init__(self, checks=False):
+    def __init__(self, checks=False, jax_trace=None):
         self.concrete = {}   # id(tracer) -> the Python value it stands for
         self.deferred = []   # (fn, args) to replay after every call
         self.backward_ran = False
         # (traced ok, error type, message, traced values for it), where the program raises;
         # None where the trace keeps no checks (an export has no host to raise on)
         self.checks = [] if checks else None
+        self.jax_trace = jax_trace   # the jax trace of the step's own values
 
 
 active = []
@@ -33,21 +34,25 @@ def check(ok, error, message, *values):
     """While torchlike.compile traces a step: the program raises ``error(message.format(
     *values))`` where the traced boolean ``ok`` is False, before any state changes, as eager
     code raises before its op runs (NOTE [ checks in a compiled step ] in _compile.py).  Does
-    nothing otherwise (eager code checks values on the host itself)."""
-    if active and active[-1].checks is not None:
+    nothing otherwise (eager code checks values on the host itself), nor for a value of a jax
+    transform nested in the step (vmap, checkpoint, a custom_vjp's rule): its tracers cannot
+    leave that transform."""
+    if active and active[-1].checks is not None and \
+            getattr(ok, "_trace", None) is active[-1].jax_trace:
         active[-1].checks.append((ok, error, message, values))
 
 
 def check_in_range(values, lo, hi, error, message, ignore=None):
     """check() that every entry of the traced integer array ``values`` lies in [lo, hi) (or
-    equals ``ignore``, as cross-entropy's ignore_index); ``message`` shows the first one that
-    does not where it has ``{}``."""
-    if active and active[-1].checks is not None:
-        v = values.ravel()
+    equals ``ignore``, as cross-entropy's ignore_index); ``message.format(position, value)``
+    names the first one that does not."""
+    if active and active[-1].checks is not None and values.size:
+        v = values.ravel().astype(jnp.int64)
         bad = (v < lo) | (v >= hi)
         if ignore is not None:
             bad &= v != ignore
-        check(~bad.any(), error, message, v[jnp.argmax(bad)])
+        i = jnp.argmax(bad)
+        check(~bad.any(), error, message, i, v[i])
 
 
 def concrete(value):

@@ -24,11 +24,12 @@ class _Config:
             the program for reuse (see NOTE [ whole-step compile ]).
         index_checks: a compiled step raises what eager code raises for an index out of range
             (an embedding index past the table, a cross-entropy target out of bounds, ...),
-            before any state changes, as PyTorch's device-side asserts stop a CUDA step.  Off,
-            the program skips the checks and XLA clamps such indices.  Read when a program is
-            compiled (``reset()`` makes existing ones compile again).  A program with checks
-            reads their flags back once per call; ``scripts/bench_train.py
-            --index-checks-cost`` measures what they cost.
+            and leaves its state as it was (where PyTorch's CUDA kernels stop at a device-side
+            assert).  Off, the program skips the checks and XLA clamps such indices.  Read when
+            a program is compiled (``reset()`` makes existing ones compile again).  A program
+            with checks reads their flags back after each call, which on an accelerator waits
+            for the step to finish; ``scripts/bench_train.py --index-checks-cost`` measures
+            what the checks cost.
     """
 
     def __init__(self):

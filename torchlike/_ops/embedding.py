@@ -17,21 +17,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D, _trace_context
+from .. import _dtype as D
 from .._dispatch import Op, call
-from .._tensor import TracedValueError, host_min_max, host_values
+from .._tensor import TracedValueError, check_index_range, host_values
 from ..autograd.grad_mode import no_grad
 
 _ABSENT = 0.0   # placeholder operand for missing per_sample_weights (keeps the node's 2 inputs)
 
-
-
-def _in_range(idx, n):
-    """Whether every index value lies in [0, n) (eager check on host values)."""
-    if not idx.size:
-        return True
-    lo, hi = host_min_max(idx)
-    return lo >= 0 and hi < n
 
 
 def _check_indices(indices, fn, arg="indices"):
@@ -106,12 +98,7 @@ def _torch_embedding(weight, input, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
         raise NotImplementedError("torchlike: embedding with sparse=True is not supported (jax "
                                   "has no sparse gradients); use sparse=False")
-    idx = host_values(input)
-    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        _trace_context.check_in_range(input._value(), 0, weight.shape[0], IndexError,
-                                      "index out of range in self")
-    elif not _in_range(idx, weight.shape[0]):
-        raise IndexError("index out of range in self")
+    check_index_range(input, 0, weight.shape[0], IndexError, "index out of range in self")
     static = (("padding_idx", int(padding_idx)), ("scale_grad_by_freq", bool(scale_grad_by_freq)))
     return call(EMBEDDING, weight, input, static=static)
 
@@ -200,18 +187,8 @@ EMBEDDING_BAG = Op("embedding_bag", _embedding_bag, "EmbeddingBagBackward0", inp
 
 
 def _bag_value_checks(input, offsets, num):
-    idx = host_values(input)
-    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        a = input._value().ravel()
-        bad = (a < 0) | (a >= num)
-        i = jnp.argmax(bad)
-        _trace_context.check(~bad.any(), RuntimeError, "Index {} of input takes value {} which "
-                             f"is not in the valid range [0, {num})", i, a[i])
-    elif not _in_range(idx, num):
-        idx = idx.reshape(-1)
-        i = int(np.flatnonzero((idx < 0) | (idx >= num))[0])
-        raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the "
-                           f"valid range [0, {num})")
+    check_index_range(input, 0, num, RuntimeError, "Index {} of input takes value {} which "
+                      f"is not in the valid range [0, {num})")
     off = None if offsets is None else host_values(offsets)
     if off is None or not off.size:
         return

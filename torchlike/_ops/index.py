@@ -17,7 +17,7 @@ from .. import _dtype as D, _trace_context
 from .._creation import from_host
 from .._dispatch import Op, call
 from .._inplace import inplace
-from .._tensor import Tensor, TracedValueError, host_min_max, values_for_shape
+from .._tensor import Tensor, TracedValueError, first_out_of_range, values_for_shape
 from . import shape
 
 
@@ -267,12 +267,7 @@ def _advanced(x, items):
             if kind not in ("int64", "int32"):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
-            if not isinstance(arr, jax.core.Tracer):
-                _check_bounds(np.asarray(arr), x.shape[dim], dim)
-            else:   # the compiled step checks (NOTE [ checks in a compiled step ])
-                size = x.shape[dim]
-                _trace_context.check_in_range(arr, -size, size, IndexError, f"index {{}} is out "
-                                              f"of bounds for dimension {dim} with size {size}")
+            _check_bounds(arr, x.shape[dim], dim)
             structure.append(("a", len(arrays)))
             arrays.append(arr)
             dim += 1
@@ -281,7 +276,7 @@ def _advanced(x, items):
             dim += 1
         else:
             if isinstance(it, int):
-                _check_bounds(np.asarray(it), x.shape[dim], dim)
+                _check_bounds(it, x.shape[dim], dim)
                 dim += 1
             structure.append(it)
     if len(arrays) > 1:
@@ -322,11 +317,15 @@ def check_put(x, items, value):
 
 
 def _check_bounds(idx, size, dim):
-    if idx.size:
-        lo, hi = host_min_max(idx)
-        if hi >= size or lo < -size:
-            bad = hi if hi >= size else lo
-            raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    """x[idx]'s check of an index (a number, numpy or jax array; a traced one becomes a check
+    of the compiled step: NOTE [ checks in a compiled step ])."""
+    message = f"index {{1}} is out of bounds for dimension {dim} with size {size}"
+    if isinstance(idx, jax.core.Tracer):
+        _trace_context.check_in_range(idx, -size, size, IndexError, message)
+        return
+    bad = first_out_of_range(np.asarray(idx), -size, size)
+    if bad is not None:
+        raise IndexError(message.format(*bad))
 
 
 def setitem(x, index, value):

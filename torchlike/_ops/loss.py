@@ -19,10 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _trace_context
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
-from .._tensor import Tensor, host_values
+from .._tensor import Tensor, check_index_range, host_values
 from ..autograd.grad_mode import _state, no_grad
 from ..special import _ADD_SCALAR, _MUL_SCALAR, log_softmax
 from . import reduce as R, shape as S
@@ -363,15 +362,8 @@ def _nll_checks(op, input, target, weight, ignore_index):
             raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
                                f"{weight.dtype._scalar_name}")
         check_not_differentiable(f"{fn}_forward", "weight", weight)
-    t = host_values(target)
-    if t is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        _trace_context.check_in_range(target._value().astype(jnp.int64), 0, n_classes,
-                                      IndexError, "Target {} is out of bounds.", ignore_index)
-        return
-    t = t.astype(np.int64)
-    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {t[bad][0]} is out of bounds.")
+    check_index_range(target, 0, n_classes, IndexError, "Target {1} is out of bounds.",
+                      ignore_index)
 
 
 def _nll_call(op, input, target, weight, reduction, ignore_index):

@@ -10,10 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D, _trace_context
+from .. import _dtype as D
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
-from .._tensor import Tensor, _wrap_dim, host_min_max, host_values, values_for_shape
+from .._tensor import Tensor, _wrap_dim, check_index_range, host_values, values_for_shape
 from . import shape
 from .index import (_MASKS, INDEX_PUT, _accumulate, _advanced, _index, check_put, set_at,
                     tensor_index)
@@ -197,22 +197,8 @@ def _index_dtype(index, allowed, message, exc=RuntimeError):
 
 
 def _bounds(index, size, dim, fmt, exc=RuntimeError, negative=False):
-    idx = host_values(index)
-    lo = -size if negative else 0
-    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        _trace_context.check_in_range(index._value(), lo, size, exc,
-                                      fmt.format(bad="{}", size=size, dim=dim))
-        return
-    if not idx.size:
-        return
-    if idx.size <= 64:
-        smallest, largest = host_min_max(idx)
-        ok = lo <= smallest and largest < size
-    else:   # one pass: shifted to start at 0, a value out of range (negatives wrap) is >= span
-        ok = (idx.astype(np.int64, copy=False) - lo).view(np.uint64).max() < size - lo
-    if not ok:   # the cheap test first; the message names the first
-        bad = idx[(idx < lo) | (idx >= size)]
-        raise exc(fmt.format(bad=int(bad.reshape(-1)[0]), size=size, dim=dim))
+    check_index_range(index, -size if negative else 0, size, exc,
+                      fmt.format(bad="{1}", size=size, dim=dim))
 
 
 _OOB = "index {bad} is out of bounds for dimension {dim} with size {size}"
@@ -518,15 +504,8 @@ def masked_select(input, mask, *, out=None):
 
 
 def _flat_bounds(index, n):
-    idx = host_values(index)
-    if idx is None:   # traced: the compiled step checks (NOTE [ checks in a compiled step ])
-        _trace_context.check_in_range(index._value(), -n, n, IndexError, "out of range: tried "
-                                      f"to access index {{}} on a tensor of {n} elements.")
-    elif idx.size:
-        bad = idx[(idx < -n) | (idx >= n)]
-        if bad.size:
-            raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on "
-                             f"a tensor of {n} elements.")
+    check_index_range(index, -n, n, IndexError, "out of range: tried to access index {1} on a "
+                      f"tensor of {n} elements.")
 
 
 def take(input, index, *, out=None):
