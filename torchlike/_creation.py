@@ -322,7 +322,7 @@ def _fill(size, value, dtype, device, requires_grad):
     if dtype is None and isinstance(value, bool):
         dt = D.bool_
     if value is not None:
-        D.check_scalar(value, dt)
+        value = D.fit_scalar(value, dt)
     check_alloc(size, dt, device)
     arr = np.full(size, 0 if value is None else value, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)

@@ -12,6 +12,8 @@ skipped and ``fn`` / ``jax.vjp`` are called directly, so the same eager code tra
 Python scalars are passed to the jitted function as (weakly typed) arguments, not baked into the
 cache key: a loop over many scalar values must not compile once per value.
 """
+import operator
+
 import jax
 import jax.numpy as jnp
 
@@ -273,11 +275,14 @@ def call(op, *args, static=()):
             raise RuntimeError(_broadcast_message(arrays)) from None
         raise
     except OverflowError:   # a Python int past int64: read it as PyTorch does, then again
-        return call(op, *[_past_int64(a, dt) for a in args], static=static)
+        read = [_past_int64(a, dt) for a in args]
+        if all(map(operator.is_, read, args)):   # it came from elsewhere
+            raise
+        return call(op, *read, static=static)
     if type(out) is _ArrayImpl and edges is None and op.view is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
         t._arr = out
-        if not grad and INFERENCE_REGIONS[0] and _state.inference:
+        if INFERENCE_REGIONS[0] and _state.inference:
             t._inference = True
         return t
     return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)

@@ -215,6 +215,16 @@ def check_scalar(value, dt):
         raise _overflow(_C_TYPES[dt._name])
 
 
+def fit_scalar(value, dt):
+    """The Python number ``value`` as a tensor of dtype ``dt`` takes it: checked as
+    check_scalar checks it, a negative int wrapped into an unsigned dtype as C converts it
+    (-1 is 255 for uint8)."""
+    check_scalar(value, dt)
+    if type(value) is int and value < 0 and _INT_RANGES.get(dt, (None,))[0] == 0:
+        return value % (_INT_RANGES[dt][1] + 1)
+    return value
+
+
 def check_int_range(lowest, highest, floats, dt, name):
     """RuntimeError "value cannot be converted to type {name} without overflow" unless values
     from ``lowest`` to ``highest`` fit the integer dtype ``dt``: floats (nan never fits) in its

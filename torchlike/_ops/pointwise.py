@@ -475,14 +475,17 @@ CLAMP_MAX_T = _op("clamp_max", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackw
 
 def _clamp_scalars(op, input, min, max):
     dt = result_dtype("common", input, *[b for b in (min, max) if b is not None])
+    min, max = (None if b is None else D.fit_scalar(b, dt) for b in (min, max))
     return call(op, input, static=(("min", min), ("max", max), ("dtype", dt._np)))
 
 
-def _check_clamp(input, kernel, scalar_bounds):
+def _check_clamp(input, kernel, bounds):
+    """PyTorch's errors before a clamp: none of complex tensors, nor of a bool one whose bounds
+    (Python bools) keep it bool."""
     dt = input.dtype
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
-    if dt is D.bool_ and scalar_bounds:
+    if dt is D.bool_ and all(isinstance(b, bool) for b in bounds if b is not None):
         raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
 
 
@@ -492,7 +495,7 @@ def clamp(input, min=None, max=None, *, out=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     _check_clamp(input, "clamp_scalar" if min is not None and max is not None else
-                 "clamp_min_scalar" if min is not None else "clamp_max_scalar", not tensors)
+                 "clamp_min_scalar" if min is not None else "clamp_max_scalar", (min, max))
     if tensors:
         static = (("has_min", min is not None), ("has_max", max is not None))
         return _out(call(CLAMP_T, input, 0 if min is None else min, 0 if max is None else max,
@@ -502,7 +505,7 @@ def clamp(input, min=None, max=None, *, out=None):
 
 def clamp_min(input, min):
     """Mirrors ``torch.clamp_min``."""
-    _check_clamp(input, "clamp_min_scalar", not isinstance(min, Tensor))
+    _check_clamp(input, "clamp_min_scalar", (min,))
     if isinstance(min, Tensor):
         return call(CLAMP_MIN_T, input, min)
     return _clamp_scalars(CLAMP_MIN, input, min, None)
@@ -510,7 +513,7 @@ def clamp_min(input, min):
 
 def clamp_max(input, max):
     """Mirrors ``torch.clamp_max``."""
-    _check_clamp(input, "clamp_max_scalar", not isinstance(max, Tensor))
+    _check_clamp(input, "clamp_max_scalar", (max,))
     if isinstance(max, Tensor):
         return call(CLAMP_MAX_T, input, max)
     return _clamp_scalars(CLAMP_MAX, input, None, max)

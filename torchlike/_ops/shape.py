@@ -656,6 +656,13 @@ def broadcast_to(input, size):
     return expand(input, parse_size("broadcast_to", (size,), position=2, varargs=False))
 
 
+def _broadcast_to_method(self, *sizes, size=None):
+    """Mirrors ``Tensor.broadcast_to``: as a method, sizes may be spread over the arguments."""
+    if size is not None:
+        return expand(self, parse_size("broadcast_to", (size,), varargs=False, keyword=True))
+    return expand(self, parse_size("broadcast_to", sizes))
+
+
 def _check_start(start):
     """narrow's tensor start: a 0-dim integral tensor (None when traced: read on the device)."""
     dt = start.dtype
@@ -810,7 +817,7 @@ moveaxis = movedim
 TENSOR_METHODS = {
     "unflatten": unflatten, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
     "swapdims": swapdims, "transpose_": transpose_, "swapaxes_": transpose_,
-    "swapdims_": transpose_, "broadcast_to": broadcast_to, "narrow": narrow,
+    "swapdims_": transpose_, "broadcast_to": _broadcast_to_method, "narrow": narrow,
     "diagonal": diagonal, "unfold": unfold, "tril": tril, "triu": triu,
     "tril_": _inplace_of(tril), "triu_": _inplace_of(triu), "diag": diag,
     "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace,
