@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
 from pickle import (APPEND, APPENDS, BINFLOAT, BINGET, BININT, BINPERSID, BINPUT, BINUNICODE,
                     BUILD, DUP, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, EXT1, EXT2, EXT4,
@@ -627,7 +628,11 @@ def test_killed_save_leaves_a_temporary_the_next_save_removes(tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         assert (tmp_path / temps[0]).exists()     # what the killed save leaves
-        tl.save({"w": tl.full((2,), 3.0)}, path)  # ... the next save removes
+        tl.save({"w": tl.full((2,), 2.0)}, path)  # ... is kept while it is recent
+        assert (tmp_path / temps[0]).exists()
+        old = time.time() - 61
+        os.utime(tmp_path / temps[0], (old, old))
+        tl.save({"w": tl.full((2,), 3.0)}, path)  # ... and removed by the next save after
         assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"]
         np.testing.assert_array_equal(torch.load(path)["w"].numpy(), [3.0, 3.0])
     finally:

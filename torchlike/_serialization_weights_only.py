@@ -6,7 +6,7 @@ A pickle is a program: GLOBAL pushes any importable object, REDUCE calls one, BU
 attributes on one (``setattr`` / ``__setstate__``), NEWOBJ/INST/OBJ construct classes.  Filtering
 only the names a pickle imports is not enough: a BUILD on an allowed class or singleton
 (``torch.FloatStorage``, a dtype, ``torch.Tensor``) rewrites it for the whole process.  So, as
-torch does (torch/_weights_only_unpickler.py), a ``weights_only`` load runs the pickle in this
+torch's own weights_only unpickler does, a ``weights_only`` load runs the pickle in this
 interpreter, which knows each opcode a protocol-2 checkpoint uses and refuses the rest, with
 torch's rules and messages:
 - GLOBAL answers from the allow-list only (torch's names mapped onto torchlike, see
@@ -29,7 +29,7 @@ import sys
 import warnings
 
 from ._serialization_unpickle import (
-    BLOCKED_MODULES, TORCH_GLOBALS, _NO_EQUIVALENT, no_equivalent, python3_name, set_,
+    BLOCKED_MODULES, TORCH_GLOBALS, _NO_EQUIVALENT, _ascii, no_equivalent, python3_name, set_,
     tensor_setstate, user_globals)
 from ._tensor import Tensor
 
@@ -191,10 +191,6 @@ def _binpersid(u):
         raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got "
                                      f"{type(pid[0])}")
     u.stack.append(u.persistent_load(pid))
-
-
-def _ascii(s):
-    return s.decode("ascii") if isinstance(s, bytes) else s
 
 
 # --- containers ---------------------------------------------------------------------------------

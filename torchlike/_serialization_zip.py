@@ -94,7 +94,7 @@ def is_zip(f):
     return magic == b"PK\x03\x04"
 
 
-# The reading limits and messages of torch's PyTorchStreamReader (caffe2/serialize).
+# The reading limits and messages of torch's checkpoint reader (its PyTorchStreamReader).
 _CORRUPT = (" This is an internal miniz error. If you are seeing this error, there is a high "
             "likelihood that your checkpoint file is corrupted. This can happen if the "
             "checkpoint was not saved properly, was transferred incorrectly, or the file was "

@@ -20,6 +20,7 @@ import secrets
 import stat
 import struct
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -124,10 +125,11 @@ def _archive_name(path):
 # the temporaries of earlier saves of the same target that are provably stale, and must never
 # remove a live concurrent saver's.  The writer holds an exclusive ``flock`` on its temporary
 # from just after creating it until after the rename; the kernel drops that lock when its
-# process dies, however it dies.  A temporary is stale when its lock can be taken and the pid in
-# its name is not a live process: the lock covers pid reuse and savers in other pid namespaces
-# or on other hosts of a shared filesystem, the pid covers the instant between a live saver
-# creating its file and locking it.  Without ``fcntl`` (Windows) nothing is removed.
+# process dies, however it dies.  A temporary is stale when its lock can be taken, the pid in its
+# name is not a live process and it was last written a minute ago or more: the lock covers pid
+# reuse and savers in other pid namespaces or on other hosts of a shared filesystem; the pid and
+# the age cover the instant between a live saver creating its file and locking it (the pid only
+# for a saver in this pid namespace).  Without ``fcntl`` (Windows) nothing is removed.
 
 def _atomic_write(path, write):
     target = os.path.realpath(path) if os.path.islink(path) else path
@@ -193,11 +195,12 @@ def _remove_stale_temporaries(directory, base):
     if fcntl is None:
         return
     prefix = f".{base}."
-    stale = []
+    stale, now = [], time.time()
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         stale = [e.path for e in entries if e.name.startswith(prefix)
                  and _TEMPORARY.fullmatch(e.name[len(prefix):])
                  and e.is_file(follow_symlinks=False)
+                 and now - e.stat(follow_symlinks=False).st_mtime >= _STALE_AFTER
                  and not _alive(int(e.name[len(prefix):].split(".")[0]))]
     for tmp in stale:
         with contextlib.suppress(OSError):
@@ -210,6 +213,7 @@ def _remove_stale_temporaries(directory, base):
 
 
 _TEMPORARY = re.compile(r"[1-9][0-9]*\.[0-9a-f]{16}\.tmp")
+_STALE_AFTER = 60   # seconds since a temporary was last written (NOTE [ stale temporaries ])
 
 
 def _alive(pid):
