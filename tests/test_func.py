@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torchlike as tl
+from test_parity_ops import TOL, close_scalars, dname
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal(3).astype(np.float32)
@@ -27,28 +28,36 @@ def as_np(x):
     return np.asarray(x.detach().numpy())
 
 
-def check_same(ref, got, path="result", atol=1e-5):
-    """Same pytree structure (tuple/list/dict), same values, shapes and dtypes."""
+def check_same(ref, got, path="result", rtol=None, atol=None):
+    """Same pytree structure (tuple/list/dict), same values (to the dtype's tolerance unless
+    given), shapes and dtypes."""
     if isinstance(ref, torch.Tensor):
         assert isinstance(got, tl.Tensor), f"{path}: {type(got)}"
         assert tuple(ref.shape) == tuple(got.shape), f"{path}: {ref.shape} vs {got.shape}"
         assert str(ref.dtype) == str(got.dtype), f"{path}: {ref.dtype} vs {got.dtype}"
-        np.testing.assert_allclose(as_np(got), as_np(ref), rtol=1e-5, atol=atol, err_msg=path)
+        if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+            np.testing.assert_array_equal(as_np(got), as_np(ref), err_msg=path)
+            return
+        rt, at = TOL[dname(ref.dtype)]
+        np.testing.assert_allclose(as_np(got), as_np(ref), rtol=rt if rtol is None else rtol,
+                                   atol=at if atol is None else atol, err_msg=path)
     elif isinstance(ref, (tuple, list)):
         assert type(ref) is type(got) and len(ref) == len(got), f"{path}: {ref!r} vs {got!r}"
         for i, (r, g) in enumerate(zip(ref, got)):
-            check_same(r, g, f"{path}[{i}]", atol)
+            check_same(r, g, f"{path}[{i}]", rtol, atol)
     elif isinstance(ref, dict):
         assert isinstance(got, dict) and list(ref) == list(got), f"{path}: {ref!r} vs {got!r}"
         for k in ref:
-            check_same(ref[k], got[k], f"{path}[{k!r}]", atol)
+            check_same(ref[k], got[k], f"{path}[{k!r}]", rtol, atol)
+    elif isinstance(ref, (float, complex)):
+        assert close_scalars(ref, got, rtol, atol), f"{path}: {ref!r} vs {got!r}"
     else:
         assert ref == got, f"{path}: {ref!r} vs {got!r}"
 
 
-def both(fn, atol=1e-5):
+def both(fn, rtol=None, atol=None):
     ref, got = fn(torch), fn(tl)
-    check_same(ref, got, atol=atol)
+    check_same(ref, got, rtol=rtol, atol=atol)
     return got
 
 
@@ -116,7 +125,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_transform_matches_torch(name):
-    both(CASES[name], atol=1e-4)
+    both(CASES[name])
 
 
 ERRORS = {
@@ -328,7 +337,7 @@ def _through(T):
 
 
 def test_results_differentiable_by_backward():
-    both(_through, atol=1e-4)
+    both(_through)
 
 
 def test_grad_node_and_version_check():
@@ -349,7 +358,7 @@ def test_second_order_through_transform():
         (gg,) = T.autograd.grad(g.pow(2).sum(), x, create_graph=True)
         (ggg,) = T.autograd.grad(gg.sum(), x)
         return gg, ggg
-    both(fn, atol=1e-4)
+    both(fn)
 
 
 def test_random_draws_replayed_in_backward():
@@ -422,7 +431,7 @@ def _from_jax_case(T):
 
 
 def test_from_jax_in_graph_and_second_order():
-    got = both(_from_jax_case, atol=1e-4)
+    got = both(_from_jax_case)
     assert got[0].grad_fn is not None
 
 

@@ -2,8 +2,10 @@
 
 Every case runs the same function once with ``torch`` and once with ``torchlike`` (the APIs are
 the same) and compares what comes back: values, dtypes, shapes, ``requires_grad``, grad_fn class
-names, ``next_functions`` names, the gradients of every floating-point input, and -- when torch
-raises -- the exception type (and, where users grep for it, the message).
+names, ``next_functions`` names, the gradients of every floating-point input, and -- where the
+row declares that torch raises (``raises=True``) -- the exception type (and, where users grep for
+it, the message).  A row that does not declare it fails when torch raises: both libraries
+refusing a mistaken input would otherwise pass while testing nothing.
 
 Cases are spec tables: one row per case (STYLE.md §9).
 """
@@ -66,7 +68,7 @@ def np_of(t):
     return np.asarray(t.detach().numpy())
 
 
-def _close_scalar(ref, got, rtol, atol):
+def close_scalars(ref, got, rtol, atol):
     """Two Python floats / complexes agree to the tolerance; NaN agrees with NaN only."""
     if cmath.isnan(ref) or cmath.isnan(got):
         return all(math.isnan(r) == math.isnan(g) and (math.isnan(r) or r == g)
@@ -75,7 +77,7 @@ def _close_scalar(ref, got, rtol, atol):
                          abs_tol=0 if atol is None else atol)
 
 
-def assert_same(ref, got, path="result", rtol=None, atol=None, match=None, raises=None):
+def assert_same(ref, got, path="result", rtol=None, atol=None, match=None, raises=False):
     """Assert torchlike's ``got`` mirrors torch's ``ref`` (recursively).
 
     ``raises`` says what torch is expected to do: False (a value row: torch raising means the
@@ -144,12 +146,12 @@ def assert_same(ref, got, path="result", rtol=None, atol=None, match=None, raise
     assert type(got) is type(ref), (
         f"{path}: torch {type(ref).__name__} {ref!r} vs torchlike {type(got).__name__} {got!r}")
     if isinstance(ref, (float, complex)):
-        assert _close_scalar(ref, got, rtol, atol), f"{path}: torch {ref!r} vs torchlike {got!r}"
+        assert close_scalars(ref, got, rtol, atol), f"{path}: torch {ref!r} vs torchlike {got!r}"
     else:
         assert got == ref, f"{path}: torch {ref!r} vs torchlike {got!r}"
 
 
-def both(fn, rtol=None, atol=None, match=None, raises=None):
+def both(fn, rtol=None, atol=None, match=None, raises=False):
     """Run ``fn(torch)`` and ``fn(torchlike)``; assert the results (or, where the row declares
     ``raises``, the exceptions) agree."""
     ref = run(fn, torch)
@@ -158,7 +160,7 @@ def both(fn, rtol=None, atol=None, match=None, raises=None):
     return ref, got
 
 
-def same(fn, raises=None):
+def same(fn, raises=False):
     """``both(fn)``; where torch raised, the messages must also be identical."""
     ref, got = both(fn, raises=raises)
     if isinstance(ref, Raised):
@@ -217,7 +219,7 @@ def seed_of(name):
 NO_TORCH_DERIVATIVE = {"x//2", "3//x", "3%x", "floordiv_f32"}
 
 
-def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None, raises=None):
+def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None, raises=False):
     """Run ``fn(T, *tensors)`` in both libraries; compare the output, its grad_fn and
     next_functions names, and (after backward with a random upstream gradient, or
     ``.sum().backward()`` when ``upstream`` is False) the ``.grad`` of every input."""
@@ -253,7 +255,7 @@ def test_the_harness_fails_what_it_should():
     """A row where torch raises but no error is declared fails (it would test nothing), and so
     does an error row where torch returns; rtol=0 / atol=0 mean exact; NaN equals NaN only."""
     with pytest.raises(AssertionError, match="torch raised .* in a value row"):
-        both(lambda T: T.ones(2) @ T.ones(3), raises=False)
+        both(lambda T: T.ones(2) @ T.ones(3))
     with pytest.raises(AssertionError, match="torch returned .* in an error row"):
         both(lambda T: T.ones(2), raises=True)
     both(lambda T: T.ones(2) @ T.ones(3), match="inconsistent tensor size", raises=True)
