@@ -12,6 +12,7 @@ that jax.vjp takes the branch PyTorch's mask takes (hardtanh has zero gradient o
 leaky_relu the negative slope at 0, nan inputs take the "else" branch), and a branch ``where``
 does not take sees a harmless input, so inf or nan there cannot leak into the gradient.
 """
+import math
 import warnings
 
 import jax
@@ -49,8 +50,10 @@ def _floating(input, kernel, complex_ok=False):
 
 
 def _scalar(v):
-    """A Scalar argument as a Python float (a 0-dim Tensor is read: eager only)."""
-    return float(v)
+    """A Scalar argument as a Python float (a 0-dim Tensor is read: eager only); NaN as the one
+    ``math.nan``, so that a static argument holding it finds its cached program again."""
+    v = float(v)
+    return v if v == v else math.nan
 
 
 def _run(op, input, inplace, static=(), inplace_op=None):
@@ -87,8 +90,12 @@ def _inplace_ops(name, fn, node, saves=("result",), what=None):
 
 def _clamped(x, lo, hi):
     # NOTE: where, not clip: PyTorch's gradient is 0 on the bounds (x <= lo or x >= hi) and 1
-    # for nan; integer inputs round the bounds toward zero, as PyTorch casts them.
-    return jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x)).astype(x.dtype)
+    # for nan; integer inputs round the bounds toward zero, as PyTorch casts them.  A NaN bound
+    # makes every value NaN (as clamp's), the gradient keeping that mask.
+    out = jnp.where(x <= lo, lo, jnp.where(x >= hi, hi, x))
+    if lo != lo or hi != hi:
+        out = out + math.nan
+    return out.astype(x.dtype)
 
 
 def _leaky(x, slope):
@@ -262,6 +269,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if dt.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     static = (("lo", _scalar(min_val)), ("hi", _scalar(max_val)))
+    for _, v in static:
+        D.check_scalar(v, dt)
     return _run(HARDTANH, input, inplace, static)
 
 
