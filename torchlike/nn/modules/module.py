@@ -166,7 +166,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=self._parameters)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -176,7 +176,7 @@ class Module:
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
         elif params is not None and name in d["_modules"]:
             if value is not None:
@@ -190,16 +190,19 @@ class Module:
             persistent = (value.persistent if isinstance(value, Buffer)
                           else name not in d["_non_persistent_buffers_set"])
             if isinstance(value, Buffer):
-                self._forget(name)
+                self._forget(name, keep=self._buffers)
             self.register_buffer(name, value, persistent)
         else:
             super().__setattr__(name, value)
 
-    def _forget(self, name):
-        """Drop ``name`` from every place an attribute can live (before re-filing it)."""
+    def _forget(self, name, keep):
+        """Drop ``name`` from every place an attribute can live but ``keep``, the table it is
+        filed in again: a name assigned anew keeps its place there, as in PyTorch (the order of
+        parameters, buffers and submodules is what forward, state_dict and optimizers see)."""
         self.__dict__.pop(name, None)
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+            if table is not keep:
+                table.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name):
