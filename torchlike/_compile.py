@@ -552,6 +552,7 @@ def _program(fn, args, kwargs, state, plan, checks=False):
                                      else None)
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
         swapped_grads = [p._grad for p in state.params]
+        cleared = ()
         _trace_context.active.append(trace)
         try:
             call_args, call_kwargs = args, kwargs
@@ -621,9 +622,16 @@ def _program(fn, args, kwargs, state, plan, checks=False):
             # first counter's buffer and shift every later one (a copy each, in XLA)
             return (changed, outs, final_grads, hyper_out, gens_out, created, deferred_arrays,
                     checked)
+        except BaseException:
+            # as in eager code, a .grad the step had set to None (zero_grad) stays None
+            cleared = [p for p, g in zip(state.params, swapped_grads)
+                       if g is not None and p._grad is None]
+            raise
         finally:
             _trace_context.active.pop()
             restore()
+            for p in cleared:
+                p._grad = None
     return program
 
 
@@ -1106,14 +1114,15 @@ def _held_grads(params, replaced, grads, donated):
 # into the kernels that compute the outputs, and the donated buffers then get their own values
 # back.  After the call the flags are read (one small device-to-host copy, which on an
 # accelerator also waits for the step to finish); where one is False the state is written back
-# unchanged and the check's error is raised.  So a failed step changes none of its state (in
-# eager code, what ran before the failing op, zero_grad say, has happened).
+# unchanged and the check's error is raised, as eager code raises at an op of the forward: the
+# parameters, the optimizer's state and accumulated gradients are as they were, and a ``.grad``
+# the step replaces (``zero_grad()``, then backward) is None, as zero_grad left it.
 # compiler.config.index_checks switches this off.
 def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
-    and gradients hold their old values, which take the place of the donated buffers; then
-    raise as eager code would, with nothing else written back (the generators' states were
-    not donated)."""
+    and gradients hold their old values, which take the place of the donated buffers; a .grad
+    the step replaces is None; then raise as eager code would, with nothing else written back
+    (the generators' states were not donated)."""
     writes.write(changed)
     old = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
@@ -1121,6 +1130,8 @@ def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
             a = next(old)
             if p._grad is not None:
                 p._grad._write(a)
+    for i in plan.replaced:
+        state.params[i]._grad = None
     oks, values = np.asarray(checked[0]), checked[1]
     k = int(np.argmin(oks))
     at = sum(n for _, _, n in plan.checks[:k])

@@ -17,8 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _trace_context
 from .._dispatch import Op, call
+from .._size import int_arg
 from .._tensor import TracedValueError, check_index_range, host_values
 from ..autograd.grad_mode import no_grad
 
@@ -313,7 +314,7 @@ def one_hot(tensor, num_classes=-1):
     """
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    num_classes = int(num_classes)
+    num_classes = int_arg("one_hot", "num_classes", 2, num_classes)
     if tensor.numel() == 0:
         if num_classes <= 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
@@ -324,6 +325,11 @@ def one_hot(tensor, num_classes=-1):
                 raise TracedValueError("one_hot(num_classes=-1) infers the number of classes from "
                                        "the values, which cannot be traced (torchlike.compile / "
                                        "to_jax); pass num_classes explicitly")
+            a = tensor._value()   # the compiled step checks (NOTE [ checks in a compiled step ])
+            _trace_context.check(~(a < 0).any(), RuntimeError, "Class values must be "
+                                 "non-negative.")
+            _trace_context.check(~(a >= num_classes).any(), RuntimeError, "Class values must be "
+                                 "smaller than num_classes.")
         else:
             if values.min() < 0:
                 raise RuntimeError("Class values must be non-negative.")

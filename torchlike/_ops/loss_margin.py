@@ -9,11 +9,10 @@ same ops, so ``grad_fn`` and its ``next_functions`` read as PyTorch's.  Hinges u
 ``where(z > 0, z, 0)``: no gradient at the kink, as PyTorch's kernels.
 """
 import jax.numpy as jnp
-import numpy as np
 
 from .._creation import full_like, zeros_like
 from .._dispatch import Op, call
-from .._tensor import host_values
+from .._tensor import check_index_range
 from ..special import _ADD_SCALAR
 from . import pointwise as P
 from .activation import logsigmoid
@@ -188,9 +187,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
             raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "
                                f"{weight.dtype._scalar_name}")
     _check_long(target)
-    t = host_values(target)
-    if t is not None and np.any((t < 0) | (t >= dim)):
-        raise RuntimeError("target out of range")
+    check_index_range(target, 0, dim, RuntimeError, "target out of range")
     extra = () if weight is None else (weight,)
     static = (("p", int(p)), ("margin", float(margin)), ("reduction", reduction))
     return call(MULTI_MARGIN_LOSS, input, target, *extra, static=static)
@@ -239,9 +236,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     _check_long(target)
-    t = host_values(target)
-    if t is not None and np.any((t < -1) | (t >= dim)):
-        raise RuntimeError("argument #2 'target' is out of range")
+    check_index_range(target, -1, dim, RuntimeError, "argument #2 'target' is out of range")
     return call(MULTILABEL_MARGIN_LOSS, input, target, static=(("reduction", reduction),))
 
 
