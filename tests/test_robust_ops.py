@@ -78,6 +78,11 @@ HOSTILE = [
     V("x[None,...,None]", lambda T: x6(T)[None, ..., None]),
     V("x[...,...]", lambda T: x6(T)[..., ...]),
     E("x[0,0]", lambda T: x6(T)[0, 0]),
+    V("m[0] = ones(1, 3)", lambda T: setv(T, lambda T: T.zeros(2, 3), 0, T.ones(1, 3))),
+    V("m[0] = ones(1, 1, 3)", lambda T: setv(T, lambda T: T.zeros(2, 3), 0, T.ones(1, 1, 3))),
+    V("m[:] = ones(1, 2, 3)", lambda T: setv(T, lambda T: T.zeros(2, 3), slice(None),
+                                            T.ones(1, 2, 3))),
+    E("m[0] = ones(2, 3)", lambda T: setv(T, lambda T: T.zeros(2, 3), 0, T.ones(2, 3))),
     E("x[::-1]", lambda T: x6(T)[::-1]),
     E("x[::0]", lambda T: x6(T)[::0]),
     V("x[10:20]", lambda T: x6(T)[10:20]),
@@ -256,6 +261,20 @@ HOSTILE = [
     E("unflatten(1,(2,2))", lambda T: m23(T).unflatten(1, (2, 2))),
     E("broadcast_to((2.0,3))", lambda T: T.broadcast_to(T.zeros(3), (2.0, 3))),
     E("broadcast_to(x, 3)", lambda T: T.broadcast_to(T.zeros(1), 3)),
+    E("split(2.5)", lambda T: T.ones(2, 4).split(2.5, 1)),
+    E("split([1.5, 2.5])", lambda T: T.ones(2, 4).split([1.5, 2.5], 1)),
+    E("chunk(2.5)", lambda T: T.ones(2, 4).chunk(2.5, 1)),
+    V("chunk(np.int64(2))", lambda T: T.ones(2, 4).chunk(np.int64(2), 1)),
+    E("unfold(1, 2.0, 1)", lambda T: T.ones(2, 4).unfold(1, 2.0, 1)),
+    E("transpose(0., 1)", lambda T: T.ones(2, 4).transpose(0., 1)),
+    E("transpose(True, 0)", lambda T: T.ones(2, 4).transpose(True, 0)),
+    E("squeeze(1.0)", lambda T: T.ones(2, 1).squeeze(1.0)),
+    V("sum(np.int64(1))", lambda T: T.ones(2, 4).sum(np.int64(1))),
+    E("interpolate(size=6.9)", lambda T: T.nn.functional.interpolate(T.ones(1, 1, 3), size=6.9)),
+    E("pixel_shuffle(2.5)", lambda T: T.nn.functional.pixel_shuffle(T.ones(1, 4, 2, 2), 2.5)),
+    E("channel_shuffle(2.0)", lambda T: T.nn.functional.channel_shuffle(T.ones(1, 4, 2, 2),
+                                                                       2.0)),
+    E("one_hot(t, 5.7)", lambda T: T.nn.functional.one_hot(T.tensor([1]), 5.7)),
     V("x.broadcast_to(3)", lambda T: T.zeros(1).broadcast_to(3)),
     V("x.broadcast_to(3, 1)", lambda T: T.zeros(1).broadcast_to(3, 1)),
     E("x.broadcast_to(2.5)", lambda T: T.zeros(1).broadcast_to(2.5)),
@@ -652,6 +671,16 @@ def test_once_per_process_warnings_match_a_fresh_torch(monkeypatch):
 
 
 # --- from_numpy -----------------------------------------------------------------------------------
+
+def test_numpy_gives_a_writable_copy():
+    """numpy() and np.asarray copy (XLA owns the buffer) into writable arrays: the usual
+    ``a = t.numpy(); a *= 255`` works, and never changes the tensor."""
+    t = tl.arange(3.)
+    for a in (t.numpy(), np.asarray(t)):
+        a *= 255
+        np.testing.assert_array_equal(a, [0., 255., 510.])
+    np.testing.assert_array_equal(t.numpy(), [0., 1., 2.])
+
 
 def test_from_numpy_never_shares_memory():
     """A write to the array after from_numpy never shows in the tensor, and an in-place op on

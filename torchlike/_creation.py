@@ -402,7 +402,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if not (math.isfinite(start) and math.isfinite(end)):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = D.int64 if all(isinstance(a, int) for a in args) else D.get_default_dtype()
     dt = D.to_dtype(dtype)

@@ -442,10 +442,12 @@ class Tensor:
         return a.tolist()
 
     def numpy(self, *, force=False):
+        """Mirrors ``Tensor.numpy``, but as a copy (XLA owns the tensor's buffer, which PyTorch
+        would share): a writable array that later writes to the tensor do not reach."""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return np.asarray(self._value())
+        return np.array(self._value())
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -481,7 +483,9 @@ class Tensor:
     def __bool__(self):
         arr = self._scalar_for_python("bool()")
         if arr.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with "
+                               f"{'no values' if arr.size == 0 else 'more than one value'} is "
+                               "ambiguous")
         return bool(np.asarray(arr).reshape(()))
 
     def _one_element(self, convert):
@@ -655,6 +659,10 @@ def check_index_range(t, lo, hi, error, message, ignore=None):
 
 
 def _wrap_dim(dim, ndim):
+    if type(dim) is not int:   # numpy's integers count; a float or a bool is refused
+        if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+            raise TypeError(f"argument 'dim' must be int, not {type(dim).__name__}")
+        dim = dim.__index__()
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "

@@ -347,7 +347,15 @@ def setitem(x, index, value):
             from .._methods import FILL_T
             inplace(dst, lambda: call(FILL_T, dst, value))
         else:
-            copy_(dst, value)
+            copy_(dst, value if value.shape == dst.shape else _expanded(value, dst.shape))
+
+
+def _expanded(value, shape):
+    """A setitem value as PyTorch writes it: its leading size-1 dims dropped, then expanded to
+    the shape written (so a misfit raises expand's error, not copy_'s)."""
+    sizes = tuple(value.shape)
+    lead = next((i for i, n in enumerate(sizes) if n != 1), len(sizes))
+    return (value.reshape(sizes[lead:]) if lead else value).expand(shape)
 
 
 COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype), dst.shape),

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._dispatch import Op, call
-from .._size import Size
+from .._size import Size, _int_like, int_arg, parse_size, type_name
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 from . import shape as S
 from .scatter import index_select
@@ -51,6 +51,9 @@ def split(tensor, split_size_or_sections, dim=0):
     of each size in a list; views of ``tensor``."""
     if isinstance(split_size_or_sections, (list, tuple)):
         return _split_with_sizes(tensor, split_size_or_sections, dim)
+    if not (type(split_size_or_sections) is int or _int_like(split_size_or_sections)):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type_name(split_size_or_sections)}")
     size = int(split_size_or_sections)
     dim = _split_dim(tensor, dim)
     length = tensor.shape[dim]
@@ -64,7 +67,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def _split_with_sizes(tensor, sizes, dim):
-    sizes = [int(s) for s in sizes]
+    sizes = list(parse_size("split_with_sizes", (sizes,), name="split_sizes", position=2,
+                            varargs=False))
     dim = _split_dim(tensor, dim)
     length = tensor.shape[dim]
     if any(s < 0 for s in sizes):
@@ -85,6 +89,7 @@ def chunk(input, chunks, dim=0):
     """Mirrors ``torch.chunk``: ``split`` into pieces of ceil(size / chunks)."""
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    chunks = int_arg("chunk", "chunks", 1, chunks)
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     dim = _wrap_dim(dim, input.ndim)

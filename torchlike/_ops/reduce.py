@@ -10,6 +10,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from .. import _dtype as D
@@ -19,11 +20,14 @@ from .._tensor import Tensor, _wrap_dim
 from .pointwise import div, maximum, minimum
 
 
+_INTS = (int, np.integer)   # a dim may be a numpy integer, as PyTorch's parser takes
+
+
 def _dims(dim, ndim):
     """None for a full reduction, else a sorted tuple of wrapped dims."""
     if dim is None:
         return None
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = (dim,) if isinstance(dim, _INTS) else tuple(dim)
     if not dims:
         return None
     wrapped = tuple(sorted(_wrap_dim(d, ndim) for d in dims))
@@ -147,7 +151,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mirrors ``torch.prod`` (one ``dim`` at most; integers and bools multiply to int64).
     Zeros get PyTorch's gradient (the product of the other elements), not a division by 0."""
-    if dim is not None and not isinstance(dim, int):
+    if dim is not None and not isinstance(dim, _INTS):
         raise TypeError(f"prod() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected (int dim, bool keepdim = False, "
                         "*, torch.dtype dtype = None)")
@@ -253,7 +257,7 @@ def _extreme(name, full_op, dim_op, other_fn, result_type, input, dim, keepdim, 
     if dim is None:
         _check_nonempty(name, input, None)
         return _out(call(full_op, input), out)
-    if not isinstance(dim, int):
+    if not isinstance(dim, _INTS):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"({type(dim).__name__}), but expected one of: (), (Tensor other), "
                         "(int dim, bool keepdim = False)")

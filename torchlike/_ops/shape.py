@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .. import _layout
 from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
-from .._size import parse_size
+from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 
 
@@ -343,7 +343,8 @@ def reshape_as(x, other):
 def transpose(x, dim0, dim1):
     """Mirrors ``torch.transpose``."""
     n = x.ndim
-    dim0, dim1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    dim0 = _wrap_dim(int_arg("transpose", "dim0", 1, dim0), n)
+    dim1 = _wrap_dim(int_arg("transpose", "dim1", 2, dim1), n)
     return call(TRANSPOSE, x, static=(("dim0", dim0), ("dim1", dim1)))
 
 
@@ -719,7 +720,8 @@ def unfold(self, dimension, size, step):
     """Mirrors ``Tensor.unfold``: windows of ``size`` every ``step`` along ``dimension``, in a
     new last dim, as a view."""
     n = self.ndim
-    dim = _wrap_dim(dimension, n)
+    dim = _wrap_dim(int_arg("unfold", "dimension", 1, dimension), n)
+    size, step = int_arg("unfold", "size", 2, size), int_arg("unfold", "step", 3, step)
     length = self._arr.shape[dim] if n else 1
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is "

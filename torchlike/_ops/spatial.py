@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import Op, call
+from .._size import int_arg
 from .._tensor import Tensor
 
 # --- pad ----------------------------------------------------------------------------------------
@@ -302,6 +303,9 @@ def _size_list(dim, input, size, scale_factor):
                                 "or Tuple[int, int, int], but got size with types "
                                 f"{[type(s) for s in size]}")
             return [int(s) for s in size], None
+        if not _is_int(size):   # PyTorch's upsample kernel refuses it (a TypeError)
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                            f"Tuple[int, int, int], but got size of type {type(size)}")
         return [int(size)] * dim, None
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
@@ -653,7 +657,7 @@ def _check_factor(name, what, factor, input):
 
 def pixel_shuffle(input, upscale_factor):
     """Mirrors ``torch.nn.functional.pixel_shuffle``: (*, C r^2, H, W) -> (*, C, H r, W r)."""
-    r = int(upscale_factor)
+    r = int_arg("pixel_shuffle", "upscale_factor", 2, upscale_factor)
     _check_factor("pixel_shuffle", "upscale_factor", r, input)
     if input.shape[-3] % (r * r):
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be divisible "
@@ -664,7 +668,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     """Mirrors ``torch.nn.functional.pixel_unshuffle``: (*, C, H r, W r) -> (*, C r^2, H, W)."""
-    r = int(downscale_factor)
+    r = int_arg("pixel_unshuffle", "downscale_factor", 2, downscale_factor)
     _check_factor("pixel_unshuffle", "downscale_factor", r, input)
     for d, name in ((-2, "height"), (-1, "width")):
         if input.shape[d] % r:
@@ -677,7 +681,7 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """Mirrors ``torch.nn.functional.channel_shuffle``: split the C channels of (N, C, *) into
     ``groups`` and interleave them."""
-    groups = int(groups)
+    groups = int_arg("channel_shuffle", "groups", 2, groups)
     if input.ndim <= 2:
         raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes {list(input.shape)}")
