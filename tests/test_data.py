@@ -33,7 +33,7 @@ import torchlike.utils.data as tld
 # never run the tests, and importing torch there would add about a second to every start.
 # (A spawned child has its process name, e.g. 'SpawnProcess-1', before it unpickles anything.)
 if multiprocessing.current_process().name == "MainProcess":
-    torch = pytest.importorskip("torch")
+    import torch  # noqa: E402
     import torch.utils.data  # noqa: E402,F401
 
 

@@ -12,10 +12,10 @@ import zipfile
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-import torchlike as tl  # noqa: E402
-from torchlike import serialization as S  # noqa: E402
+import torchlike as tl
+from torchlike import serialization as S
 
 RNG = np.random.default_rng(0)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-ml_dtypes = pytest.importorskip("ml_dtypes")
+import ml_dtypes  # noqa: E402  (jax's own dependency)
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
