@@ -73,9 +73,7 @@ def store(self, out):
                                f"desired output type {dt._scalar_name}")
         out = out.to(dt)
     if theirs.shape != mine.shape:
-        if shape_broadcast(theirs.shape, mine.shape) != mine.shape:
-            raise RuntimeError(f"output with shape {list(mine.shape)} doesn't match the "
-                               f"broadcast shape {list(theirs.shape)}")
+        check_output_shape(mine.shape, shape_broadcast(theirs.shape, mine.shape) or theirs.shape)
         out = out.expand(mine.shape)
     if _state.grad_enabled and out._grad_fn is not None:
         if self._vbase is None:   # not a view for autograd: a root, or a detach()/.data alias
@@ -109,6 +107,13 @@ def _adopt_saved(node, self, out):
         node._saved = tuple(
             (vc, vc[0], t, s, d, i) if i == "result" else (c, v, t, s, d, i)
             for c, v, t, s, d, i in saved if i != 0)
+
+
+def check_output_shape(mine, broadcast):
+    """An in-place result of shape ``broadcast`` must fit self's shape ``mine``."""
+    if tuple(broadcast) != tuple(mine):
+        raise RuntimeError(f"output with shape {list(mine)} doesn't match the "
+                           f"broadcast shape {list(broadcast)}")
 
 
 def shape_broadcast(a, b):

@@ -144,12 +144,24 @@ def imag(input):
     return shape.select(parts, -1, 1)
 
 
+def _set_part(part, value):
+    """``z.real = value`` / ``z.imag = value``, as PyTorch: a Tensor is copied in, a number
+    fills."""
+    if isinstance(value, Tensor):
+        part.copy_(value)
+    elif isinstance(value, (bool, int, float, np.number)):
+        part.fill_(value)
+    else:
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"torch.{part.dtype._tensor_type}")
+
+
 def _set_real(self, value):
-    index.setitem(real(self), Ellipsis, value)
+    _set_part(real(self), value)
 
 
 def _set_imag(self, value):
-    index.setitem(imag(self), Ellipsis, value)
+    _set_part(imag(self), value)
 
 
 def view_as_real(input):

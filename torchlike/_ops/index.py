@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D, _trace_context
 from .._creation import from_host
 from .._dispatch import Op, call
-from .._inplace import inplace
+from .._inplace import check_output_shape, inplace, shape_broadcast
 from .._tensor import Tensor, TracedValueError, first_out_of_range, values_for_shape
 from . import shape
 
@@ -364,17 +364,13 @@ COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype),
 
 def copy_(self, src, non_blocking=False):
     """Mirrors ``Tensor.copy_``: write src (broadcast, cast) into self."""
-    if isinstance(src, Tensor) and not _broadcastable(src.shape, self.shape):
-        from .._dispatch import _broadcast_message
-        raise RuntimeError(_broadcast_message([self._arr, src._arr]))
+    if isinstance(src, Tensor) and src.shape != self.shape:
+        both = shape_broadcast(src.shape, self.shape)
+        if both is None:
+            from .._dispatch import _broadcast_message
+            raise RuntimeError(_broadcast_message([self._arr, src._arr]))
+        check_output_shape(self.shape, both)
     return inplace(self, lambda: call(COPY, self, src))
-
-
-def _broadcastable(src, dst):
-    try:
-        return np.broadcast_shapes(tuple(src), tuple(dst)) == tuple(dst)
-    except ValueError:
-        return False
 
 
 def nonzero(input, *, as_tuple=False):
