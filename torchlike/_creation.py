@@ -9,24 +9,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtype as D, _layout
-from ._device import CPU, device as _device_cls, to_jax_device
+from ._device import default_device, device as _device_cls, set_default_device, to_jax_device
 from ._size import _INT64_MAX, int_arg, parse_size, type_name
 from ._tensor import Tensor
 
-_default = {"device": CPU}
-
-
-def set_default_device(device):
-    """Mirrors ``torch.set_default_device``."""
-    _default["device"] = CPU if device is None else _device_cls(device)
-
-
 def get_default_device():
-    return _default["device"]
+    """Mirrors ``torch.get_default_device``."""
+    return default_device()
 
 
 def _place(arr, device):
-    dev = _default["device"] if device is None else device
+    dev = default_device() if device is None else device
     jd = to_jax_device(dev)
     return jax.device_put(arr, jd)
 
@@ -309,7 +302,7 @@ def check_alloc(size, dtype, device=None):
     if overflow or nbytes > _INT64_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
     if nbytes > _SMALL:
-        jd = to_jax_device(_default["device"] if device is None else device)
+        jd = to_jax_device(default_device() if device is None else device)
         if jd is not None and nbytes > _device_bytes(jd):
             where = "DefaultCPUAllocator" if jd.platform == "cpu" else f"{jd.platform} allocator"
             raise RuntimeError(f"{where}: can't allocate memory: you tried to allocate {nbytes} "

@@ -244,8 +244,8 @@ def jax_device(dev):
     except RuntimeError:
         if dev.type != "cuda":
             raise
-        from ._device import _platform_devices
-        count = len(_platform_devices("gpu"))
+        from ._device import devices_of
+        count = len(devices_of("cuda"))
         if count == 0:
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but torchlike found no CUDA "
