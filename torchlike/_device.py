@@ -125,11 +125,23 @@ def accelerator_type():
     return "cuda" if devices_of("cuda") else "xla" if _jax_devices("tpu") else None
 
 
+_current = {}   # device type -> the index a device of that type without one means
+
+
+def current_index(type):
+    """The index ``torchlike.device(type)`` means (``torch.cuda.set_device`` sets it)."""
+    return _current.get(type, 0)
+
+
+def set_current_index(type, index):
+    _current[type] = index
+
+
 def to_jax_device(d):
     """The jax device a torch device names; a clear RuntimeError when it does not exist."""
     d = device(d) if not isinstance(d, device) else d
     devs = devices_of(d.type)
-    index = d.index or 0
+    index = current_index(d.type) if d.index is None else d.index
     if index >= len(devs):
         if not devs:
             raise RuntimeError(f"device '{d}' is not available: jax found no device for it "
