@@ -99,6 +99,8 @@ from ._ops.join import (  # noqa: E402
     hstack as hstack, meshgrid as meshgrid, repeat_interleave as repeat_interleave, roll as roll,
     rot90 as rot90, row_stack as row_stack, split as split, tensor_split as tensor_split,
     tile as tile, vsplit as vsplit, vstack as vstack)
+from ._ops.join import (  # noqa: E402
+    block_diag as block_diag, cartesian_prod as cartesian_prod, combinations as combinations)
 from ._ops.linalg import (  # noqa: E402
     addbmm as addbmm, addmm as addmm, addmv as addmv, addr as addr, baddbmm as baddbmm, bmm as bmm,
     cdist as cdist, chain_matmul as chain_matmul, cross as cross, dot as dot, ger as ger,

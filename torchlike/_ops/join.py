@@ -14,7 +14,7 @@ from .._dispatch import Op, call
 from .._size import Size, _int_like, int_arg, parse_size, type_name
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 from . import shape as S
-from .scatter import index_select
+from .scatter import index_select, masked_select
 
 
 # --- split, chunk, tensor_split -----------------------------------------------------------------
@@ -498,10 +498,82 @@ def rot90(input, k=1, dims=(0, 1)):
     return out
 
 
+# --- products of 1-D tensors and block diagonals ------------------------------------------------
+
+def _vectors(tensors):
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """Mirrors ``torch.cartesian_prod``: every tuple of elements, one from each 1-D tensor, as
+    the rows of an (N, k) tensor (one tensor is returned as it is), like itertools.product."""
+    _vectors(tensors)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return S.stack([S.flatten(g) for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Mirrors ``torch.combinations``: the length-``r`` combinations of a 1-D tensor's elements
+    as rows, in lexicographic order, like itertools.combinations (or
+    combinations_with_replacement)."""
+    _vectors((input,))
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        from .._creation import empty
+        return empty(0, dtype=input.dtype, device=input.device)
+    n = input.numel()
+    grids = meshgrid(*([input] * r), indexing="ij")
+    # PyTorch's mask over the r-dim grid: indices increasing (non-decreasing with replacement)
+    idx = np.indices((n,) * r)
+    keep = np.ones((n,) * r, bool)
+    for a, b in zip(idx[:-1], idx[1:]):
+        keep &= (a <= b) if with_replacement else (a < b)
+    from .._creation import tensor
+    mask = tensor(keep, device=input.device)
+    return S.stack([masked_select(g, mask) for g in grids], 1)
+
+
+def _block_diag(*xs):
+    rows = sum(x.shape[0] for x in xs)
+    cols = sum(x.shape[1] for x in xs)
+    dt = xs[0].dtype if xs else jnp.float32
+    out = jnp.zeros((rows if xs else 1, cols), dt)
+    r = c = 0
+    for x in xs:
+        out = jax.lax.dynamic_update_slice(out, x, (r, c))
+        r, c = r + x.shape[0], c + x.shape[1]
+    return out
+
+
+BLOCK_DIAG = Op("block_diag", lambda *xs: _block_diag(*[x.reshape(
+    (1,) * (2 - x.ndim) + x.shape) for x in xs]), "BlockDiagBackward0", saves=(),
+    promote="common")
+
+
+def block_diag(*tensors):
+    """Mirrors ``torch.block_diag``: the tensors (0-, 1- or 2-dim: a 1-D one is a row) on the
+    diagonal of one matrix, zeros elsewhere, in their promoted dtype."""
+    _check_tensors(tensors)
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.ndim} dimensions")
+    if not tensors:
+        from .._creation import empty
+        return empty(1, 0)
+    return call(BLOCK_DIAG, *tensors)
+
+
 PUBLIC = ("split", "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "concat", "concatenate",
           "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
           "atleast_3d", "broadcast_shapes", "broadcast_tensors", "meshgrid", "tile",
-          "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90")
+          "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90", "cartesian_prod",
+          "combinations", "block_diag")
 TENSOR_METHODS = {
     "split": _split_method, "tensor_split": tensor_split, "chunk": chunk, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "repeat": repeat, "tile": _tile_method,
