@@ -26,6 +26,17 @@ OPS = [
     ("block_diag_promote", lambda T, a, b: T.block_diag(a, b), [A((2, 2), "int64"), A(V3)]),
     ("block_diag_f64", lambda T, a, b: T.block_diag(a, b), [A((2, 1)), A((1, 2), "float64")]),
     ("block_diag_empty", lambda T: T.block_diag(), []),
+    ("cov", lambda T, x: T.cov(x), [A(M)]),
+    ("cov_1d", lambda T, x: x.cov(correction=0), [A(V4)]),
+    ("cov_int", lambda T, x: T.cov(x), [A(M, "int64")]),
+    ("cov_weights", lambda T, x, fw, aw: T.cov(x, fweights=fw, aweights=aw),
+     [A(M, "float64"), A(V4, "int64", "small"), A(V4, "float64", "pos", grad=False)]),
+    ("cov_complex", lambda T, x: T.cov(T.complex(x, x.flip(0))), [A(M)]),
+    ("corrcoef", lambda T, x: T.corrcoef(x), [A(M)]),
+    ("corrcoef_1d", lambda T, x: x.corrcoef(), [A(V4, "float64")]),
+    ("isin", lambda T, x, y: T.isin(x, y), [A(M, "int64"), A(V4, "int64")]),
+    ("isin_promote", lambda T, x, y: T.isin(x, y, invert=True), [A(M, "int64"), A(V3)]),
+    ("isin_numbers", lambda T, x: [T.isin(2, x), T.isin(x, 2)], [A(M, "int64")]),
 ]
 
 
@@ -42,6 +53,15 @@ ERRORS = [
      "meshgrid expects all tensors to have the same dtype"),
     ("combinations_negative", lambda T: T.combinations(T.ones(3), -1),
      "Expect a non-negative number, but got -1"),
+    ("cov_3d", lambda T: T.cov(T.ones(2, 2, 2)),
+     "cov\\(\\): expected input to have two or fewer dimensions but got an input with 3"),
+    ("cov_fweights_float", lambda T: T.cov(T.ones(2, 3), fweights=T.ones(3)),
+     "cov\\(\\): expected fweights to have integral dtype but got fweights with Float dtype"),
+    ("cov_aweights_negative", lambda T: T.cov(T.ones(2, 3), aweights=-T.ones(3)),
+     "cov\\(\\): aweights cannot be negative"),
+    ("isin_bool", lambda T: T.isin(T.tensor([True]), T.tensor([1])),
+     "Unsupported input type encountered for isin\\(\\): Bool"),
+    ("isin_list", lambda T: T.isin(T.tensor([1]), [1]), "isin\\(\\) received an invalid"),
     ("block_diag_3d", lambda T: T.block_diag(T.ones(2), T.ones(1, 1, 1)),
      "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 1 has 3 dimensions"),
 ]

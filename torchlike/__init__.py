@@ -144,10 +144,12 @@ from ._ops.shape import (  # noqa: E402
     reshape as reshape, select as select, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
     swapdims as swapdims, t as t, trace as trace, transpose as transpose, tril as tril,
     triu as triu, unbind as unbind, unflatten as unflatten, unsqueeze as unsqueeze)
+from ._ops.stats import corrcoef as corrcoef, cov as cov  # noqa: E402
 from ._ops.sorting import (  # noqa: E402
     argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
     kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
     unique as unique, unique_consecutive as unique_consecutive)
+from ._ops.sorting import isin as isin  # noqa: E402
 from ._ops.unary import (  # noqa: E402
     acos as acos, acosh as acosh, arccos as arccos, arccosh as arccosh, arcsin as arcsin,
     arcsinh as arcsinh, arctan as arctan, arctanh as arctanh, asin as asin, asinh as asinh,

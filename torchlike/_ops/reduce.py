@@ -806,3 +806,7 @@ PUBLIC = ("nansum", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", 
 TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_mean",
                                                                          "var_mean")}
 TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
+
+# The statistics of samples (stats.py) join this family's Tensor methods.
+from .stats import TENSOR_METHODS as _STATS_METHODS  # noqa: E402
+TENSOR_METHODS.update(_STATS_METHODS)

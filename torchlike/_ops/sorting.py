@@ -498,9 +498,37 @@ def bincount(input, weights=None, minlength=0):
     return call(BINCOUNT_WEIGHTS, weights, input, static=(("length", length), ("dtype", dtype)))
 
 
+# --- membership ---------------------------------------------------------------------------------
+
+ISIN = Op("isin", lambda e, t, invert: jnp.isin(e, t, invert=invert), None, saves=(),
+          promote="common")
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Mirrors ``torch.isin``: whether each of ``elements`` is among ``test_elements`` (either
+    may be a number), as a bool tensor of ``elements``' shape; compared in their promoted dtype.
+    ``assume_unique`` is a speed hint PyTorch gives its sort-based algorithm: the result is the
+    same."""
+    numbers = (bool, int, float)
+    if not (isinstance(elements, Tensor) and isinstance(test_elements, (Tensor,) + numbers)
+            or isinstance(elements, numbers) and isinstance(test_elements, Tensor)):
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected one "
+            f"of:\n * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, "
+            f"bool invert = False, Tensor out = None)\n * (Number element, Tensor test_elements, "
+            f"*, bool assume_unique = False, bool invert = False, Tensor out = None)\n * (Tensor "
+            f"elements, Number test_element, *, bool assume_unique = False, bool invert = False, "
+            f"Tensor out = None)\n")
+    for t in (elements, test_elements):
+        if isinstance(t, Tensor) and (t.dtype.is_complex or t.dtype is D.bool_):
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{t.dtype._scalar_name}")
+    return call(ISIN, elements, test_elements, static=(("invert", bool(invert)),))
+
 # Public names this family adds to the torchlike namespace, and the Tensor methods it binds.
 PUBLIC = ("sort", "argsort", "msort", "topk", "kthvalue", "unique", "unique_consecutive",
-          "searchsorted", "bucketize", "histc", "bincount")
+          "searchsorted", "bucketize", "histc", "bincount", "isin")
 TENSOR_METHODS = {"sort": sort, "argsort": argsort, "msort": msort, "topk": topk,
                   "kthvalue": kthvalue, "unique": unique, "unique_consecutive": unique_consecutive,
                   "histc": histc, "bincount": bincount}
