@@ -334,3 +334,7 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# PyTorch defines MultiheadAttention in this module; torchlike writes it in attention.py
+from .attention import MultiheadAttention as MultiheadAttention  # noqa: E402

@@ -3,13 +3,8 @@
 from ... import _creation as C
 from .. import functional as F, init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear under PyTorch's name for MultiheadAttention's output projection (the name shows
-    in reprs)."""
 
 
 class MultiheadAttention(Module):

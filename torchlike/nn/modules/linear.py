@@ -54,6 +54,12 @@ def _uniform_fan_in(bias, weight):
     init.uniform_(bias, -bound, bound)
 
 
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under PyTorch's name for MultiheadAttention's output projection (the name shows
+    in reprs)."""
+
+
 class Bilinear(Module):
     """Mirrors ``torch.nn.Bilinear``: y = x1^T A x2 + b, A of shape
     (out_features, in1_features, in2_features), initialised from U(-1/sqrt(in1), 1/sqrt(in1))."""
