@@ -173,6 +173,8 @@ from ._compile import compile as compile  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
+from ._torch_alias import (  # noqa: E402
+    install_as_torch as install_as_torch, uninstall_as_torch as uninstall_as_torch)
 from ._tensor_str import (  # noqa: E402
     get_printoptions as get_printoptions, set_printoptions as set_printoptions)
 from .autograd.anomaly_mode import (  # noqa: E402
