@@ -9,7 +9,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op
+from test_parity_ops import A, both, cases, check_op, seed_of
 
 M, V3, V4, S0 = (3, 4), (3,), (4,), ()
 
@@ -37,12 +37,76 @@ OPS = [
     ("isin", lambda T, x, y: T.isin(x, y), [A(M, "int64"), A(V4, "int64")]),
     ("isin_promote", lambda T, x, y: T.isin(x, y, invert=True), [A(M, "int64"), A(V3)]),
     ("isin_numbers", lambda T, x: [T.isin(2, x), T.isin(x, 2)], [A(M, "int64")]),
+    ("hann_window", lambda T: [T.hann_window(n, p) for n in (0, 1, 2, 7) for p in (True, False)],
+     []),
+    ("hamming_window", lambda T: [T.hamming_window(8), T.hamming_window(
+        7, False, 0.5, 0.3, dtype=T.float64)], []),
+    ("blackman_window", lambda T: [T.blackman_window(8), T.blackman_window(
+        7, False, dtype=T.float64)], []),
+    ("bartlett_window", lambda T: [T.bartlett_window(8), T.bartlett_window(7, False)], []),
+    ("kaiser_window", lambda T: [T.kaiser_window(8), T.kaiser_window(7, False, 4.0),
+                                 T.kaiser_window(5, dtype=T.float64)], []),
+    ("window_requires_grad", lambda T: T.hann_window(4, requires_grad=True), []),
 ]
 
 
 @pytest.mark.parametrize("name,fn,inputs", cases(OPS))
 def test_op(name, fn, inputs):
     check_op(name, fn, inputs)
+
+
+def check_values(name, fn, inputs, rtol=None, atol=None):
+    """check_op for composites PyTorch has no dedicated backward for: values, dtypes, shapes and
+    the inputs' gradients (a random upstream gradient, complex for a complex result), not the
+    grad_fn names of the ops the composite is made of."""
+    rng = np.random.default_rng(seed_of(name))
+    vals = [a.values(rng) for a in inputs]
+
+    def go(T):
+        xs = [a.make(T, v) for a, v in zip(inputs, vals)]
+        out = fn(T, *xs)
+        res = {"out": out.detach(), "requires_grad": out.requires_grad}
+        if out.requires_grad:
+            g = np.random.default_rng(seed_of(name + "/g")).standard_normal((2,) + out.shape)
+            g = g[0] + 1j * g[1] if out.is_complex() else g[0]
+            out.backward(T.tensor(g, dtype=out.dtype))
+            res["grads"] = [x.grad for x in xs]
+        return res
+
+    both(go, rtol=rtol, atol=atol)
+
+
+SIGNAL = 40
+COMPOSITES = [
+    # name, fn(T, *inputs), inputs: values and gradients (no dedicated backward in PyTorch)
+    ("stft", lambda T, x: T.stft(x, 8, return_complex=True), [A((SIGNAL,))]),
+    ("stft_window", lambda T, x: x.stft(8, window=T.hann_window(8), return_complex=True),
+     [A((2, SIGNAL))]),
+    ("stft_short_window", lambda T, x: T.stft(
+        x, 8, hop_length=3, win_length=6, window=T.hann_window(6), center=False,
+        normalized=True, return_complex=True), [A((2, SIGNAL), "float64")]),
+    ("stft_align", lambda T, x: T.stft(x, 8, 3, 6, T.hann_window(6), center=False,
+                                       return_complex=True, align_to_window=True), [A((SIGNAL,))]),
+    ("stft_twosided_real", lambda T, x: T.stft(x, 8, pad_mode="constant", onesided=False,
+                                               return_complex=False), [A((SIGNAL,))]),
+    ("stft_complex", lambda T, x: T.stft(T.complex(x, x.flip(0)), 8, return_complex=True),
+     [A((SIGNAL,))]),
+    ("istft", lambda T, x: T.istft(T.stft(x, 8, window=T.hann_window(8), return_complex=True),
+                                   8, window=T.hann_window(8)), [A((2, SIGNAL))]),
+    ("istft_length", lambda T, x: T.stft(x, 8, window=T.hann_window(8) + 0.1,
+                                         return_complex=True).istft(
+        8, window=T.hann_window(8) + 0.1, length=45), [A((SIGNAL,))]),
+    ("istft_short_window", lambda T, x: T.istft(T.stft(
+        x, 8, 2, 6, T.hann_window(6) + 0.1, return_complex=True), 8, 2, 6,
+        T.hann_window(6) + 0.1, length=SIGNAL - 2), [A((SIGNAL,), "float64")]),
+    ("istft_complex", lambda T, x: T.istft(T.stft(
+        T.complex(x, 2 * x), 8, return_complex=True), 8, return_complex=True), [A((SIGNAL,))]),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", cases(COMPOSITES))
+def test_composite(name, fn, inputs):
+    check_values(name, fn, inputs)
 
 
 ERRORS = [
@@ -62,6 +126,40 @@ ERRORS = [
     ("isin_bool", lambda T: T.isin(T.tensor([True]), T.tensor([1])),
      "Unsupported input type encountered for isin\\(\\): Bool"),
     ("isin_list", lambda T: T.isin(T.tensor([1]), [1]), "isin\\(\\) received an invalid"),
+    ("window_int", lambda T: T.hann_window(4, dtype=T.int64),
+     r"hann_window expects floating point dtypes, got: TensorOptions\(dtype=long int"),
+    ("window_negative", lambda T: T.kaiser_window(-1),
+     "kaiser_window requires non-negative window_length, got window_length=-1"),
+    ("stft_no_return_complex", lambda T: T.stft(T.ones(20), 8),
+     "stft requires the return_complex parameter be given for real inputs"),
+    ("stft_n_fft", lambda T: T.stft(T.ones(20), 30, center=False, return_complex=True),
+     r"^stft\(torch.FloatTensor\[20\], n_fft=30, hop_length=7, win_length=30, window=None, "
+     r"normalized=0, onesided=None, return_complex=1, align_to_window=None\) : expected 0 < "
+     r"n_fft < 20, but got n_fft=30$"),
+    ("stft_window_size", lambda T: T.stft(T.ones(20), 8, window=T.ones(7), return_complex=True),
+     r"expected a 1D window tensor of size equal to win_length=8, but got window with size \[7\]"),
+    ("stft_3d", lambda T: T.stft(T.ones(2, 2, 20, dtype=T.complex64), 8, return_complex=True),
+     r"^stft\(CPUComplexFloatType\[2, 2, 28\], .*\) : expected a 1D or 2D tensor$"),
+    ("stft_align_center", lambda T: T.stft(T.ones(20), 8, return_complex=True,
+                                           align_to_window=True),
+     "stft align_to_window should only be set when center = false"),
+    ("stft_align_odd", lambda T: T.stft(T.ones(20), 8, 3, 5, T.ones(5), center=False,
+                                        return_complex=True, align_to_window=True),
+     r"^setStorage: sizes \[1, 6, 8\], strides \[22, 3, 1\], storage offset 0, and itemsize 4 "
+     r"requiring a storage size of 92 are out of bounds for storage of size 88$"),
+    ("istft_real", lambda T: T.istft(T.ones(5, 3), 8),
+     "istft requires a complex-valued input tensor matching the output from stft"),
+    ("istft_dims", lambda T: T.istft(T.ones(2, 2, 5, 3, dtype=T.complex64), 8),
+     r"\) : expected a tensor with 3 or 4 dimensions, but got 5$"),
+    ("istft_frequencies", lambda T: T.istft(T.ones(4, 3, dtype=T.complex64), 8),
+     r"^istft\(CPUComplexFloatType\[4, 3\], n_fft=8, hop_length=2, win_length=8, window=None, "
+     r"center=1, normalized=0, onesided=None, length=None, return_complex=0\) : expected the "
+     r"frequency dimension \(3rd to the last\) of the input tensor to match n_fft / 2 \+ 1 when "
+     r"onesided=True, but got 4$"),
+    ("istft_nola", lambda T: T.istft(T.stft(T.ones(40), 8, window=T.hann_window(8),
+                                            return_complex=True), 8, window=T.hann_window(8),
+                                     center=False),
+     r"return_complex=0\) window overlap add min: 1\n\[ CPUBoolType\{\} \]$"),
     ("block_diag_3d", lambda T: T.block_diag(T.ones(2), T.ones(1, 1, 1)),
      "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 1 has 3 dimensions"),
 ]

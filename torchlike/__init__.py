@@ -144,6 +144,10 @@ from ._ops.shape import (  # noqa: E402
     reshape as reshape, select as select, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
     swapdims as swapdims, t as t, trace as trace, transpose as transpose, tril as tril,
     triu as triu, unbind as unbind, unflatten as unflatten, unsqueeze as unsqueeze)
+from ._ops.signal import (  # noqa: E402
+    bartlett_window as bartlett_window, blackman_window as blackman_window,
+    hamming_window as hamming_window, hann_window as hann_window, istft as istft,
+    kaiser_window as kaiser_window, stft as stft)
 from ._ops.stats import corrcoef as corrcoef, cov as cov  # noqa: E402
 from ._ops.sorting import (  # noqa: E402
     argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
@@ -170,6 +174,7 @@ from ._size import Size as Size  # noqa: E402
 from . import serialization as serialization  # noqa: E402
 from . import compiler as compiler  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
+from ._func_vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
