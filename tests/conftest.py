@@ -14,5 +14,9 @@ passing with thousands of tests skipped.
 """
 import os
 
+# tests/devices/ is a session of its own, with CPU devices presented as GPUs: test_devices.py
+# starts it in a subprocess (NOTE [ devices ] in torchlike/_device.py)
+collect_ignore = [] if os.environ.get("TORCHLIKE_CPU_AS_CUDA") == "1" else ["devices"]
+
 os.environ["XLA_FLAGS"] = " ".join(
     filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))

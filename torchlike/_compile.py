@@ -45,6 +45,16 @@ A step that needs a traced value in Python (``.item()``, ``if loss > 1:``, ``.nu
 naming the line; otherwise the step runs eagerly from then on, with one warning.  The program's
 outputs have no autograd history, so a function that returns a loss for its caller to
 differentiate (without running backward itself) also runs eagerly, with a warning.
+
+NOTE [ devices in a compiled step ]
+A program runs on one device: the step's device is that of its first captured tensor with
+dimensions (the model's parameters, usually).  Inside the trace ``.device`` is that device for
+what the step computes and the real device for what it captured.  A move of a captured tensor to
+the step's device (``x.to(device)`` of a CPU batch) is a copy in the trace, and each call moves
+that argument before the program runs (an eager device_put, as the eager step made); a move to
+another device raises.  Generators' states enter on the step's device and go back to their own
+after the call (a copy, not a host read).  Any other tensor on another device gets PyTorch's
+error, as the eager step gets it.
 """
 import dis
 import functools
@@ -62,6 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _trace_context, compiler
+from ._device import CPU, from_jax_device, to_jax_device
 from ._random import Generator, default_generator
 from ._tensor import TRACED_VALUE_ERRORS, Tensor
 from .autograd.grad_mode import _state as _grad_state
@@ -472,6 +483,7 @@ class _Plan:
         self.replaced = ()        # parameters whose .grad the step replaces by a new Tensor
         self.hypers = ()          # (group position, key) of hyper-parameters the step changed
         self.gens = ()            # positions of the generators the step drew from
+        self.moved = ()           # captured tensors the step moves to its device
         self.created = ()         # Tensors the step created that stay reachable
         self.bind = ()            # per created Tensor: where it is bound (see _bindings)
         self.constants = ()       # the constants as the trace left them
@@ -541,16 +553,19 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
     return restore, live
 
 
-def _program(fn, args, kwargs, state, plan, checks=False):
+def _program(fn, args, kwargs, state, plan, devices, checks=False):
     """The step as a pure function of the captured values (traced once by make_jaxpr);
-    ``checks``: whether the program reports the checks the step's ops make (NOTE [ checks in a
-    compiled step ])."""
+    ``devices``: the jax device of each captured tensor, the step's device last (NOTE [ devices
+    in a compiled step ]); ``checks``: whether the program reports the checks the step's ops
+    make (NOTE [ checks in a compiled step ])."""
     def program(arrays, grads, hypers, gens):
         before = _find_state(fn, args, kwargs, locate=True).where
         leaves = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
         trace = _trace_context.Trace(checks, getattr(leaves[0], "_trace", None) if leaves
                                      else None)
+        trace.device = devices[-1]
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
+        trace.devices = {id(t): d for t, d in zip(live, devices)}
         swapped_grads = [p._grad for p in state.params]
         cleared = ()
         _trace_context.active.append(trace)
@@ -576,6 +591,7 @@ def _program(fn, args, kwargs, state, plan, checks=False):
             plan.backward_ran = trace.backward_ran
             plan.changed = tuple(i for i, (t, a) in enumerate(zip(live, arrays))
                                  if t._arr is not a)
+            plan.moved = tuple(i for i, t in enumerate(live) if id(t) in trace.moved)
             changed = [live[i]._arr for i in plan.changed]
             plan.grads = tuple(p._grad is not None for p in state.params)
             plan.replaced = tuple(i for i, (p, g) in enumerate(zip(state.params, swapped_grads))
@@ -729,8 +745,9 @@ class _Retrace(Exception):
 class _Compiled:
     """One program: the jitted trace and the plan of where its outputs go."""
 
-    def __init__(self, jaxpr, out_tree, plan, n_tensors, had_grads):
+    def __init__(self, jaxpr, out_tree, plan, n_tensors, had_grads, device):
         self.plan = plan
+        self.device = device   # the step's (NOTE [ devices in a compiled step ])
         consts = jaxpr.consts
         inner = jaxpr.jaxpr
         changed = set(plan.changed)
@@ -763,6 +780,13 @@ class _Compiled:
         self.sealed = sealed
         try:
             return self.fn(donated, kept, grads, hypers, gens)
+        except ValueError as e:
+            if "incompatible devices" not in str(e):
+                raise
+            found = list(dict.fromkeys(from_jax_device(next(iter(a.devices())))
+                                       for a in jax.tree_util.tree_leaves((arrays, grads))))
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {found[0]} and {found[1]}!") from None
         finally:
             self.sealed = False
 
@@ -784,8 +808,9 @@ def _owned(arrays):
 
 def _sole_owner_refs():
     """A count of _refcounts for an array only its Tensor holds: the Tensor, the list of
-    _inputs, the list made for the call, and the counting's own."""
-    t = Tensor._wrap(jnp.zeros(1))
+    _inputs, the list made for the call, and the counting's own.  (Counted with a numpy
+    stand-in: making a jax array at import would start jax's backend, claiming a GPU.)"""
+    t = Tensor._wrap(np.zeros(1))
     arrays = [t._arr]
     return _refcounts(list(arrays))[0]
 
@@ -844,8 +869,11 @@ class CompiledFunction:
     def _compile(self, state, args, kwargs, key):
         plan = _Plan()
         inputs = _inputs(state)
+        devices = [next(iter(a.devices())) for a in inputs[0]]
+        devices.append(next((d for a, d in zip(inputs[0], devices) if a.ndim), None)
+                       or to_jax_device(CPU))
         try:
-            program = _program(self._fn, args, kwargs, state, plan,
+            program = _program(self._fn, args, kwargs, state, plan, devices,
                                checks=compiler.config.index_checks)
             jaxpr, shapes = jax.make_jaxpr(program,
                                            return_shape=True)(*inputs)
@@ -876,7 +904,7 @@ class CompiledFunction:
                           "are fixed when the step is traced (return Tensors to get every "
                           "call's values)", UserWarning, stacklevel=3)
         program = _Compiled(jaxpr, jax.tree_util.tree_structure(shapes), plan,
-                            len(state.tensors), [g is not None for g in inputs[1]])
+                            len(state.tensors), [g is not None for g in inputs[1]], devices[-1])
         compiler.counters["compiles"] += 1
         n = len(set(map(id, self._programs.values()))) + 1   # a program can be filed twice
         name = _qualname(self._fn)
@@ -947,7 +975,7 @@ class _Replay:
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
         put on the device again only after state_for saw a value set anew."""
         if self.hyper_arrays is None:
-            self.hyper_arrays = jax.device_put(_hypers(self.state))
+            self.hyper_arrays = jax.device_put(_hypers(self.state), self.program.device)
         return self.hyper_arrays
 
     @staticmethod
@@ -1042,6 +1070,10 @@ class _Writes:
 def _run(program, state, sealed=False, hypers=None, writes=None):
     plan = program.plan
     arrays, grads, hypers, gens = _inputs(state, hypers)
+    here = program.device   # NOTE [ devices in a compiled step ]
+    for i in plan.moved:
+        arrays[i] = jax.device_put(arrays[i], here)
+    gens = jax.device_put(gens, here)
     held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
     changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
         arrays, grads, hypers, gens, sealed=sealed)
@@ -1069,7 +1101,7 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
         group[k] = jax.tree_util.tree_map(float, v)
     for i, a in zip(plan.gens, gens_out):
         g = state.generators[i]
-        g._tensor._write(a)
+        g._tensor._write(jax.device_put(a, g._tensor._device()))
         g._reload()
     if program.fresh:   # the call that traced it: the created Tensors are bound already
         for t, a in zip(plan.created, created):
@@ -1235,8 +1267,8 @@ def reset():
 
 def _sole_grad_owner_refs():
     """sys.getrefcount of a ``.grad`` only its parameter holds, as _held_grads reads it."""
-    p = Tensor._wrap(jnp.zeros(1))
-    p._grad = Tensor._wrap(jnp.zeros(1))
+    p = Tensor._wrap(np.zeros(1))
+    p._grad = Tensor._wrap(np.zeros(1))
     params = [p]
     return sys.getrefcount(params[0]._grad)
 

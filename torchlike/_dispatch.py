@@ -19,11 +19,10 @@ import jax.numpy as jnp
 
 from . import _dtype as D
 from ._layout import output_strides
-from ._tensor import Tensor
+from ._tensor import ArrayImpl, Tensor
 from .autograd import graph
 from .autograd.grad_mode import INFERENCE_REGIONS, _state
 
-_ArrayImpl = type(jnp.zeros(()))
 _SCALARS = (bool, int, float, complex)
 
 
@@ -212,7 +211,7 @@ def _raw_fn(op, static, dt):
 
 def _is_traced(arrays):
     for a in arrays:
-        if type(a) is not _ArrayImpl and isinstance(a, jax.core.Tracer):
+        if type(a) is not ArrayImpl and isinstance(a, jax.core.Tracer):
             return True
     return False
 
@@ -232,7 +231,7 @@ def call(op, *args, static=()):
             arr = a._arr if a._root is None else a._sync()
             if a._strides is not None:
                 strided = True
-            if type(arr) is not _ArrayImpl and isinstance(arr, jax.core.Tracer):
+            if type(arr) is not ArrayImpl and isinstance(arr, jax.core.Tracer):
                 traced = True
             if i < n_promote:
                 key.append((arr.dtype, arr.ndim == 0) if a._number is None else a._number)
@@ -273,13 +272,15 @@ def call(op, *args, static=()):
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
+        if "incompatible devices" in str(e):
+            return call(op, *_one_device(args), static=static)
         raise
     except OverflowError:   # a Python int past int64: read it as PyTorch does, then again
         read = [_past_int64(a, dt) for a in args]
         if all(map(operator.is_, read, args)):   # it came from elsewhere
             raise
         return call(op, *read, static=static)
-    if type(out) is _ArrayImpl and edges is None and op.view is None and not strided:
+    if type(out) is ArrayImpl and edges is None and op.view is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
         t._arr = out
         if INFERENCE_REGIONS[0] and _state.inference:
@@ -301,6 +302,21 @@ def _past_int64(x, dt):
     if x < 0:
         raise OverflowError("can't convert negative int to unsigned")
     return float(x) if dt is not None and (dt.is_floating_point or dt.is_complex) else x - 2 ** 64
+
+
+def _one_device(args):
+    """The operands of an op over tensors on several devices, where PyTorch allows that: a
+    0-dim CPU tensor joins the device of the others (moved, and recorded for autograd).
+    Anything else gets PyTorch's RuntimeError.  Reached only after jax refused the mix, so
+    the common case costs nothing."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    anchored = list(dict.fromkeys(a.device for a in tensors if a.ndim or a.device.type != "cpu"))
+    if len(anchored) != 1:
+        found = anchored if anchored else list(dict.fromkeys(a.device for a in tensors))
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {found[0]} and {found[1]}!")
+    return [a.to(anchored[0]) if isinstance(a, Tensor) and not a.ndim and a.device.type == "cpu"
+            else a for a in args]
 
 
 def _broadcast_message(arrays):

@@ -6,20 +6,41 @@ method ``x.exp_()`` computes the out-of-place result and stores it (see _inplace
 import jax
 
 from . import _creation as C
-from . import _dtype as D, _layout
-from ._device import device as _device_cls, to_jax_device
+from . import _dtype as D, _layout, _trace_context
+from ._device import accelerator_type, device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
 from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
 from ._ops import activation, random, shape, sorting, unary
 from ._tensor import Tensor
+from .autograd import graph
+from .autograd.grad_mode import _state
 
 _SCALAR = (bool, int, float, complex)
 
 # --- conversions: to / type casts ----------------------------------------------------------------
 
 TO_DTYPE = Op("to", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", saves=())
-TO_DEVICE = Op("to", lambda x, device: jax.device_put(x, device), "ToCopyBackward0", saves=())
+
+
+# NOTE [ moving data ]
+# A move is an eager ``jax.device_put`` of the tensor's array: inside a jitted program
+# device_put is the identity (a program runs on one device), so a move never goes through the
+# op table's jitted forward.  It is recorded as ToCopyBackward0, whose backward moves the
+# gradient back.  In a traced step (torchlike.compile) the whole program runs on the step's
+# device: a move to it is a copy there, and torchlike.compile moves the argument before the
+# call (NOTE [ devices in a compiled step ] in _compile.py).
+
+def move(t, jd):
+    """``t``'s values on jax device ``jd``, recorded for autograd."""
+    arr = t._value()
+    if isinstance(arr, jax.core.Tracer):   # a copy, or nothing to do
+        return call(TO_DTYPE, t, static=(("dtype", arr.dtype),)) if _trace_context.move(t, jd) \
+            else t
+    out = Tensor._wrap(jax.device_put(arr, jd))
+    if _state.grad_enabled and t.requires_grad:
+        out._grad_fn = graph.ToCopyBackward0(t._edge(), next(iter(arr.devices())), move)
+    return out
 
 
 def _parse_to(args, kwargs):
@@ -42,9 +63,9 @@ def to(self, *args, copy=False, non_blocking=False, memory_format=None, **kwargs
     dtype, device = _parse_to(args, kwargs)
     out = self
     if device is not None:
-        device = _device_cls(device)
-        if device != self.device:
-            out = call(TO_DEVICE, out, static=(("device", to_jax_device(device)),))
+        jd = to_jax_device(device)
+        if jd != self._device():
+            out = move(out, jd)
     if dtype is not None:
         dtype = D.to_dtype(dtype)
         if dtype is not out.dtype:
@@ -72,6 +93,30 @@ def cpu(self, memory_format=None):
 def cuda(self, device=None, non_blocking=False, memory_format=None):
     return to(self, _device_cls("cuda", device if isinstance(device, int) else None)
               if not isinstance(device, (str, _device_cls)) else device)
+
+
+# NOTE [ pinned memory ]
+# PyTorch pins a CPU tensor (page-locked memory) so that copies to the GPU can run while the host
+# works on.  JAX stages host-to-device copies itself and every device_put is already
+# asynchronous, so a pinned tensor is an ordinary CPU copy that reads back as pinned; as in
+# PyTorch, pinning needs an accelerator, and non_blocking=True is accepted everywhere.
+
+def pin_memory(self, device=None):
+    """Mirrors ``Tensor.pin_memory`` (NOTE [ pinned memory ])."""
+    if accelerator_type() is None:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    if self.device.type != "cpu":
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    if self._pinned:
+        return self
+    out = self.clone()
+    out._pinned = True
+    return out
+
+
+def is_pinned(self, device=None):
+    """Mirrors ``Tensor.is_pinned``."""
+    return self._pinned
 
 
 def type_as(self, other):
@@ -173,7 +218,7 @@ def _pos(self):
 
 _METHODS = {
     # conversions
-    "to": to, "cpu": cpu, "cuda": cuda,
+    "to": to, "cpu": cpu, "cuda": cuda, "pin_memory": pin_memory, "is_pinned": is_pinned,
     "float": _cast(D.float32), "double": _cast(D.float64), "half": _cast(D.float16),
     "bfloat16": _cast(D.bfloat16), "long": _cast(D.int64), "int": _cast(D.int32),
     "short": _cast(D.int16), "char": _cast(D.int8), "byte": _cast(D.uint8),

@@ -163,7 +163,11 @@ class _Root:
 
 
 def _location(t):
-    return str(t.device)   # 'cpu', 'cuda:0', ...: torch's location tags
+    """torch's location tag for ``t``'s storage: 'cpu', 'cuda:0', ...  Other devices (a TPU's
+    'xla:0') are tagged 'cpu', which every PyTorch can load (torch.load refuses a tag it has no
+    backend for); their data is written from the host either way."""
+    d = t.device
+    return str(d) if d.type in ("cpu", "cuda") else "cpu"
 
 
 class CheckpointPickler(pickle._Pickler):

@@ -17,9 +17,14 @@ import jax
 import numpy as np
 
 from . import _dtype as D, _layout
-from ._device import from_jax_device
+from ._device import CPU, from_jax_device, to_jax_device
 from ._layout import contiguous_strides as _contiguous_strides
 from ._size import Size
+
+try:   # the concrete jax.Array class, for the hot path's ``type(x) is ArrayImpl``
+    from jax._src.array import ArrayImpl
+except ImportError:   # jax moved it: find it by making an array (this starts jax's backend)
+    ArrayImpl = type(jax.numpy.zeros(()))
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -56,6 +61,7 @@ class Tensor:
     _viewed = False        # roots: a view or alias has been made of this storage
     _inference = False     # made in inference mode, or a view of such a tensor
     _captured = False      # found by torchlike.compile as state: its storage stays its own
+    _pinned = False        # made by pin_memory() (NOTE [ pinned memory ] in _methods.py)
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -202,11 +208,14 @@ class Tensor:
 
     @property
     def device(self):
+        return from_jax_device(self._device())
+
+    def _device(self):
+        """The jax device of the values (in a traced step: the step's device)."""
         arr = self._arr
         if isinstance(arr, jax.core.Tracer):
-            from ._device import device as _dev
-            return _dev("cpu") if not hasattr(arr, "devices") else _dev("cpu")
-        return from_jax_device(next(iter(arr.devices())))
+            return _trace_context.device_of(self) or _cpu()
+        return next(iter(arr.devices()))
 
     @property
     def ndim(self):
@@ -675,3 +684,7 @@ from . import _trace_context  # noqa: E402
 from ._ops import shape as _shape  # noqa: E402
 from .autograd.grad_mode import INFERENCE_REGIONS, _state  # noqa: E402
 from .autograd.graph import AccumulateGrad, add_hook  # noqa: E402
+
+
+def _cpu():
+    return to_jax_device(CPU)

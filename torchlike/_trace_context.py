@@ -16,6 +16,9 @@ class Trace:
         # None where the trace keeps no checks (an export has no host to raise on)
         self.checks = [] if checks else None
         self.jax_trace = jax_trace   # the jax trace of the step's own values
+        self.device = None           # the jax device the step's program runs on
+        self.devices = {}            # id(captured tensor) -> its jax device
+        self.moved = set()           # ids of captured tensors the step moves to its device
 
 
 active = []
@@ -53,6 +56,32 @@ def check_in_range(values, lo, hi, error, message, ignore=None):
             bad &= v != ignore
         i = jnp.argmax(bad)
         check(~bad.any(), error, message, i, v[i])
+
+
+def device_of(t):
+    """The jax device of the traced tensor ``t`` (None: no step is being traced): a captured
+    tensor's own, else the step's (NOTE [ devices in a compiled step ] in _compile.py)."""
+    if not active:
+        return None
+    trace = active[-1]
+    return trace.devices.get(id(t if t._root is None else t._root), trace.device)
+
+
+def move(t, jd):
+    """Whether the traced tensor ``t`` must be copied to reach jax device ``jd``; a captured
+    tensor moved to the step's device is moved before each call.  A step runs on one device, so
+    a move elsewhere raises."""
+    here = device_of(t)
+    if here is None or here == jd:
+        return False
+    trace = active[-1]
+    if jd != trace.device:
+        from ._device import from_jax_device
+        raise RuntimeError(f"a compiled step runs on one device ({from_jax_device(trace.device)})"
+                           f"; it cannot move a tensor to {from_jax_device(jd)}: move it outside "
+                           "the step")
+    trace.moved.add(id(t if t._root is None else t._root))
+    return True
 
 
 def concrete(value):

@@ -287,9 +287,17 @@ def _advanced(x, items):
             raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                              "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
     # index values read on the host (masks, lists) go to the jitted op as numpy arrays: jit's
-    # argument transfer is ~10x cheaper than a device_put of each
-    return tuple(structure), [Tensor._wrap(a) if isinstance(a, jax.Array) else a
+    # argument transfer is ~10x cheaper than a device_put of each; an index tensor on another
+    # device is moved to x's, as PyTorch moves a CPU index of a CUDA tensor
+    here = x._device()
+    return tuple(structure), [_index_on(a, here) if isinstance(a, jax.Array) else a
                               for a in arrays]
+
+
+def _index_on(arr, jd):
+    if not isinstance(arr, jax.core.Tracer) and jd not in arr.devices():
+        arr = jax.device_put(arr, jd)
+    return Tensor._wrap(arr)
 
 
 def check_value(value, dtype):
@@ -363,7 +371,9 @@ COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype),
 
 
 def copy_(self, src, non_blocking=False):
-    """Mirrors ``Tensor.copy_``: write src (broadcast, cast) into self."""
+    """Mirrors ``Tensor.copy_``: write src (broadcast, cast, moved) into self."""
+    if isinstance(src, Tensor) and src._device() != self._device():
+        src = src.to(self.device)
     if isinstance(src, Tensor) and src.shape != self.shape:
         both = shape_broadcast(src.shape, self.shape)
         if both is None:

@@ -13,18 +13,17 @@ import jax.numpy as jnp
 
 from .. import _trace_context
 from . import anomaly_mode, fused
-from .._tensor import Tensor
+from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
 
 _SEEDS = {}
-_ArrayImpl = type(jnp.zeros(()))
 
 
 def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
     while tracing: a cached tracer would leak into later traces)."""
-    if type(arr) is not _ArrayImpl:
+    if type(arr) is not ArrayImpl:
         return jnp.ones((), arr.dtype)
     key = (arr.dtype, arr.sharding)
     s = _SEEDS.get(key)

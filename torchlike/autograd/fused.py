@@ -26,11 +26,10 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dispatch
-from .._tensor import Tensor
+from .._tensor import ArrayImpl, Tensor
 from . import anomaly_mode
 from .graph import AccumulateGrad, OpNode
 
-_ArrayImpl = type(jnp.zeros(()))
 _SEEN = {}          # signature -> 1 (seen once) or the compiled program
 _MAX_SIGNATURES = 256
 enabled = True      # tests switch it off to compare against the per-node walk
@@ -88,7 +87,7 @@ def _plan(roots, root_grads):
         primals = node._live_primals()
         avals = []
         for p in primals:
-            if type(p) is _ArrayImpl:
+            if type(p) is ArrayImpl:
                 avals.append((p.shape, p.dtype))
             elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
                 return None
@@ -99,7 +98,7 @@ def _plan(roots, root_grads):
                     node._out_meta, tuple(avals), edges))
         operands.append(primals)
     for g in root_grads:
-        if type(g) is not _ArrayImpl:
+        if type(g) is not ArrayImpl:
             return None
     root_sig = tuple((index[n], nr, g.shape, g.dtype) for (n, nr), g in zip(roots, root_grads))
     return (tuple(sig), root_sig), order, operands

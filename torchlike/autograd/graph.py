@@ -146,6 +146,27 @@ class AccumulateGrad(Node):
         return ()
 
 
+class ToCopyBackward0(Node):
+    """The backward of a move between devices (``x.to("cuda")``): the gradient goes back to
+    the device the input lives on.  A Node of its own, not a row of the op table: a jitted
+    program cannot move data (NOTE [ moving data ] in _methods.py)."""
+
+    def __init__(self, edge, source, move):
+        self._seq = next(_seq)
+        self.next_functions = (edge,)
+        self._source = source   # the input's jax device
+        self._move = move       # Tensor, jax device -> Tensor (recorded under create_graph)
+
+    def apply(self, grads, create_graph):
+        g = grads[0]
+        if g is None:
+            return [None]
+        if isinstance(g, Tensor):
+            return [self._move(g, self._source) if create_graph else
+                    Tensor._wrap(jax.device_put(g._value(), self._source))]
+        return [jax.device_put(g, self._source)]
+
+
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 

@@ -55,7 +55,7 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": scalar_state(0.0), "square_avg": _creation.zeros_like(p),
+        return {"step": scalar_state(0.0, p), "square_avg": _creation.zeros_like(p),
                 "acc_delta": _creation.zeros_like(p)}
 
     @staticmethod

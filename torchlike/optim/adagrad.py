@@ -65,7 +65,7 @@ class Adagrad(Optimizer):
         value = self.defaults["initial_accumulator_value"]
         if p.is_complex():
             value = complex(value, value)
-        return {"step": scalar_state(0.0, group["fused"]),
+        return {"step": scalar_state(0.0, p, group["fused"]),
                 "sum": _creation.full_like(p, value)}
 
     @staticmethod

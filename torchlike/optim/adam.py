@@ -22,14 +22,16 @@ __all__ = ["Adam", "AdamW"]
 
 # --- shared by the algorithms of this package --------------------------------------------------
 
-def scalar_state(value, fused=None):
+def scalar_state(value, param, fused=None):
     """A 0-dim state Tensor (step counter, ``mu_product``, ...) in PyTorch's scalar dtype:
-    float64 when the default dtype is float64 (and the update is not fused), else float32."""
+    float64 when the default dtype is float64 (and the update is not fused), else float32.
+    It lives on ``param``'s device, as PyTorch's capturable state does, so the update is one
+    program on that device (PyTorch's default keeps ``step`` on the CPU and syncs each step)."""
     dtype = _dtype.float64 if (not fused and _dtype.get_default_dtype() == _dtype.float64) \
         else _dtype.float32
     if isinstance(value, Tensor):
-        return value.detach().to(dtype=dtype).clone()
-    return _creation.tensor(value, dtype=dtype)
+        return value.detach().to(dtype=dtype, device=param.device).clone()
+    return _creation.tensor(value, dtype=dtype, device=param.device)
 
 
 def check_adam_args(lr, betas, eps, weight_decay):
@@ -140,7 +142,7 @@ class Adam(Optimizer):
         check_fused(self.defaults)
 
     def _init_state(self, p, group):
-        state = {"step": scalar_state(0.0, group["fused"]),
+        state = {"step": scalar_state(0.0, p, group["fused"]),
                  "exp_avg": _creation.zeros_like(p),
                  "exp_avg_sq": _creation.zeros_like(p)}
         if group["amsgrad"]:

@@ -47,7 +47,7 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": scalar_state(0.0), "exp_avg": _creation.zeros_like(p),
+        return {"step": scalar_state(0.0, p), "exp_avg": _creation.zeros_like(p),
                 "exp_inf": _creation.zeros_like(p)}
 
     @staticmethod

@@ -52,8 +52,8 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": scalar_state(0.0), "eta": scalar_state(group["lr"]),
-                "mu": scalar_state(1.0), "ax": _creation.zeros_like(p)}
+        return {"step": scalar_state(0.0, p), "eta": scalar_state(group["lr"], p),
+                "mu": scalar_state(1.0, p), "ax": _creation.zeros_like(p)}
 
     @staticmethod
     def _rule(p, g, state, h, flags):

@@ -60,7 +60,7 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": scalar_state(0.0), "mu_product": scalar_state(1.0),
+        return {"step": scalar_state(0.0, p), "mu_product": scalar_state(1.0, p),
                 "exp_avg": _creation.zeros_like(p), "exp_avg_sq": _creation.zeros_like(p)}
 
     @staticmethod

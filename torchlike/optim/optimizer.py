@@ -27,6 +27,7 @@ from collections import OrderedDict, defaultdict
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _trace_context
 from .._tensor import Tensor
@@ -105,6 +106,8 @@ def _traced_value(v):
     """A hyper-parameter as the update program receives it: Tensors as their arrays."""
     if isinstance(v, Tensor):
         a = v._value()
+        if v.device.type == "cpu" and not isinstance(a, jax.core.Tracer):
+            a = np.asarray(a)   # a CPU tensor (lr=torch.tensor(0.01)) serves any device
         return a.reshape(()) if a.size == 1 else a  # PyTorch squeezes one-element hypers
     if isinstance(v, (tuple, list)):
         return tuple(_traced_value(x) for x in v)
@@ -354,13 +357,11 @@ class Optimizer:
         id_map = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
                           itertools.chain.from_iterable(g["params"] for g in groups)))
 
-        def cast(param, value, key=None):
+        def cast(param, value, key=None):   # next to the parameter (NOTE in adam.scalar_state)
             if isinstance(value, Tensor):
-                if key == "step":
-                    return value
-                if param.is_floating_point():
-                    return value.to(dtype=param.dtype)
-                return value
+                if key != "step" and param.is_floating_point():
+                    return value.to(dtype=param.dtype, device=param.device)
+                return value.to(device=param.device)
             if isinstance(value, dict):
                 return {k: cast(param, v, key=k) for k, v in value.items()}
             if isinstance(value, list):

@@ -57,7 +57,7 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        return {"step": scalar_state(0.0), "exp_avg": _creation.zeros_like(p),
+        return {"step": scalar_state(0.0, p), "exp_avg": _creation.zeros_like(p),
                 "exp_avg_sq": _creation.zeros_like(p)}
 
     @staticmethod

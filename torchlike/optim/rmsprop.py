@@ -60,7 +60,7 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _init_state(self, p, group):
-        state = {"step": scalar_state(0.0), "square_avg": _creation.zeros_like(p)}
+        state = {"step": scalar_state(0.0, p), "square_avg": _creation.zeros_like(p)}
         if group["momentum"] > 0:
             state["momentum_buffer"] = _creation.zeros_like(p)
         if group["centered"]:

@@ -53,7 +53,7 @@ class Rprop(Optimizer):
     def _init_state(self, p, group):
         lr = group["lr"]
         lr = lr.item() if hasattr(lr, "item") else lr
-        return {"step": scalar_state(0.0), "prev": _creation.zeros_like(p),
+        return {"step": scalar_state(0.0, p), "prev": _creation.zeros_like(p),
                 "step_size": _creation.full_like(p, complex(lr, lr) if p.is_complex() else lr)}
 
     @staticmethod

@@ -175,3 +175,24 @@ def default_convert(data):
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
         return _rebuild_sequence(data, [default_convert(d) for d in data])
     return data
+
+
+def pin_memory(data):
+    """What a DataLoader with ``pin_memory=True`` yields: every Tensor pinned (NOTE [ pinned
+    memory ] in torchlike/_methods.py), inside mappings, named tuples and sequences too, and
+    any object with a ``pin_memory()`` method asked to pin itself, as PyTorch's pin loop does."""
+    if isinstance(data, Tensor):
+        return data.pin_memory()
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        return _rebuild_mapping(data, data.__getitem__, pin_memory)
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(pin_memory(d) for d in data))
+    if isinstance(data, tuple):
+        return [pin_memory(d) for d in data]
+    if isinstance(data, collections.abc.Sequence):
+        return _rebuild_sequence(data, [pin_memory(d) for d in data])
+    if hasattr(data, "pin_memory"):
+        return data.pin_memory()
+    return data

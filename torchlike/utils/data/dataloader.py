@@ -65,12 +65,12 @@ import time
 import warnings
 from typing import Generic, TypeVar
 
-import jax
 
 from ... import _dtype as D
 from ..._creation import empty
 from . import _worker
-from ._collate import default_collate, default_convert
+from ..._device import accelerator_type
+from ._collate import default_collate, default_convert, pin_memory
 from ._fetch import _DatasetKind, _InfiniteConstantSampler
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -114,8 +114,9 @@ class DataLoader(Generic[T_co]):
             ``batch_size`` / ``drop_last``.
         num_workers: worker processes (0: load in the main process).
         collate_fn: merges a list of samples into a batch (default ``default_collate``).
-        pin_memory, pin_memory_device: accepted; torchlike has no pinned host memory, so
-            they change nothing (PyTorch's warnings are given).
+        pin_memory: with an accelerator, batches come pinned (NOTE [ pinned memory ] in
+            torchlike/_methods.py); without one, PyTorch's warning.
+        pin_memory_device: deprecated, as in PyTorch (its warning is given).
         drop_last: drop the last, incomplete batch.
         timeout: seconds to wait for a batch from the workers before raising (0: forever);
             the workers' start-up is not counted (NOTE [ DataLoader timeout ]).
@@ -321,7 +322,8 @@ class _BaseDataLoaderIter:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
                           f"used as the device,ignore pin_memory_device="
                           f"'{loader.pin_memory_device}'.", stacklevel=3)
-        if loader.pin_memory and jax.default_backend() == "cpu":
+        self._pin_memory = loader.pin_memory and accelerator_type() is not None
+        if loader.pin_memory and not self._pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=3)
         self._timeout = loader.timeout
@@ -345,6 +347,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self):
         data = self._next_data()
+        if self._pin_memory:
+            data = pin_memory(data)
         self._num_yielded += 1
         expected = self._IterableDataset_len_called
         if (self._dataset_kind == _DatasetKind.Iterable and expected is not None
@@ -383,16 +387,18 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 @contextlib.contextmanager
 def _worker_environment():
-    """``JAX_PLATFORMS=cpu`` in the environment the workers inherit, unless the user set it.
-    (Only while the workers start: a spawned child copies the environment at start.)"""
-    if "JAX_PLATFORMS" in os.environ:
-        yield
-        return
+    """``JAX_PLATFORMS=cpu`` in the environment the workers inherit, so that no worker claims
+    an accelerator's memory (load data on the CPU; the main process moves it).  Only while the
+    workers start: a spawned child copies the environment at start."""
+    before = os.environ.get("JAX_PLATFORMS")
     os.environ["JAX_PLATFORMS"] = "cpu"
     try:
         yield
     finally:
-        os.environ.pop("JAX_PLATFORMS", None)
+        if before is None:
+            os.environ.pop("JAX_PLATFORMS", None)
+        else:
+            os.environ["JAX_PLATFORMS"] = before
 
 
 def _worker_context(context):

@@ -1,0 +1,12 @@
+"""This session runs with CPU devices presented as GPUs (started by tests/test_devices.py)."""
+import jax
+import pytest
+
+from torchlike._device import devices_of
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _three_gpus():
+    assert len(jax.devices("cpu")) == 4, \
+        "start with XLA_FLAGS=--xla_force_host_platform_device_count=4"
+    assert len(devices_of("cuda")) == 3
