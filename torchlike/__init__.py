@@ -53,6 +53,7 @@ from ._ops.conv import (  # noqa: E402
 from ._ops.distance import (  # noqa: E402
     cosine_similarity as cosine_similarity, pairwise_distance as pairwise_distance,
     pdist as pdist)
+from ._ops.distance import dist as dist  # noqa: E402
 from ._ops.dropout import (  # noqa: E402
     torch_alpha_dropout as alpha_dropout, torch_alpha_dropout_ as alpha_dropout_,
     torch_dropout as dropout, torch_dropout_ as dropout_,
@@ -64,6 +65,7 @@ from ._ops.embedding import (  # noqa: E402
 from ._ops.normalization import (  # noqa: E402
     rms_norm as rms_norm, torch_batch_norm as batch_norm, torch_group_norm as group_norm,
     torch_instance_norm as instance_norm, torch_layer_norm as layer_norm)
+from ._ops.normalization import renorm as renorm  # noqa: E402
 from ._ops.pool import (  # noqa: E402
     adaptive_avg_pool1d as adaptive_avg_pool1d,
     adaptive_max_pool1d_with_indices as adaptive_max_pool1d, avg_pool1d as avg_pool1d,
@@ -80,6 +82,9 @@ from ._ops.binary import (  # noqa: E402
     addcdiv as addcdiv, addcmul as addcmul, arctan2 as arctan2, atan2 as atan2,
     copysign as copysign, fmax as fmax, fmin as fmin, heaviside as heaviside, hypot as hypot,
     lerp as lerp, logaddexp as logaddexp, xlogy as xlogy)
+from ._ops.binary import (  # noqa: E402
+    float_power as float_power, gcd as gcd, lcm as lcm, ldexp as ldexp, logaddexp2 as logaddexp2,
+    nextafter as nextafter)
 from ._ops.complex import (  # noqa: E402
     angle as angle, complex as complex, conj as conj, conj_physical as conj_physical,
     conj_physical_ as conj_physical_, imag as imag, is_conj as is_conj, is_neg as is_neg,
@@ -121,6 +126,9 @@ from ._ops.pointwise import (  # noqa: E402
     pow as pow, reciprocal as reciprocal, relu as relu, remainder as remainder, rsub as rsub,
     sigmoid as sigmoid, signbit as signbit, sin as sin, sqrt as sqrt, sub as sub, tanh as tanh,
     true_divide as true_divide, where as where)
+from ._ops.pointwise import (  # noqa: E402
+    divide as divide, greater as greater, greater_equal as greater_equal, less as less,
+    less_equal as less_equal, multiply as multiply, not_equal as not_equal, subtract as subtract)
 from ._ops.random import (  # noqa: E402
     bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
 from ._ops.reduce import (  # noqa: E402
@@ -162,6 +170,8 @@ from ._ops.unary import (  # noqa: E402
     frac as frac, i0 as i0, lgamma as lgamma, log10 as log10, log1p as log1p, log2 as log2,
     logit as logit, nan_to_num as nan_to_num, round as round, rsqrt as rsqrt, sgn as sgn,
     sign as sign, sinc as sinc, sinh as sinh, square as square, tan as tan, trunc as trunc)
+from ._ops.unary import (  # noqa: E402
+    deg2rad as deg2rad, frexp as frexp, positive as positive, rad2deg as rad2deg)
 from ._random import (  # noqa: E402
     default_generator as default_generator, Generator as Generator, get_rng_state as get_rng_state,
     initial_seed as initial_seed, manual_seed as manual_seed, rand as rand, rand_like as rand_like,

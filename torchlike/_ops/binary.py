@@ -3,9 +3,11 @@ hypot, xlogy, logaddexp, copysign, fmax/fmin, heaviside, lerp, addcmul, addcdiv.
 import jax
 import jax.numpy as jnp
 
+from .. import _dtype as D
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
+from .._inplace import inplace
 from .._tensor import Tensor
-from .pointwise import _SCALAR, _need_tensor, _no_kernel, _tensors, family
+from .pointwise import _SCALAR, _need_tensor, _no_kernel, _tensors, family, pow
 
 
 def _safe_div(n, d):
@@ -258,7 +260,123 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     return _out(_addc(ADDCDIV, input, tensor1, tensor2, value), out)
 
 
+# --- float_power, ldexp, logaddexp2, nextafter, gcd, lcm ----------------------------------------
+
+def float_power(input, exponent, *, out=None):
+    """Mirrors ``torch.float_power``: ``pow`` computed in float64 (complex128 when either side
+    is complex), whatever the operands' dtypes."""
+    cplx = any(isinstance(t, complex) or isinstance(t, Tensor) and t.dtype.is_complex
+               for t in (input, exponent))
+    dt = D.complex128 if cplx else D.float64
+    input, exponent = (t.to(dt) if isinstance(t, Tensor) else t for t in (input, exponent))
+    return pow(input, exponent, out=out)
+
+
+def _float_power_(self, exponent):
+    cplx = self.dtype.is_complex or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+    dt = D.complex128 if cplx else D.float64
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._scalar_name} "
+                           f"but the operation's result requires dtype {dt._scalar_name}")
+    return inplace(self, lambda: float_power(self, exponent))
+
+
+@jax.custom_jvp
+def _ldexp_int(x, e):
+    return x * jnp.exp2(e.astype(x.dtype))
+
+
+@_ldexp_int.defjvp
+def _ldexp_int_jvp(p, t):
+    # NOTE: PyTorch's LdexpBackward0 multiplies by pow(2, other) in other's integer dtype, which
+    # is 0 for a negative exponent: no gradient reaches input there.
+    x, e = p
+    return _ldexp_int(x, e), t[0] * jnp.where(e < 0, 0, jnp.exp2(e.astype(x.dtype)))
+
+
+# 2**other is computed in other's own floating dtype, then multiplied in the result's (PyTorch's
+# values: float64 input with a float32 exponent gets a float32 power of two)
+LDEXP = _op("ldexp", lambda x, e, dtype: x.astype(dtype) * jnp.exp2(e).astype(dtype),
+            "LdexpBackward0")
+LDEXP_INT = _op("ldexp", _ldexp_int, "LdexpBackward0", promote="float", promote_args=1)
+
+
+def ldexp(input, other, *, out=None):
+    """Mirrors ``torch.ldexp``: input * 2**other, in the promoted floating-point dtype."""
+    _tensors("ldexp", input, other)
+    if not (other.dtype.is_floating_point or other.dtype.is_complex):
+        return _out(call(LDEXP_INT, input, other), out)
+    dt = result_dtype("float", input, other)
+    return _out(call(LDEXP, input, other, static=(("dtype", dt._np),)), out)
+
+
+@jax.custom_jvp
+def _logaddexp2(a, b):
+    return jnp.logaddexp2(a, b)
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(p, t):
+    # PyTorch's formula, 1 / (1 + 2**(b - a)), as logaddexp's
+    a, b = p
+    return _logaddexp2(a, b), t[0] / (1 + jnp.exp2(b - a)) + t[1] / (1 + jnp.exp2(a - b))
+
+
+LOGADDEXP2 = _op("logaddexp2", _logaddexp2, "Logaddexp2Backward0", promote="common")
+
+
+def logaddexp2(input, other, *, out=None):
+    """Mirrors ``torch.logaddexp2``: log2(2**input + 2**other) without overflow."""
+    _tensors("logaddexp2", input, other)
+    _float_only("logaddexp2_cpu", input, other)
+    return _out(call(LOGADDEXP2, input, other), out)
+
+
+@jax.custom_jvp
+def _nextafter(a, b):
+    return jnp.nextafter(a, b)
+
+
+# NOTE: PyTorch's NextafterBackward0 passes the gradient to input unchanged, none to other.
+_nextafter.defjvp(lambda p, t: (_nextafter(*p), t[0]))
+NEXTAFTER = _op("nextafter", _nextafter, "NextafterBackward0", promote="common")
+
+
+def nextafter(input, other, *, out=None):
+    """Mirrors ``torch.nextafter``: the next floating-point value after input towards other."""
+    _tensors("nextafter", input, other)
+    _float_only("nextafter_cpu", input, other)
+    return _out(call(NEXTAFTER, input, other), out)
+
+
+GCD = _op("gcd", jnp.gcd, None, saves=(), promote="common")
+LCM = _op("lcm", jnp.lcm, None, saves=(), promote="common")
+
+
+def _integer_only(kernel, input, other):
+    dt = result_dtype("common", input, other)
+    if dt.is_floating_point or dt.is_complex or dt is D.bool_:
+        raise _no_kernel(kernel, dt)
+
+
+def gcd(input, other, *, out=None):
+    """Mirrors ``torch.gcd``: the non-negative greatest common divisor (integer tensors)."""
+    _tensors("gcd", input, other)
+    _integer_only("gcd_cpu", input, other)
+    return _out(call(GCD, input, other), out)
+
+
+def lcm(input, other, *, out=None):
+    """Mirrors ``torch.lcm``: the non-negative least common multiple (integer tensors)."""
+    _tensors("lcm", input, other)
+    _integer_only("lcm_cpu", input, other)
+    return _out(call(LCM, input, other), out)
+
 PUBLIC, TENSOR_METHODS = family(
     {"atan2": atan2, "arctan2": arctan2, "xlogy": xlogy, "hypot": hypot, "lerp": lerp,
-     "addcmul": addcmul, "addcdiv": addcdiv, "copysign": copysign, "heaviside": heaviside},
-    {"fmax": fmax, "fmin": fmin, "logaddexp": logaddexp})
+     "addcmul": addcmul, "addcdiv": addcdiv, "copysign": copysign, "heaviside": heaviside,
+     "ldexp": ldexp, "nextafter": nextafter, "gcd": gcd, "lcm": lcm},
+    {"fmax": fmax, "fmin": fmin, "logaddexp": logaddexp, "logaddexp2": logaddexp2,
+     "float_power": float_power})
+TENSOR_METHODS["float_power_"] = _float_power_

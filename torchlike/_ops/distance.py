@@ -84,5 +84,19 @@ def pdist(input, p=2):
     return call(PDIST, input, static=(("p", float(p)),))
 
 
-PUBLIC = ("cosine_similarity", "pairwise_distance", "pdist")
-TENSOR_METHODS = {}
+DIST = Op("dist", lambda a, b, p: _vector_norm(a - b, p, None, False, None), "DistBackward0",
+          promote="common", saves=(0, 1, "result"))
+
+
+def dist(input, other, p=2):
+    """Mirrors ``torch.dist``: the ``p``-norm of ``input - other`` (broadcast), a 0-dim
+    tensor."""
+    dt = result_dtype("common", input, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {dt._scalar_name} instead.")
+    return call(DIST, input, other, static=(("p", float(p)),))
+
+
+PUBLIC = ("cosine_similarity", "pairwise_distance", "pdist", "dist")
+TENSOR_METHODS = {"dist": dist}

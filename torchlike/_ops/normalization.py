@@ -22,7 +22,7 @@ from jax import lax
 
 from .. import _dtype as D
 from .._dispatch import Op, _is_traced, _raw_fn, call, forward_fn, wrap_outputs
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
 from .pointwise import _no_kernel
 
@@ -423,8 +423,43 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return div(input, denom, out=out)
 
 
-PUBLIC = ("rms_norm",)
-TENSOR_METHODS = {}
+def _renorm(x, p, dim, maxnorm):
+    from .reduce import _vector_norm
+    acc = jnp.float32 if x.dtype in (jnp.float16, jnp.bfloat16) else None
+    norm = _vector_norm(x, p, tuple(d for d in range(x.ndim) if d != dim), True, acc)
+    factor = jnp.where(norm > maxnorm, maxnorm / (norm + 1e-7), jnp.ones_like(norm))
+    return x * factor.astype(x.dtype)
+
+
+RENORM = Op("renorm", _renorm, "RenormBackward0", saves=(0,))
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Mirrors ``torch.renorm``: each sub-tensor along ``dim`` whose ``p``-norm exceeds
+    ``maxnorm`` scaled down to norm ``maxnorm`` (divided by its norm + 1e-7, as PyTorch)."""
+    from .._dispatch import with_out
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           f"dimensions")
+    dim = _wrap_dim(dim, input.ndim)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {input.dtype._scalar_name}")
+    static = (("p", float(p)), ("dim", dim), ("maxnorm", float(maxnorm)))
+    return with_out(call(RENORM, input, static=static), out)
+
+
+def _renorm_(self, p, dim, maxnorm):
+    from .._inplace import inplace
+    return inplace(self, lambda: renorm(self, p, dim, maxnorm))
+
+
+PUBLIC = ("rms_norm", "renorm")
+TENSOR_METHODS = {"renorm": renorm, "renorm_": _renorm_}
 # torch.<name> functions whose ATen signature differs from torch.nn.functional's
 TOP_LEVEL = {"batch_norm": torch_batch_norm, "instance_norm": torch_instance_norm,
                   "layer_norm": torch_layer_norm, "group_norm": torch_group_norm}

@@ -650,10 +650,15 @@ def family(with_inplace, no_inplace=None):
     return tuple(with_inplace) + tuple(no_inplace), methods
 
 
+# PyTorch's aliases of the comparisons and of the arithmetic
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+divide, multiply, subtract = div, mul, sub
+
 PUBLIC, TENSOR_METHODS = family(
     {"fmod": fmod, "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
      "logical_not": logical_not, "bitwise_left_shift": bitwise_left_shift,
-     "bitwise_right_shift": bitwise_right_shift},
+     "bitwise_right_shift": bitwise_right_shift, "greater": gt, "greater_equal": ge, "less": lt,
+     "less_equal": le, "not_equal": ne},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
      "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
      "equal": equal})

@@ -807,6 +807,8 @@ TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_
                                                                          "var_mean")}
 TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
 
-# The statistics of samples (stats.py) join this family's Tensor methods.
-from .stats import TENSOR_METHODS as _STATS_METHODS  # noqa: E402
-TENSOR_METHODS.update(_STATS_METHODS)
+# Families whose Tensor methods _methods.install does not bind join this one's: the statistics
+# of samples (stats.py), dist (distance.py) and renorm (normalization.py).
+from . import distance as _distance, normalization as _normalization, stats as _stats  # noqa
+for _family in (_stats, _distance, _normalization):
+    TENSOR_METHODS.update(_family.TENSOR_METHODS)

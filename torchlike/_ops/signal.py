@@ -202,6 +202,12 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if window is not None and (window.ndim != 1 or window.shape[0] != win):
         raise RuntimeError(repr_ + f"expected a 1D window tensor of size equal to win_length="
                                    f"{win}, but got window with size {list(window.shape)}")
+    if window is None:
+        warn_once("A window was not provided. A rectangular window will be applied,which is known "
+                  "to cause spectral leakage. Other windows such as torch.hann_window or "
+                  "torch.hamming_window are recommended to reduce spectral leakage.To suppress "
+                  "this warning and use a rectangular window, explicitly set `window=torch.ones("
+                  "n_fft, device=<device>)`.")
     window_ = window
     left = (n_fft - win) // 2
     if win < n_fft:   # the window centred in n_fft points
@@ -302,6 +308,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if window is not None and (window.ndim != 1 or window.shape[0] != win):
         raise RuntimeError(r + ": Invalid window shape. window has to be 1D and length of "
                                "`win_length`")
+    if window is None:
+        warn_once("A window was not provided. A rectangular window will be applied.Please provide "
+                  "the same window used by stft to make the inversion lossless.To suppress this "
+                  "warning and use a rectangular window, explicitly set `window=torch.ones(n_fft, "
+                  "device=<device>)`.")
     real_dt = input.dtype.to_real()
     window_ = window if window is not None else \
         _finish(_place(np.ones(win, real_dt._np), input.device), False)

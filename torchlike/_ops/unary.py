@@ -1,9 +1,13 @@
 """Pointwise maths of one tensor beyond the core (pointwise.py): exp2 ... digamma, logit, sign,
 sgn, rounding, nan_to_num.  Integer inputs compute in the default float dtype unless noted."""
+import math
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
+import numpy as np
 
+from .. import return_types
 from .._dispatch import call, elementwise_op as _op, with_out as _out
 from .pointwise import _clamp, _no_kernel, _unary, family, pow
 
@@ -197,6 +201,76 @@ NAN_TO_NUM = _op("nan_to_num", lambda x, nan, posinf, neginf: x if not jnp.issub
     "NanToNumBackward0", saves=(0,))
 
 
+# --- angles, positive, frexp --------------------------------------------------------------------
+
+def _scaled_by(factor):
+    return lambda x: x * jnp.asarray(factor, x.dtype)
+
+
+DEG2RAD, _deg2rad = _unary("deg2rad", _scaled_by(math.pi / 180), "Deg2RadBackward0", saves=())
+RAD2DEG, _rad2deg = _unary("rad2deg", _scaled_by(180 / math.pi), "Rad2DegBackward0", saves=())
+
+
+def deg2rad(input, *, out=None):
+    """Mirrors ``torch.deg2rad``: input * pi / 180 (integers become the default float dtype)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    return _deg2rad(input, out=out)
+
+
+def rad2deg(input, *, out=None):
+    """Mirrors ``torch.rad2deg``: input * 180 / pi (integers become the default float dtype)."""
+    if input.dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    return _rad2deg(input, out=out)
+
+
+def positive(input):
+    """Mirrors ``torch.positive``: ``input`` itself (refused for bool, as unary ``+``)."""
+    if input.dtype._name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@jax.custom_jvp
+def _frexp(x):
+    m, e = jnp.frexp(x)
+    # NOTE: XLA's CPU arithmetic flushes subnormals to zero, so their (mantissa, exponent) is
+    # read from the bits: value = frac * 2**(1 - bias - nmant), frac's top bit p sets both.
+    info = jnp.finfo(x.dtype)
+    bits, nmant = info.bits, info.nmant
+    uint = {16: jnp.uint16, 32: jnp.uint32, 64: jnp.uint64}[bits]
+    one = uint(1)
+    b = jax.lax.bitcast_convert_type(x, uint)
+    bias = (1 << (bits - 2 - nmant)) - 1
+    frac = b & uint((1 << nmant) - 1)
+    sub = ((b >> uint(nmant)) & uint(2 * bias + 1) == 0) & (frac != 0)
+    p = (bits - 1) - jax.lax.clz(frac).astype(jnp.int32)
+    shift = jnp.where(sub, nmant - p, 0).astype(uint)
+    m_bits = (b & (one << uint(bits - 1))) | uint((bias - 1) << nmant) | \
+        ((frac << shift) & uint((1 << nmant) - 1))
+    m = jnp.where(sub, jax.lax.bitcast_convert_type(m_bits, x.dtype), m)
+    return m, jnp.where(sub, p + 2 - bias - nmant, e).astype(jnp.int32)
+
+
+@_frexp.defjvp
+def _frexp_jvp(p, t):
+    # PyTorch's FrexpBackward0: grad / 2**exponent (nothing flows through the exponent)
+    m, e = _frexp(p[0])
+    return (m, e), (t[0] * jnp.exp2(-e.astype(m.dtype)), np.zeros(e.shape, jax.dtypes.float0))
+
+
+FREXP = _op("frexp", _frexp, "FrexpBackward0", saves=(0,))
+
+
+def frexp(input, *, out=None):
+    """Mirrors ``torch.frexp``: ``return_types.frexp(mantissa, exponent)`` with input =
+    mantissa * 2**exponent, |mantissa| in [0.5, 1) (0 for 0) and an int32 exponent."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    result = return_types.frexp(*call(FREXP, input))
+    return result if out is None else return_types.frexp(*_out(result, out))
+
 PUBLIC, TENSOR_METHODS = family({
     "sign": sign, "sgn": sgn, "exp2": exp2, "expm1": expm1, "log2": log2, "log10": log10,
     "log1p": log1p, "rsqrt": rsqrt, "square": square, "tan": tan, "asin": asin,
@@ -205,4 +279,5 @@ PUBLIC, TENSOR_METHODS = family({
     "arccosh": acosh, "atanh": atanh, "arctanh": atanh, "logit": logit, "erf": erf,
     "erfc": erfc, "erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "i0": i0,
     "sinc": sinc, "floor": floor, "ceil": ceil, "round": round, "trunc": trunc, "fix": fix,
-    "frac": frac, "nan_to_num": nan_to_num})
+    "frac": frac, "nan_to_num": nan_to_num, "deg2rad": deg2rad, "rad2deg": rad2deg},
+    {"positive": positive, "frexp": frexp})
