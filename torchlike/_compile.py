@@ -74,7 +74,7 @@ import numpy as np
 from . import _trace_context, compiler
 from ._device import CPU, from_jax_device, to_jax_device
 from ._random import Generator, default_generator
-from ._tensor import TRACED_VALUE_ERRORS, Tensor
+from ._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
 from .autograd.grad_mode import _state as _grad_state
 from .nn.modules.module import Module
 from .optim._lr_scheduler_base import LRScheduler
@@ -1078,8 +1078,12 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
     changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
         arrays, grads, hypers, gens, sealed=sealed)
     writes = writes or _Writes(plan, state)
-    if checked and not np.asarray(checked[0]).all():
-        _restore_and_raise(plan, state, writes, changed, final_grads, checked)
+    if checked:
+        if on_host(checked[0]):
+            if not np.asarray(checked[0]).all():
+                _restore_and_raise(plan, state, writes, changed, final_grads, checked)
+        else:
+            _defer_checks(plan, checked)
     writes.write(changed)
     for i in held:   # the step's new gradient goes into a new Tensor, as in eager
         state.params[i]._grad = None
@@ -1144,11 +1148,13 @@ def _held_grads(params, replaced, grads, donated):
 # values its message shows.  Every state output (written tensors, gradients that replace old
 # ones) is selected: the new value where every check holds, else the old one.  The selects fuse
 # into the kernels that compute the outputs, and the donated buffers then get their own values
-# back.  After the call the flags are read (one small device-to-host copy, which on an
-# accelerator also waits for the step to finish); where one is False the state is written back
-# unchanged and the check's error is raised, as eager code raises at an op of the forward: the
-# parameters, the optimizer's state and accumulated gradients are as they were, and a ``.grad``
-# the step replaces (``zero_grad()``, then backward) is None, as zero_grad left it.
+# back.  On the CPU the flags are read after the call (no transfer); where one is False the
+# state is written back unchanged and the check's error is raised, as eager code raises at an op
+# of the forward: the parameters, the optimizer's state and accumulated gradients are as they
+# were, and a ``.grad`` the step replaces (``zero_grad()``, then backward) is None, as zero_grad
+# left it.  On an accelerator reading them would wait for the step every call, so they are
+# queued as eager checks there are (NOTE [ checks on an accelerator ] in _tensor.py): the state
+# keeps its old values as selected, and the error comes at the next read of values on the host.
 # compiler.config.index_checks switches this off.
 def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
@@ -1169,6 +1175,17 @@ def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     at = sum(n for _, _, n in plan.checks[:k])
     error, message, n = plan.checks[k]
     raise error(message.format(*(np.asarray(v).item() for v in values[at:at + n])))
+
+
+def _defer_checks(plan, checked):
+    """On an accelerator the checks' flags are not read after the call: each is queued (NOTE
+    [ checks on an accelerator ] in _tensor.py); the state written holds its old values where
+    one failed, as the program selected them."""
+    oks, values = checked
+    at = 0
+    for k, (error, message, n) in enumerate(plan.checks):
+        defer_check((oks[k], *values[at:at + n]), error, message)
+        at += n
 
 
 _MODES = (None, "default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",

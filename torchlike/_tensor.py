@@ -10,6 +10,7 @@ re-derives its array when the root's storage generation has moved since it last 
 ``_gen`` counts storage writes (for staleness); the version counter (``_version``) is what
 autograd checks, and is shared by a root and its views as in PyTorch (``.data`` gets its own).
 """
+import functools
 import math
 import weakref
 
@@ -442,10 +443,10 @@ class Tensor:
         arr = self._value()
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
-        return _py_scalar(np.asarray(arr).reshape(()))
+        return _py_scalar(_host(arr).reshape(()))
 
     def tolist(self):
-        a = np.asarray(self._value())
+        a = _host(self._value())
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)
         return a.tolist()
@@ -456,7 +457,7 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return np.array(self._value())
+        return np.array(_host(self._value()))
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -495,13 +496,13 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with "
                                f"{'no values' if arr.size == 0 else 'more than one value'} is "
                                "ambiguous")
-        return bool(np.asarray(arr).reshape(()))
+        return bool(_host(arr).reshape(()))
 
     def _one_element(self, convert):
         arr = self._scalar_for_python(f"{convert.__name__}()")
         if arr.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return convert(np.asarray(arr).reshape(()))
+        return convert(_host(arr).reshape(()))
 
     def __float__(self):
         if self.requires_grad:   # PyTorch warns here, not in item()
@@ -515,14 +516,14 @@ class Tensor:
         return self._one_element(int)
 
     def __complex__(self):
-        return complex(np.asarray(self._scalar_for_python("complex()")).reshape(()))
+        return complex(_host(self._scalar_for_python("complex()")).reshape(()))
 
     def __index__(self):
         arr = self._scalar_for_python("index()")
         if arr.size != 1 or self.dtype.is_floating_point or self.dtype.is_complex:
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return int(np.asarray(arr).reshape(()))
+        return int(_host(arr).reshape(()))
 
     def __hash__(self):
         return id(self)
@@ -542,7 +543,7 @@ class Tensor:
             body = f"tensor(<traced {dt._name}{list(arr.shape)}>"
             return body + "".join(f", {k}={v}" for k, v in suffixes) + ")"
         device = self.device
-        return format_tensor(np.asarray(arr), dtype_name=repr(dt), show_dtype=show_dtype,
+        return format_tensor(_host(arr), dtype_name=repr(dt), show_dtype=show_dtype,
                              suffixes=suffixes,
                              device_str=None if device.type == "cpu" else str(device))
 
@@ -555,7 +556,7 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         from ._creation import _rebuild
-        return (_rebuild, (np.asarray(self._value()), self.dtype._name, self._requires_grad))
+        return (_rebuild, (_host(self._value()), self.dtype._name, self._requires_grad))
 
     def __deepcopy__(self, memo):
         from .autograd.grad_mode import no_grad
@@ -609,13 +610,55 @@ def values_for_shape(t, name):
         raise TracedValueError(f"{name}() has a data-dependent output shape and cannot be traced "
                            "(torchlike.compile / to_jax); use torchlike.where(cond, x, y) or "
                            "call it outside the compiled step")
-    return np.asarray(arr)
+    return _host(arr)
 
 
 def host_values(t):
     """``t``'s values as numpy, or None while tracing (for eager-only checks, skipped then)."""
     arr = t._value()
-    return None if isinstance(arr, jax.core.Tracer) else np.asarray(arr)
+    return None if isinstance(arr, jax.core.Tracer) else _host(arr)
+
+
+# NOTE [ checks on an accelerator ]
+# PyTorch's CPU kernels check their index values before they run; its CUDA kernels check them on
+# the device and report a failed check at the next synchronization ("device-side assert
+# triggered"), so a step never waits for its indices.  torchlike does the same: on the CPU a
+# check reads the values (no transfer: the host owns them); on any other device it is a small
+# jitted reduction whose result stays there, and the next read of any tensor's values on the
+# host (item, tolist, numpy, bool, printing, torchlike.cuda.synchronize: ``_host``) raises the
+# first failed check's error, with PyTorch's CPU message.  Results computed from bad indices are
+# not defined meanwhile, as on a GPU.
+
+_pending = []   # (flags on the device, error, message) of checks not read yet
+
+
+def on_host(arr):
+    """Whether ``arr`` lives on a CPU device (reading it transfers nothing)."""
+    return from_jax_device(next(iter(arr.devices()))).type == "cpu"
+
+
+def defer_check(flags, error, message):
+    """Queue a device check: ``flags`` is (ok, *values) as device arrays; the first read of
+    values on the host raises ``error(message.format(*values))`` if ok is False."""
+    _pending.append((flags, error, message))
+
+
+def sync_checks():
+    """Raise the error of the first queued device check that failed (NOTE [ checks on an
+    accelerator ]); every queued check is read, and dropped."""
+    if _pending:
+        pending = _pending[:]
+        _pending.clear()
+        for (ok, *values), error, message in pending:
+            if not bool(np.asarray(ok)):
+                raise error(message.format(*(np.asarray(v).item() for v in values)))
+
+
+def _host(arr):
+    """``arr``'s values as numpy: a read on the host, where queued device checks report."""
+    if _pending:
+        sync_checks()
+    return np.asarray(arr)
 
 
 def host_min_max(values):
@@ -655,16 +698,56 @@ def first_out_of_range(values, lo, hi, ignore=None):
 
 def check_index_range(t, lo, hi, error, message, ignore=None):
     """Raise ``error(message.format(position, value))`` for the first entry of the integer
-    Tensor ``t`` outside [lo, hi) (and other than ``ignore``): read on the host in eager code,
-    as a check of the program in a compiled step (NOTE [ checks in a compiled step ] in
-    _compile.py), not at all under other tracing."""
-    values = host_values(t)
-    if values is None:
-        _trace_context.check_in_range(t._value(), lo, hi, error, message, ignore)
+    Tensor ``t`` outside [lo, hi) (and other than ``ignore``): read on the host in eager code on
+    the CPU, queued on an accelerator (NOTE [ checks on an accelerator ]), as a check of the
+    program in a compiled step (NOTE [ checks in a compiled step ] in _compile.py), not at all
+    under other tracing."""
+    check_in_range(t._value(), lo, hi, error, message, ignore)
+
+
+def check_in_range(arr, lo, hi, error, message, ignore=None):
+    """check_index_range for a jax array, or numpy values read on the host already."""
+    if isinstance(arr, jax.core.Tracer):
+        _trace_context.check_in_range(arr, lo, hi, error, message, ignore)
+    elif isinstance(arr, jax.Array) and not on_host(arr):
+        if arr.size:
+            defer_check(_range_flags(arr, lo, hi, -1 if ignore is None else ignore,
+                                     ignore is not None), error, message)
+    else:
+        bad = first_out_of_range(_host(arr), lo, hi, ignore)
+        if bad is not None:
+            raise error(message.format(*bad))
+
+
+def check_all(t, pred, error, message):
+    """Raise ``error(message)`` unless ``pred(values)`` (a module-level function of an array,
+    numpy's or jax's, to a bool array) holds everywhere: on the host on the CPU, queued on an
+    accelerator (NOTE [ checks on an accelerator ]), not at all while tracing."""
+    arr = t._value()
+    if isinstance(arr, jax.core.Tracer):
         return
-    bad = first_out_of_range(values, lo, hi, ignore)
-    if bad is not None:
-        raise error(message.format(*bad))
+    if on_host(arr):
+        if not np.all(pred(_host(arr))):
+            raise error(message)
+        return
+    f = _ALL_OF.get(pred)
+    if f is None:
+        f = _ALL_OF[pred] = jax.jit(lambda v: jax.numpy.all(pred(v)))
+    defer_check((f(arr),), error, message)
+
+
+_ALL_OF = {}
+
+
+@functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
+def _range_flags(values, lo, hi, ignore, has_ignore):
+    """(every entry in [lo, hi) or == ignore, first bad position, its value), on the device."""
+    v = values.ravel().astype(np.int64)
+    bad = (v < lo) | (v >= hi)
+    if has_ignore:
+        bad &= v != ignore
+    i = jax.numpy.argmax(bad)
+    return ~bad.any(), i, v[i]
 
 
 def _wrap_dim(dim, ndim):

@@ -13,11 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D, _trace_context
+from .. import _dtype as D
 from .._creation import from_host
 from .._dispatch import Op, call
 from .._inplace import check_output_shape, inplace, shape_broadcast
-from .._tensor import Tensor, TracedValueError, first_out_of_range, values_for_shape
+from .._tensor import Tensor, TracedValueError, check_in_range, values_for_shape
 from . import shape
 
 
@@ -136,6 +136,9 @@ def _as_index(i):
             if not isinstance(arr, jax.core.Tracer):
                 return int(np.asarray(arr))
         return tensor_index(i)
+    if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iuf" and (
+            i.dtype != np.uint8):   # PyTorch reads a 0-dim array of numbers as an int
+        return int(i)
     if isinstance(i, _SEQUENCES):   # data for an index tensor: a mask, or else int64
         a = np.asarray(i)
         if a.dtype == np.bool_:
@@ -327,13 +330,8 @@ def check_put(x, items, value):
 def _check_bounds(idx, size, dim):
     """x[idx]'s check of an index (a number, numpy or jax array; a traced one becomes a check
     of the compiled step: NOTE [ checks in a compiled step ])."""
-    message = f"index {{1}} is out of bounds for dimension {dim} with size {size}"
-    if isinstance(idx, jax.core.Tracer):
-        _trace_context.check_in_range(idx, -size, size, IndexError, message)
-        return
-    bad = first_out_of_range(np.asarray(idx), -size, size)
-    if bad is not None:
-        raise IndexError(message.format(*bad))
+    check_in_range(np.asarray(idx) if isinstance(idx, int) else idx, -size, size, IndexError,
+                   f"index {{1}} is out of bounds for dimension {dim} with size {size}")
 
 
 def setitem(x, index, value):

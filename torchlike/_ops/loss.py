@@ -21,7 +21,7 @@ import numpy as np
 
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
-from .._tensor import Tensor, check_index_range, host_values
+from .._tensor import Tensor, check_all, check_index_range, host_values
 from ..autograd.grad_mode import _state, no_grad
 from ..special import _ADD_SCALAR, _MUL_SCALAR, log_softmax
 from . import reduce as R, shape as S
@@ -280,10 +280,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {target.dtype._scalar_name} but expected "
                            f"{input.dtype._scalar_name}")
     for t, name in ((input, "input"), (target, "target")):
-        v = host_values(t)
-        if v is not None and not np.all((v >= 0) & (v <= 1)):
-            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+        check_all(t, _in_unit_interval, RuntimeError,
+                  f"all elements of {name} should be between 0 and 1")
     return call(BINARY_CROSS_ENTROPY, input, target, *extra, static=(("reduction", reduction),))
+
+
+def _in_unit_interval(v):
+    return (v >= 0) & (v <= 1)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,

@@ -21,7 +21,7 @@ from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype,
                        _factory, _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
-from .._tensor import Tensor
+from .._tensor import Tensor, check_all, on_host
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -259,17 +259,17 @@ def normal(mean=_REQUIRED, std=1.0, size=None, *, generator=None, out=None, dtyp
         if shape_broadcast(m.shape, s.shape) is None:
             raise RuntimeError(_broadcast_message([m, s]))
         _require_float(mean.dtype, "normal_kernel_cpu", complex_ok=True)
-        result = call(NORMAL_TT, mean, std, _key(generator))
+        result = call(NORMAL_TT, mean, std, _key(generator, mean))
     elif tm:
         std = _float_arg("normal", "std", 2, std)
         _check_std(std)
         _require_float(mean.dtype, "normal_kernel_cpu", complex_ok=True)
-        result = call(NORMAL_TF, mean, _key(generator), std)
+        result = call(NORMAL_TF, mean, _key(generator, mean), std)
     else:
         _check_std_tensor(std)
         mean = _float_arg("normal", "mean", 1, mean)
         _require_float(std.dtype, "normal_kernel_cpu")
-        result = call(NORMAL_FT, std, _key(generator), mean)
+        result = call(NORMAL_FT, std, _key(generator, std), mean)
     return with_out(result, out)
 
 
@@ -295,13 +295,13 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     records the op but has no derivative (backward raises)."""
     if p is None:
         _check_probs_dtype(input, input.dtype)
-        return with_out(call(BERNOULLI, input, _key(generator)), out)
+        return with_out(call(BERNOULLI, input, _key(generator, input)), out)
     if isinstance(p, Tensor):
         raise TypeError("bernoulli(): argument 'p' must be float, not Tensor")
     p = _float_arg("bernoulli", "p", 2, p)
     _check_p(p)
     _check_bernoulli_scalar(input.dtype)
-    return with_out(call(BERNOULLI_P, input, _key(generator), p), out)
+    return with_out(call(BERNOULLI_P, input, _key(generator, input), p), out)
 
 
 def poisson(input, generator=None):
@@ -310,12 +310,23 @@ def poisson(input, generator=None):
     _require_float(input.dtype, "poisson_cpu")
     if not _all_true(input._value(), 0):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return call(POISSON, input, _key(generator))
+    return call(POISSON, input, _key(generator, input))
 
 
 def _check_distribution(probs, checked_per_entry):
-    """PyTorch's eager checks of multinomial's rows (host values; skipped when traced)."""
-    rows = np.atleast_2d(np.asarray(probs._value(), np.float64))
+    """PyTorch's eager checks of multinomial's rows: of host values on the CPU, queued on an
+    accelerator (NOTE [ checks on an accelerator ]: PyTorch's CUDA kernel checks on the
+    device), skipped when traced."""
+    arr = probs._value()
+    if not _concrete(arr):
+        return
+    if not on_host(arr):
+        check_all(probs, _finite_and_not_negative, RuntimeError,
+                  "probability tensor contains either `inf`, `nan` or element < 0")
+        check_all(probs, _rows_sum_to_positive, RuntimeError,
+                  "invalid multinomial distribution (sum of probabilities <= 0)")
+        return
+    rows = np.atleast_2d(np.asarray(arr, np.float64))
     if checked_per_entry:
         for row in rows:   # the first bad entry of a row, then its sum
             bad = np.flatnonzero(~(row >= 0) | np.isinf(row))
@@ -331,6 +342,14 @@ def _check_distribution(probs, checked_per_entry):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if np.any(rows.sum(axis=1) == 0):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+
+
+def _finite_and_not_negative(p):
+    return (p >= 0) & (p < float("inf"))
+
+
+def _rows_sum_to_positive(p):
+    return p.sum(axis=-1) > 0
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -366,9 +385,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("number of categories cannot exceed 2^24")
     if input.ndim == 2 and input.shape[0] == 0:
         return with_out(zeros(0, num_samples, dtype=D.int64, device=input.device), out)
-    if _concrete(input._value()):
-        _check_distribution(input, replacement and num_samples > 1)
-    result = call(MULTINOMIAL, input, _key(generator),
+    _check_distribution(input, replacement and num_samples > 1)
+    result = call(MULTINOMIAL, input, _key(generator, input),
                   static=(("num_samples", num_samples), ("replacement", replacement)))
     return with_out(result, out)
 
@@ -387,7 +405,7 @@ def _fill(self, op, generator, prepare, tensors=()):
             static = (("shape", tuple(self.shape)), ("dtype", self.dtype._np))
             return Tensor._wrap(_sample_on(_FILL_FACTORY[op.name], self.device, generator,
                                            *params, static=static))
-        return call(op, self, *tensors, _key(generator), *params)
+        return call(op, self, *tensors, _key(generator, self), *params)
     return inplace(self, compute)
 
 
