@@ -87,8 +87,13 @@ _X = [-1., -0.5, 0., 0.3, 0.5, 0.77, 1., 1.5, -2., 3.]
 _N = [-1., 0., 1., 2., 2.7, 5., 7., 9., 12., -0.5, math.nan]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("name", POLYNOMIALS)
+# float32 takes the same paths: a few rows of it
+_POLY_SWEEP = [(name, "float64") for name in POLYNOMIALS] + [
+    (name, "float32") for name in ("chebyshev_polynomial_u", "shifted_chebyshev_polynomial_w",
+                                   "hermite_polynomial_h", "legendre_polynomial_p")]
+
+
+@pytest.mark.parametrize("name,dtype", _POLY_SWEEP)
 def test_polynomials(name, dtype):
     def go(T):
         f = getattr(T.special, name)
@@ -135,8 +140,13 @@ _XB = [-27.3, -12.6, -8.3, -4.1, -1.3, 0., 0.7, 1.4, 1.99, 2.6, 3.9, 9.4, 17.2, 
        80.1, 700., math.inf, -math.inf, math.nan, 1e-300]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-@pytest.mark.parametrize("name", BESSEL)
+_BESSEL_SWEEP = [(name, "float64") for name in BESSEL] + [
+    (name, "float32") for name in ("airy_ai", "bessel_j0", "bessel_y1", "modified_bessel_i1",
+                                   "modified_bessel_k1", "scaled_modified_bessel_k0",
+                                   "spherical_bessel_j0")]
+
+
+@pytest.mark.parametrize("name,dtype", _BESSEL_SWEEP)
 def test_bessel(name, dtype):
     tol = {"rtol": 1e-8, "atol": 1e-8} if dtype == "float64" else {}
     both(lambda T: getattr(T.special, name)(T.tensor(_XB, dtype=getattr(T, dtype),
@@ -195,3 +205,221 @@ SPECIAL_ERRORS = [
 @pytest.mark.parametrize("name,fn", cases(SPECIAL_ERRORS))
 def test_special_errors(name, fn):
     same(fn, raises=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# torch.linalg: factorizations, solvers and composites
+# ------------------------------------------------------------------------------------------------
+
+def _tuple(r):
+    """A named tuple of either library as a plain tuple (their classes differ)."""
+    return tuple(r)
+
+
+def _tri(T, a, upper, unit=False):
+    """A well-conditioned triangular matrix from ``a`` (the diagonal pushed away from 0)."""
+    n = a.shape[-1]
+    a = a + 3 * T.eye(n, dtype=a.dtype)
+    return a.triu() if upper else a.tril()
+
+
+LINALG = [
+    # name, fn(T, *inputs), inputs
+    ("lu_factor", lambda T, a: _tuple(T.linalg.lu_factor(a)), [A((3, 3), "float64")]),
+    ("lu_factor_batch_wide", lambda T, a: _tuple(T.linalg.lu_factor(a)), [A((2, 3, 4))]),
+    ("lu_factor_tall", lambda T, a: _tuple(T.linalg.lu_factor_ex(a)), [A((4, 2), "float64")]),
+    ("lu", lambda T, a: _tuple(T.linalg.lu(a)), [A((3, 3), "float64")]),
+    ("lu_wide", lambda T, a: _tuple(T.linalg.lu(a))[1:], [A((2, 3, 4))]),
+    ("lu_tall", lambda T, a: T.linalg.lu(a).U, [A((4, 3), "float64")]),
+    ("lu_solve", lambda T, a, b: T.linalg.lu_solve(*T.linalg.lu_factor(a), b),
+     [A((3, 3), "float64"), A((3, 2), "float64")]),
+    ("lu_solve_right_adjoint", lambda T, a, b: T.linalg.lu_solve(
+        *T.linalg.lu_factor(a), b, left=False, adjoint=True),
+     [A((3, 3), "float64"), A((2, 3), "float64")]),
+    ("lu_solve_adjoint_broadcast", lambda T, a, b: T.linalg.lu_solve(
+        *T.linalg.lu_factor(a), b, adjoint=True),
+     [A((2, 3, 3), "float64"), A((4, 1, 3, 2), "float64")]),
+    ("lu_solve_right", lambda T, a, b: T.linalg.lu_solve(*T.linalg.lu_factor(a), b, left=False),
+     [A((3, 3), "float64"), A((2, 3), "float64")]),
+    ("solve_triangular_upper", lambda T, a, b: T.linalg.solve_triangular(
+        _tri(T, a, True), b, upper=True), [A((3, 3), "float64"), A((3, 2), "float64")]),
+    ("solve_triangular_lower_right", lambda T, a, b: T.linalg.solve_triangular(
+        _tri(T, a, False), b, upper=False, left=False), [A((3, 3)), A((2, 3))]),
+    ("solve_triangular_unit_reads_triangle", lambda T, a, b: T.linalg.solve_triangular(
+        a, b, upper=False, unitriangular=True), [A((3, 3), "float64"), A((3, 2), "float64")]),
+    ("solve_triangular_broadcast", lambda T, a, b: T.linalg.solve_triangular(
+        _tri(T, a, True), b, upper=True), [A((2, 1, 3, 3)), A((4, 3, 2))]),
+    ("solve_triangular_mixed_dtypes", lambda T, a, b: T.linalg.solve_triangular(
+        _tri(T, a, True), b, upper=True), [A((3, 3)), A((3, 2), "float64")]),
+    ("householder_product", lambda T, a, t: T.linalg.householder_product(a, t),
+     [A((4, 3), "float64"), A((2,), "float64")]),
+    ("householder_product_batch", lambda T, a, t: T.linalg.householder_product(a, t),
+     [A((2, 3, 3)), A((2, 3))]),
+    ("householder_product_complex", lambda T, a, t: T.linalg.householder_product(
+        a * (1 + 1j), t * (1 - 2j)).abs(), [A((3, 2), "float64"), A((2,), "float64")]),
+    ("cond", lambda T, a: T.linalg.cond(a), [A((3, 3), "float64")]),
+    ("cond_rect_minus2", lambda T, a: T.linalg.cond(a, -2), [A((2, 3, 4))]),
+    # PyTorch's backward of cond through inv refuses: its masked_fill_ modifies the inverse that
+    # inv's backward saved
+    ("cond_1", lambda T, a: T.linalg.cond(a, 1), [A((3, 3), "float64")]),
+    ("cond_fro", lambda T, a: T.linalg.cond(a, "fro"), [A((2, 3, 3))]),
+    ("cond_nuc", lambda T, a: T.linalg.cond(a, "nuc"), [A((3, 3), "float64")]),
+    ("cond_inf", lambda T, a: T.linalg.cond(a, -math.inf), [A((3, 3), "float64")]),
+    ("tensorinv", lambda T, a: T.linalg.tensorinv(a, ind=2), [A((2, 3, 6), "float64")]),
+    ("tensorinv_1", lambda T, a: T.linalg.tensorinv(a, 1), [A((6, 2, 3))]),
+    ("tensorsolve", lambda T, a, b: T.linalg.tensorsolve(a, b),
+     [A((2, 3, 6), "float64"), A((2, 3), "float64")]),
+    ("tensorsolve_dims", lambda T, a, b: T.linalg.tensorsolve(a, b, dims=(0,)),
+     [A((6, 2, 3), "float64"), A((2, 3), "float64")]),
+    ("vander", lambda T, x: T.linalg.vander(x), [A((3,), "float64")]),
+    ("vander_n_batch", lambda T, x: T.linalg.vander(x, N=4), [A((2, 3))]),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", cases(LINALG))
+def test_linalg(name, fn, inputs):
+    check_op(name, fn, inputs, upstream=False, raises=name in ("cond_1", "cond_fro", "cond_inf"))
+
+
+def test_cond_without_grad():
+    both(lambda T: [T.linalg.cond(T.tensor([[2., 1.], [0.5, 3.]]), p)
+                    for p in (1, -1, "fro", "nuc", math.inf, 2)])
+
+
+def _sym(T, values, herm=False):
+    a = T.tensor(values)
+    return a + (a.transpose(-2, -1).conj() if herm else a.transpose(-2, -1))
+
+
+_INDEFINITE = [[0.01, 2., 1., 0.], [0., -0.02, 3., 1.], [0., 0., 0., 2.], [0., 0., 0., 0.5]]
+_INDEFINITE_C = [[0.01 + 0.5j, 2. - 1j, 1., 0.], [0., -0.02, 3.j, 1.], [0., 0., 0., 2.],
+                 [0., 0., 0., 0.5j]]
+
+LINALG_VALUES = [
+    # name, fn(T): outputs without gradients, LDL (not differentiable in PyTorch), integers
+    ("lu_factor_ex_singular_info", lambda T: _tuple(T.linalg.lu_factor_ex(T.stack(
+        [T.eye(3), T.zeros(3, 3), T.tensor([[1., 2., 3.], [2., 4., 6.], [1., 0., 1.]])])))),
+    ("lu_pivots_and_p", lambda T: _tuple(T.linalg.lu(T.tensor([[1., 2.], [3., 4.]])))),
+    ("lu_complex", lambda T: _tuple(T.linalg.lu(T.tensor([[1 + 1j, 2.], [3., 4j]])))),
+    ("ldl_factor_ex_batch", lambda T: _tuple(T.linalg.ldl_factor_ex(T.stack(
+        [_sym(T, _INDEFINITE), T.eye(4), T.zeros(4, 4)])))),
+    ("ldl_factor_hermitian", lambda T: _tuple(T.linalg.ldl_factor(
+        _sym(T, _INDEFINITE_C, herm=True), hermitian=True))),
+    ("ldl_factor_complex_symmetric", lambda T: _tuple(T.linalg.ldl_factor(
+        _sym(T, _INDEFINITE_C)))),
+    ("ldl_factor_solve", lambda T: T.linalg.ldl_solve(*T.linalg.ldl_factor(
+        _sym(T, _INDEFINITE)), T.arange(8.).reshape(4, 2))),
+    ("ldl_solve_hermitian_broadcast", lambda T: T.linalg.ldl_solve(
+        *T.linalg.ldl_factor(_sym(T, _INDEFINITE_C, herm=True), hermitian=True),
+        T.ones(3, 4, 1, dtype=T.complex64), hermitian=True)),
+    ("ldl_factor_records_no_derivative", lambda T: T.linalg.ldl_factor(
+        _sym(T, _INDEFINITE).requires_grad_()).LD),
+    ("cond_singular", lambda T: [T.linalg.cond(T.tensor([[1., 2.], [2., 4.]]), p)
+                                 for p in ("fro", 1, -1, math.inf)]),
+    ("cond_singular_nuc", lambda T: T.linalg.cond(T.tensor([[1., 0.], [0., 0.]]), "nuc")),
+    ("cond_zero", lambda T: T.linalg.cond(T.zeros(2, 2), "fro")),
+    ("cond_empty", lambda T: [T.linalg.cond(T.zeros(0, 0)), T.linalg.cond(T.zeros(2, 3, 0), 1)]),
+    ("cond_complex", lambda T: T.linalg.cond(T.tensor([[1 + 1j, 2.], [0.5, 1j]]), 1.0)),
+    ("vander_int", lambda T: [T.linalg.vander(T.tensor([1, 2, 3])),
+                              T.linalg.vander(T.tensor([1, 2], dtype=T.int8), N=3)]),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(LINALG_VALUES))
+def test_linalg_values(name, fn):
+    both(fn)
+
+
+def test_ldl_backward_refused():
+    def go(T):
+        LD = T.linalg.ldl_factor(_sym(T, _INDEFINITE).requires_grad_()).LD
+        LD.sum().backward()
+    same(go, raises=True)
+
+
+def _ldl_eye(T):
+    return T.eye(3), T.tensor([1, 2, 3], dtype=T.int32)   # ldl_factor(eye(3))
+
+
+LINALG_ERRORS = [
+    ("lu_factor_singular", lambda T: T.linalg.lu_factor(T.stack([T.eye(2), T.zeros(2, 2)]))),
+    ("lu_factor_ex_check", lambda T: T.linalg.lu_factor_ex(T.zeros(2, 2), check_errors=True)),
+    ("lu_factor_no_pivot_cpu", lambda T: T.linalg.lu_factor(T.eye(2), pivot=False)),
+    ("lu_factor_1d", lambda T: T.linalg.lu_factor(T.ones(3))),
+    ("lu_factor_half", lambda T: T.linalg.lu_factor(T.eye(3, dtype=T.float16))),
+    ("lu_factor_int", lambda T: T.linalg.lu(T.ones(3, 3, dtype=T.int64))),
+    ("lu_solve_b_1d", lambda T: T.linalg.lu_solve(*T.linalg.lu_factor(T.eye(3)), T.ones(3))),
+    ("lu_solve_shapes", lambda T: T.linalg.lu_solve(*T.linalg.lu_factor(T.eye(3)), T.ones(4, 2))),
+    ("lu_solve_shapes_right", lambda T: T.linalg.lu_solve(
+        *T.linalg.lu_factor(T.eye(3)), T.ones(2, 4), left=False)),
+    ("lu_solve_dtypes", lambda T: T.linalg.lu_solve(
+        *T.linalg.lu_factor(T.eye(3)), T.ones(3, 2, dtype=T.float64))),
+    ("lu_solve_pivots_dtype", lambda T: T.linalg.lu_solve(
+        T.eye(3), T.ones(3, dtype=T.int64), T.ones(3, 2))),
+    ("lu_solve_pivots_count", lambda T: T.linalg.lu_solve(
+        T.eye(3), T.ones(2, dtype=T.int32), T.ones(3, 2))),
+    ("lu_solve_pivots_batch", lambda T: T.linalg.lu_solve(
+        T.eye(3).expand(2, 3, 3), T.ones(3, dtype=T.int32), T.ones(3, 2))),
+    ("lu_solve_not_square", lambda T: T.linalg.lu_solve(
+        T.ones(3, 2), T.ones(2, dtype=T.int32), T.ones(3, 2))),
+    ("solve_triangular_no_upper", lambda T: T.linalg.solve_triangular(T.eye(3), T.ones(3, 2))),
+    ("solve_triangular_b_1d", lambda T: T.linalg.solve_triangular(T.eye(3), T.ones(3),
+                                                                  upper=True)),
+    ("solve_triangular_shapes", lambda T: T.linalg.solve_triangular(
+        T.eye(3), T.ones(4, 3), upper=False)),
+    ("solve_triangular_not_square", lambda T: T.linalg.solve_triangular(
+        T.ones(3, 4), T.ones(3, 2), upper=False)),
+    ("solve_triangular_int", lambda T: T.linalg.solve_triangular(
+        T.eye(3, dtype=T.int32), T.ones(3, 2, dtype=T.int32), upper=True)),
+    ("householder_product_tau_long", lambda T: T.linalg.householder_product(T.ones(3, 2),
+                                                                            T.ones(3))),
+    ("householder_product_wide", lambda T: T.linalg.householder_product(T.ones(2, 3),
+                                                                        T.ones(2))),
+    ("householder_product_dtype", lambda T: T.linalg.householder_product(
+        T.ones(3, 2), T.ones(2, dtype=T.float64))),
+    ("householder_product_1d", lambda T: T.linalg.householder_product(T.ones(3), T.ones(2))),
+    ("householder_product_batch", lambda T: T.linalg.householder_product(T.ones(2, 3, 2),
+                                                                         T.ones(3, 2))),
+    ("householder_product_int", lambda T: T.linalg.householder_product(
+        T.ones(3, 2, dtype=T.int32), T.ones(2, dtype=T.int32))),
+    ("ldl_factor_not_square", lambda T: T.linalg.ldl_factor(T.ones(3, 4))),
+    ("ldl_factor_half", lambda T: T.linalg.ldl_factor(T.eye(3, dtype=T.float16))),
+    ("ldl_factor_int", lambda T: T.linalg.ldl_factor(T.eye(3, dtype=T.int64))),
+    ("ldl_solve_b_1d", lambda T: T.linalg.ldl_solve(*_ldl_eye(T), T.ones(3))),
+    ("ldl_solve_shapes", lambda T: T.linalg.ldl_solve(*_ldl_eye(T),
+                                                      T.ones(4, 1))),
+    ("ldl_solve_dtypes", lambda T: T.linalg.ldl_solve(
+        *_ldl_eye(T), T.ones(3, 1, dtype=T.float64))),
+    ("ldl_solve_pivots_batch", lambda T: T.linalg.ldl_solve(
+        T.eye(3).expand(2, 3, 3), T.ones(3, dtype=T.int32), T.ones(3, 1))),
+    ("cond_1d", lambda T: T.linalg.cond(T.ones(3))),
+    ("cond_bad_ord", lambda T: T.linalg.cond(T.eye(3), 3)),
+    ("cond_bad_str", lambda T: T.linalg.cond(T.eye(3), "foo")),
+    ("cond_not_square", lambda T: [T.linalg.cond(T.ones(3, 4), p) for p in ("fro",)]),
+    ("cond_not_square_float", lambda T: T.linalg.cond(T.ones(3, 4), 1.0)),
+    ("cond_not_square_inf", lambda T: T.linalg.cond(T.ones(3, 4), math.inf)),
+    ("cond_int", lambda T: T.linalg.cond(T.ones(3, 3, dtype=T.int32))),
+    ("tensorinv_shapes", lambda T: T.linalg.tensorinv(T.ones(2, 3, 5), ind=2)),
+    ("tensorinv_ind", lambda T: T.linalg.tensorinv(T.ones(2, 3, 6), ind=0)),
+    ("tensorsolve_shapes", lambda T: T.linalg.tensorsolve(T.ones(2, 3, 6), T.ones(3, 2, 1))),
+    ("vander_n1", lambda T: T.linalg.vander(T.ones(2), N=1)),
+    ("vander_0d", lambda T: T.linalg.vander(T.tensor(2.))),
+    ("vander_bool", lambda T: T.linalg.vander(T.tensor([True, False]))),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(LINALG_ERRORS))
+def test_linalg_errors(name, fn):
+    same(fn, raises=True)
+
+
+def test_lu_without_pivoting():
+    """pivot=False (PyTorch: accelerators only) is Doolittle's elimination: on a diagonally
+    dominant matrix partial pivoting swaps nothing, so torch's pivoted LU is the oracle."""
+    from torchlike._ops.linalg_factor import _getrf
+    a = np.array([[[4., 1., 2.], [1., 5., 1.], [2., 1., 6.]], [[3., 1., 0.], [1., 4., 1.],
+                                                                [0., 1., 5.]]])
+    lu, piv, info = _getrf(a, pivot=False)
+    ref = torch.linalg.lu_factor(torch.tensor(a))
+    np.testing.assert_allclose(np.asarray(lu), ref.LU.numpy(), rtol=1e-12)
+    assert (np.asarray(piv) == ref.pivots.numpy()).all() and not np.asarray(info).any()
