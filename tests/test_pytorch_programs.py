@@ -1,0 +1,131 @@
+"""Ordinary PyTorch programs (examples/pytorch/) run unmodified as ``python -m torchlike X.py`` and
+reach what the same file reaches under real PyTorch.
+
+Each test runs one program twice at once, in two subprocesses: ``python X.py`` under real torch
+(the oracle) and ``python -m torchlike X.py`` with the same small arguments, then compares the
+machine-readable last lines.  Programs that draw random numbers are compared by what they learn
+(both reach the learning goal; torchlike's result within a margin of torch's), since torchlike's
+random streams are not torch's.  The L-BFGS fit draws none and must take torch's exact path.
+"""
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import torch  # noqa: F401  (the oracle: the torch runs below need it installed)
+
+from test_examples import REPO, _env
+
+PROGRAMS = REPO / "examples" / "pytorch"
+TIMEOUT = 240   # seconds for one program's pair of runs (bounds a hang; a pass takes ~10-30 s)
+FINAL = re.compile(r"(\w+)=(\S+)")
+
+
+def _final_line(stdout):
+    """{key: value} of the last line that has key=value pairs (numbers as floats)."""
+    for line in reversed(stdout.strip().splitlines()):
+        pairs = FINAL.findall(line)
+        if pairs:
+            return {k: v if "," in v else float(v) for k, v in pairs}
+    raise AssertionError(f"no key=value line in:\n{stdout}")
+
+
+def _run_pair(name, *args):
+    """(torch's final line, torchlike's final line, torch's stdout, torchlike's stdout)."""
+    script = str(PROGRAMS / f"{name}.py")
+    env = _env()
+    env["OMP_NUM_THREADS"] = "1"    # the two runs share the machine's cores
+    commands = {"torch": [sys.executable, script, *args],
+                "torchlike": [sys.executable, "-m", "torchlike", script, *args]}
+    procs = {label: subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+             for label, cmd in commands.items()}
+    deadline = time.monotonic() + TIMEOUT
+    outputs = {}
+    try:
+        for label, proc in procs.items():
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, (
+                f"{' '.join(commands[label][1:])} exited {proc.returncode}\n--- stdout ---\n"
+                f"{out}\n--- stderr ---\n{err}")
+            outputs[label] = out
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name} {' '.join(args)} ran past {TIMEOUT} s")
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return (_final_line(outputs["torch"]), _final_line(outputs["torchlike"]),
+            outputs["torch"], outputs["torchlike"])
+
+
+def test_cnn_digits_classifies_as_well_as_torch():
+    ref, got, _, _ = _run_pair("cnn_digits", "--epochs", "2")
+    for run in (ref, got):
+        assert run["accuracy"] >= 0.85, run                     # chance is 0.10
+        assert run["final_loss"] < 1.0, run                     # from ln(10) = 2.30
+        assert run["reloaded_accuracy"] == run["accuracy"], run  # the checkpoint round trip
+    assert got["accuracy"] >= ref["accuracy"] - 0.08, (got, ref)
+    assert abs(got["final_loss"] - ref["final_loss"]) < 0.25, (got, ref)
+
+
+def test_vae_digits_lowers_the_loss_as_torch():
+    ref, got, _, _ = _run_pair("vae_digits", "--epochs", "4")
+    # The untrained model's loss depends only on the init's distribution, which torchlike shares.
+    assert abs(got["initial_loss"] - ref["initial_loss"]) < 1.5, (got, ref)
+    ratios = [run["final_loss"] / run["initial_loss"] for run in (ref, got)]
+    assert max(ratios) < 0.8, (got, ref)
+    assert abs(ratios[1] - ratios[0]) < 0.04, (got, ref)
+    assert abs(got["recon_error"] - ref["recon_error"]) < 0.02, (got, ref)
+
+
+def test_gan_ring_learns_the_modes_as_torch():
+    ref, got, _, _ = _run_pair("gan_ring", "--steps", "300")
+    ratios = []
+    for run in (ref, got):
+        ratios.append(run["ring_error"] / run["initial_ring_error"])
+        assert ratios[-1] < 0.3, run         # samples moved onto the ring
+        assert run["modes"] >= 4, run        # of 6
+        assert run["quality"] >= 0.1, run
+    assert ratios[1] < ratios[0] + 0.12, (got, ref)
+
+
+def _check_language_model(ref, got, out, vocab_slack):
+    vocab = int(re.search(r"vocabulary (\d+)", out).group(1))
+    for run in (ref, got):
+        # Untrained, a model guesses about uniformly over the vocabulary.
+        assert abs(run["initial_loss"] - math.log(vocab)) < vocab_slack, (run, vocab)
+        assert run["final_loss"] < run["initial_loss"] - 1.0, run
+    assert got["final_loss"] < ref["final_loss"] + 0.15, (got, ref)
+    assert got["accuracy"] > ref["accuracy"] - 0.05, (got, ref)
+
+
+def test_char_lstm_learns_the_text_as_torch():
+    ref, got, ref_out, got_out = _run_pair("char_lstm", "--steps", "150", "--sample-chars", "20")
+    assert "sample: 'The " in got_out, got_out
+    _check_language_model(ref, got, ref_out, vocab_slack=0.1)
+
+
+def test_transformer_lm_learns_the_text_as_torch():
+    ref, got, ref_out, got_out = _run_pair("transformer_lm", "--steps", "60", "--warmup", "10",
+                                           "--sample-chars", "3")
+    assert "sample: 'The " in got_out, got_out
+    _check_language_model(ref, got, ref_out, vocab_slack=0.15)
+
+
+def test_lbfgs_fit_takes_torchs_exact_path():
+    ref, got, ref_out, got_out = _run_pair("lbfgs_fit")
+    # No random numbers: every printed step (3 significant digits, closure calls) is torch's.
+    steps = [[line for line in out.splitlines() if line.startswith(("initial", "step"))]
+             for out in (ref_out, got_out)]
+    assert steps[1] == steps[0] and len(steps[0]) == 6, got_out
+    assert got["evals"] == ref["evals"]
+    assert got["final_loss"] == pytest.approx(ref["final_loss"], rel=1e-9)
+    ref_params = [float(v) for v in ref["params"].split(",")]
+    got_params = [float(v) for v in got["params"].split(",")]
+    assert got_params == pytest.approx(ref_params, rel=1e-9, abs=1e-12)
+    assert ref["final_loss"] < 1e-3     # converged: from 0.57 down to the data's wiggle
