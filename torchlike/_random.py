@@ -22,6 +22,19 @@ Samplers are ops of the op table whose inputs are the sample's parameters and th
 data (an array that never requires grad), so they run jitted in eager mode and trace as they
 are.  Uniform-based samplers hash their bits from the key (NOTE [ fast random bits ]); the
 others use jax.random with the key data as a raw key.
+
+NOTE [ a generator per device ]
+As in PyTorch, each device has its own default generator: ``default_generator`` is the CPU's,
+and every other device (``cuda:0``, ``cuda:1``, ``xla:0``, ...) gets one when a draw first needs
+it, made on that device (its state Tensor lives there, so a traced step on an accelerator never
+reads a CPU key).  A draw without a ``generator`` takes the default generator of the device the
+result lands on: ``randn(3, device="cuda")`` draws from the current cuda device's, dropout on a
+cuda tensor from that tensor's device's.  ``torch.manual_seed`` seeds every one of them (and
+those made later start from its seed), ``torch.cuda.manual_seed`` the current cuda device's,
+``manual_seed_all`` those of every device of the type.  ``Generator(device="cuda")`` makes a
+generator of the current cuda device; a generator of one device type given for a draw on
+another raises PyTorch's error.  The CPU stream is unchanged by all this: a seed gives the
+numbers it gave before.
 """
 import functools
 import math
@@ -35,7 +48,8 @@ import numpy as np
 from . import _dtype as D
 from ._creation import (_finish, _place, _size, check_alloc, check_nonnegative,
                         get_default_device, size_arg)
-from ._device import device as _device_cls, to_jax_device
+from ._device import (current_index, device as _device_cls, devices_of, from_jax_device,
+                      to_jax_device)
 from ._dispatch import Op, with_out
 from ._tensor import Tensor
 
@@ -101,7 +115,7 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        self.device = _device_cls(device)
+        self.device = _generator_device(device)
         self._tensor = None
         self.manual_seed(_DEFAULT_SEED)
 
@@ -125,10 +139,18 @@ class Generator:
         return self._tensor
 
     def _reload(self):
-        """Take the state from the Tensor (after a direct write to it)."""
-        arr = self._tensor._value()
-        self._words = None if isinstance(arr, _Tracer) else [int(w) for w in np.asarray(arr)]
-        self._stale = False
+        """Take the state from the Tensor (after a direct write to it, e.g. a compiled step's
+        result); its words are read to the host when an eager draw first needs them, so a
+        compiled step's state stays on its device until then."""
+        self._words, self._stale = None, False
+
+    def _host_words(self):
+        """The state's words as Python ints, None while the state is traced."""
+        if self._words is None:
+            arr = self._tensor._value()
+            if not isinstance(arr, _Tracer):
+                self._words = [int(w) for w in np.asarray(arr)]
+        return self._words
 
     def manual_seed(self, seed):
         """Mirrors ``torch.Generator.manual_seed``: reseed; returns the generator."""
@@ -144,12 +166,16 @@ class Generator:
 
     def initial_seed(self):
         """Mirrors ``torch.Generator.initial_seed``: the seed the state started from."""
-        words = self._words or [int(w) for w in np.asarray(self._state._value()[:2])]
+        words = self._host_words() or [int(w) for w in np.asarray(self._state._value()[:2])]
         return words[0] | words[1] << 32
 
     def get_state(self):
-        """Mirrors ``torch.Generator.get_state``: the state as a uint8 Tensor."""
-        return Tensor._wrap(_words_to_bytes(self._state._value()))
+        """Mirrors ``torch.Generator.get_state``: the state as a uint8 Tensor, on the CPU (as
+        PyTorch returns a cuda generator's) unless the state is traced."""
+        data = _words_to_bytes(self._state._value())
+        if self.device.type != "cpu" and not isinstance(data, _Tracer):
+            data = _place(data, CPU)
+        return Tensor._wrap(data)
 
     def set_state(self, new_state):
         """Mirrors ``torch.Generator.set_state``: restore a state from ``get_state``."""
@@ -176,7 +202,7 @@ class Generator:
 
     def _next(self):
         """Key data for one draw; the state advances (a write a traced step hands out)."""
-        w = self._words
+        w = self._host_words()
         if w is not None:
             c = (w[2] | w[3] << 32) + 1
             self._words, self._stale = [w[0], w[1], c & _MASK, (c >> 32) & _MASK], True
@@ -195,17 +221,97 @@ def _rebuild_generator(device, state):
     return Generator(device).set_state(Tensor._wrap(jnp.asarray(state)))
 
 
+CPU = _device_cls("cpu")
+# what PyTorch says when a device type has no generator (no such device)
+_NO_GENERATOR = {
+    "cuda": "Cannot get CUDA generator without ATen_cuda library.",
+    "xpu": "Cannot get XPU generator without ATen_xpu library.",
+    "mps": "Cannot execute getNewGenerator() without MPS backend.",
+    "xla": "Cannot get XLA generator without torch_xla library.",
+    "tpu": "Cannot get XLA generator without torch_xla library.",
+    "meta": "META device type not an accelerator.",
+}
+
+
+def _generator_device(device):
+    """The device a Generator(device) lives on: 'cpu', or an accelerator device with its index
+    (the current one when none is given), which must exist."""
+    d = device if isinstance(device, _device_cls) else _device_cls(device)
+    if d.type == "cpu":
+        return CPU
+    if not devices_of(d.type):
+        raise RuntimeError(_NO_GENERATOR[d.type])
+    d = _device_cls(d.type, current_index(d.type) if d.index is None else d.index)
+    to_jax_device(d)
+    return d
+
+
 default_generator = Generator()
+_device_generators = {}   # (type, index) -> that device's default generator (not the CPU's)
+_seeds_for = {}           # type -> the seed manual_seed_all gave (for generators made later)
+_by_jax_device = {}       # jax device -> its default generator
+
+
+def device_generator(device):
+    """The default generator of torch device ``device`` (NOTE [ a generator per device ])."""
+    d = device if isinstance(device, _device_cls) else _device_cls(device)
+    if d.type in ("cpu", "meta"):
+        return default_generator
+    key = (d.type, current_index(d.type) if d.index is None else d.index)
+    g = _device_generators.get(key)
+    if g is None:
+        g = Generator(_device_cls(*key)).manual_seed(_seeds_for.get(d.type, _DEFAULT_SEED))
+        _device_generators[key] = g
+    return g
+
+
+def _generator_on(jax_device):
+    """The default generator of a jax device."""
+    g = _by_jax_device.get(jax_device)
+    if g is None:
+        g = _by_jax_device[jax_device] = device_generator(from_jax_device(jax_device))
+    return g
+
+
+def device_generators(type):
+    """The default generators of every device of ``type`` ('cuda', 'xla', ...), made if new."""
+    return [device_generator(_device_cls(type, i)) for i in range(len(devices_of(type)))]
+
+
+def default_generators():
+    """Every device's default generator, the CPU's first (for code that captures them all)."""
+    types = dict.fromkeys(from_jax_device(jd).type for jd in jax.devices())
+    return [default_generator] + [g for t in types if t != "cpu" for g in device_generators(t)]
+
+
+def manual_seed_all(type, seed):
+    """Seed the default generator of every ``type`` device, and those made later."""
+    seed = _seed_value(int(seed))
+    _seeds_for[type] = seed
+    for (t, _), g in _device_generators.items():
+        if t == type:
+            g.manual_seed(seed)
+
+
+_ACCELERATOR_TYPES = ("cuda", "xla", "tpu", "mps", "xpu")
 
 
 def manual_seed(seed):
-    """Mirrors ``torch.manual_seed``: reseed the default generator; returns it."""
-    return default_generator.manual_seed(int(seed))
+    """Mirrors ``torch.manual_seed``: reseed the default generator of every device (the CPU's
+    and each accelerator's); returns the CPU's."""
+    g = default_generator.manual_seed(int(seed))
+    for t in _ACCELERATOR_TYPES:
+        manual_seed_all(t, seed)
+    return g
 
 
 def seed():
-    """Mirrors ``torch.seed``: reseed the default generator from OS entropy."""
-    return default_generator.seed()
+    """Mirrors ``torch.seed``: reseed the default generators from OS entropy (one seed for every
+    device, as PyTorch); returns it."""
+    s = default_generator.seed()
+    for t in _ACCELERATOR_TYPES:
+        manual_seed_all(t, s)
+    return s
 
 
 def initial_seed():
@@ -223,19 +329,27 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-def _gen(generator):
+def _gen(generator, jax_device=None):
+    """``generator``, checked, or (None) the default generator of ``jax_device`` (None: the
+    CPU's)."""
     if generator is None:
-        return default_generator
+        return default_generator if jax_device is None else _generator_on(jax_device)
     if not isinstance(generator, Generator):
         raise TypeError(f"argument 'generator' must be torch.Generator, not "
                         f"{type(generator).__name__}")
+    if jax_device is not None:
+        want = from_jax_device(jax_device).type
+        if generator.device.type != want:
+            raise RuntimeError(f"Expected a '{want}' device type for generator but found "
+                               f"'{generator.device.type}'")
     return generator
 
 
-def _key(generator):
-    """Key data for one draw from ``generator`` (None: the default one): numpy when eager (it
-    goes to the jitted sampler as an argument), an array when the state is traced."""
-    return _gen(generator)._next()
+def _key(generator, like=None):
+    """Key data for one draw from ``generator`` (None: the default generator of the device of
+    Tensor ``like``, or the CPU's): numpy when eager (it goes to the jitted sampler as an
+    argument), an array when the state is traced."""
+    return _gen(generator, None if like is None else like._device())._next()
 
 
 @functools.lru_cache(maxsize=None)
@@ -256,10 +370,10 @@ def _factory_program(op, static, device, n_params):
 def _sample_on(op, device, generator, *params, static):
     """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it).
     ``params`` are Python floats, or numpy uint64 values (integer samplers)."""
-    key = _key(generator)
+    target = to_jax_device(get_default_device() if device is None else device)
+    key = _gen(generator, target)._next()
     if isinstance(key, _Tracer):
         return op.fn(key, *params, **dict(static))
-    target = to_jax_device(get_default_device() if device is None else device)
     wide = params and isinstance(params[0], np.unsignedinteger)
     packed = np.array([*key.tolist(), *params], np.uint64 if wide else np.float64)
     return _factory_program(op, static, target, len(params))(packed)

@@ -309,7 +309,7 @@ def _rrelu(input, lower, upper, training, inplace, generator):
                     RRELU_NEG_ if slope < 0 else RRELU_)
     if input.dtype not in (D.float32, D.float64, D.bfloat16):
         raise _no_kernel("rrelu_with_noise_out_cpu", input.dtype)
-    key = _key(generator)
+    key = _key(generator, input)
     static = (("lower", lower), ("upper", upper))
     if inplace:
         return _inplace(input, lambda: call(RRELU_TRAIN_, input, key, static=static))
@@ -619,7 +619,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         raise RuntimeError(f"Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
                            f"{logits.dtype._scalar_name}")
-    gumbels = call(GUMBEL_NOISE, logits, _key(None))
+    gumbels = call(GUMBEL_NOISE, logits, _key(None, logits))
     y_soft = _special._softmax(_special.SOFTMAX, _pw.div(_pw.add(logits, gumbels), tau), dim,
                                None)
     if not hard:

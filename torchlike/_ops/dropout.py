@@ -98,7 +98,7 @@ def _impl(input, p, train, inplace, feature=False, alpha=False, noise_dims=None)
     if not dt.is_floating_point:
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{dt._scalar_name}")
-    key = _key(None)
+    key = _key(None, input)
     static = (("p", float(p)), ("noise_dims", noise_dims))
     if alpha:
         out = _run(ALPHA_DROPOUT_MUL, input, key, static, inplace)
