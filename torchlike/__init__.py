@@ -78,6 +78,7 @@ from ._ops.rnn import (  # noqa: E402
 from ._ops.spatial import (  # noqa: E402
     channel_shuffle as channel_shuffle, constant_pad_nd as constant_pad_nd,
     pixel_shuffle as pixel_shuffle, pixel_unshuffle as pixel_unshuffle)
+from ._ops.spatial import native_channel_shuffle as native_channel_shuffle  # noqa: E402
 from ._ops.binary import (  # noqa: E402
     addcdiv as addcdiv, addcmul as addcmul, arctan2 as arctan2, atan2 as atan2,
     copysign as copysign, fmax as fmax, fmin as fmin, heaviside as heaviside, hypot as hypot,
@@ -105,7 +106,8 @@ from ._ops.join import (  # noqa: E402
     rot90 as rot90, row_stack as row_stack, split as split, tensor_split as tensor_split,
     tile as tile, vsplit as vsplit, vstack as vstack)
 from ._ops.join import (  # noqa: E402
-    block_diag as block_diag, cartesian_prod as cartesian_prod, combinations as combinations)
+    block_diag as block_diag, cartesian_prod as cartesian_prod, combinations as combinations,
+    unsafe_chunk as unsafe_chunk, unsafe_split as unsafe_split, vander as vander)
 from ._ops.linalg import (  # noqa: E402
     addbmm as addbmm, addmm as addmm, addmv as addmv, addr as addr, baddbmm as baddbmm, bmm as bmm,
     cdist as cdist, chain_matmul as chain_matmul, cross as cross, dot as dot, ger as ger,
@@ -127,8 +129,9 @@ from ._ops.pointwise import (  # noqa: E402
     sigmoid as sigmoid, signbit as signbit, sin as sin, sqrt as sqrt, sub as sub, tanh as tanh,
     true_divide as true_divide, where as where)
 from ._ops.pointwise import (  # noqa: E402
-    divide as divide, greater as greater, greater_equal as greater_equal, less as less,
-    less_equal as less_equal, multiply as multiply, not_equal as not_equal, subtract as subtract)
+    can_cast as can_cast, divide as divide, greater as greater, greater_equal as greater_equal,
+    is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
+    not_equal as not_equal, result_type as result_type, subtract as subtract)
 from ._ops.random import (  # noqa: E402
     bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
 from ._ops.reduce import (  # noqa: E402
@@ -145,6 +148,10 @@ from ._ops.scatter import (  # noqa: E402
     masked_fill as masked_fill, masked_scatter as masked_scatter, masked_select as masked_select,
     put as put, scatter as scatter, scatter_add as scatter_add, scatter_reduce as scatter_reduce,
     take as take, take_along_dim as take_along_dim)
+from ._ops.scatter import (  # noqa: E402
+    diagonal_scatter as diagonal_scatter, nonzero_static as nonzero_static,
+    select_scatter as select_scatter, slice_scatter as slice_scatter,
+    unravel_index as unravel_index)
 from ._ops.shape import (  # noqa: E402
     broadcast_to as broadcast_to, cat as cat, clone as clone, diag as diag,
     diag_embed as diag_embed, diagflat as diagflat, diagonal as diagonal, flatten as flatten,
@@ -152,6 +159,7 @@ from ._ops.shape import (  # noqa: E402
     reshape as reshape, select as select, squeeze as squeeze, stack as stack, swapaxes as swapaxes,
     swapdims as swapdims, t as t, trace as trace, transpose as transpose, tril as tril,
     triu as triu, unbind as unbind, unflatten as unflatten, unsqueeze as unsqueeze)
+from ._ops.shape import adjoint as adjoint, ravel as ravel  # noqa: E402
 from ._ops.signal import (  # noqa: E402
     bartlett_window as bartlett_window, blackman_window as blackman_window,
     hamming_window as hamming_window, hann_window as hann_window, istft as istft,
@@ -171,7 +179,8 @@ from ._ops.unary import (  # noqa: E402
     logit as logit, nan_to_num as nan_to_num, round as round, rsqrt as rsqrt, sgn as sgn,
     sign as sign, sinc as sinc, sinh as sinh, square as square, tan as tan, trunc as trunc)
 from ._ops.unary import (  # noqa: E402
-    deg2rad as deg2rad, frexp as frexp, positive as positive, rad2deg as rad2deg)
+    deg2rad as deg2rad, frexp as frexp, igamma as igamma, igammac as igammac,
+    mvlgamma as mvlgamma, polygamma as polygamma, positive as positive, rad2deg as rad2deg)
 from ._random import (  # noqa: E402
     default_generator as default_generator, Generator as Generator, get_rng_state as get_rng_state,
     initial_seed as initial_seed, manual_seed as manual_seed, rand as rand, rand_like as rand_like,

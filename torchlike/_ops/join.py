@@ -24,16 +24,19 @@ def _slices(x, dim, bounds):
 
 
 SPLIT = {kind: Op("split", _slices, f"{kind}Backward0", saves=())
-         for kind in ("Split", "SplitWithSizes")}
+         for kind in ("Split", "SplitWithSizes", "UnsafeSplit")}
 
 
 def _split_views(input, kind, dim, sizes):
-    """Pieces of ``sizes`` along dim: outputs of one node, each a view of input's storage."""
+    """Pieces of ``sizes`` along dim: outputs of one node, each a view of input's storage
+    (``UnsafeSplit``: new tensors, which may be written in place)."""
     bounds, start = [], 0
     for n in sizes:
         bounds.append((start, start + n))
         start += n
     outs = call(SPLIT[kind], input, static=(("dim", dim), ("bounds", tuple(bounds))))
+    if kind == "UnsafeSplit":
+        return outs
     for (a, b), o in zip(bounds, outs):
         o._become_view(input, S.SLICE, S.slice_static(dim, a, b, 1), o._grad_fn is not None)
         o._multi_view_of = kind
@@ -51,6 +54,16 @@ def split(tensor, split_size_or_sections, dim=0):
     of each size in a list; views of ``tensor``."""
     if isinstance(split_size_or_sections, (list, tuple)):
         return _split_with_sizes(tensor, split_size_or_sections, dim)
+    return _split(tensor, split_size_or_sections, dim, "Split")
+
+
+def unsafe_split(tensor, split_size, dim=0):
+    """Mirrors ``torch.unsafe_split``: ``split``'s pieces as new tensors, not views
+    (UnsafeSplitBackward0), so they may be modified in place."""
+    return _split(tensor, split_size, dim, "UnsafeSplit")
+
+
+def _split(tensor, split_size_or_sections, dim, kind):
     if not (type(split_size_or_sections) is int or _int_like(split_size_or_sections)):
         raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
                         f"of ints, not {type_name(split_size_or_sections)}")
@@ -63,7 +76,7 @@ def split(tensor, split_size_or_sections, dim=0):
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension "
                            f"size of {length}")
     n = max(-(-length // size), 1) if size else 1
-    return _split_views(tensor, "Split", dim, [size] * (n - 1) + [length - size * (n - 1)])
+    return _split_views(tensor, kind, dim, [size] * (n - 1) + [length - size * (n - 1)])
 
 
 def _split_with_sizes(tensor, sizes, dim):
@@ -87,6 +100,15 @@ def _split_method(self, split_size, dim=0):
 
 def chunk(input, chunks, dim=0):
     """Mirrors ``torch.chunk``: ``split`` into pieces of ceil(size / chunks)."""
+    return _chunk(input, chunks, dim, False)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """Mirrors ``torch.unsafe_chunk``: ``chunk``'s pieces as new tensors, not views."""
+    return _chunk(input, chunks, dim, True)
+
+
+def _chunk(input, chunks, dim, unsafe):
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     chunks = int_arg("chunk", "chunks", 1, chunks)
@@ -95,8 +117,9 @@ def chunk(input, chunks, dim=0):
     dim = _wrap_dim(dim, input.ndim)
     length = input.shape[dim]
     if length == 0:   # PyTorch gives ``chunks`` empty pieces here
-        return _split_views(input, "SplitWithSizes", dim, [0] * chunks)
-    return split(input, -(-length // chunks), dim)
+        return _split_views(input, "UnsafeSplit" if unsafe else "SplitWithSizes", dim,
+                            [0] * chunks)
+    return _split(input, -(-length // chunks), dim, "UnsafeSplit" if unsafe else "Split")
 
 
 def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
@@ -569,13 +592,35 @@ def block_diag(*tensors):
     return call(BLOCK_DIAG, *tensors)
 
 
+def vander(x, N=None, increasing=False):
+    """Mirrors ``torch.vander``: the Vandermonde matrix of a 1-D tensor, columns the powers
+    ``x**(N-1) ... x**0`` (``increasing``: ``x**0 ... x**(N-1)``), as ATen builds it (fill,
+    copy, cumprod, flip; integers become int64)."""
+    from .. import _dtype as D
+    from .._creation import empty
+    from .reduce import cumprod
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    result = empty(x.shape[0], n, dtype=D.promote_types(x.dtype, D.int64), device=x.device)
+    if n > 0:
+        result.fill_(1)
+        if n > 1:
+            result[:, 1:] = x.unsqueeze(1)
+            result[:, 1:] = cumprod(result[:, 1:], 1)
+    return result if increasing else flip(result, (1,))
+
+
 PUBLIC = ("split", "tensor_split", "chunk", "hsplit", "vsplit", "dsplit", "concat", "concatenate",
           "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d",
           "atleast_3d", "broadcast_shapes", "broadcast_tensors", "meshgrid", "tile",
           "repeat_interleave", "flip", "fliplr", "flipud", "roll", "rot90", "cartesian_prod",
-          "combinations", "block_diag")
+          "combinations", "block_diag", "unsafe_split", "unsafe_chunk", "vander")
 TENSOR_METHODS = {
     "split": _split_method, "tensor_split": tensor_split, "chunk": chunk, "hsplit": hsplit,
+    "unsafe_split": unsafe_split, "unsafe_chunk": unsafe_chunk,
     "vsplit": vsplit, "dsplit": dsplit, "repeat": repeat, "tile": _tile_method,
     "repeat_interleave": repeat_interleave, "flip": _flip_method, "fliplr": fliplr,
     "flipud": flipud, "roll": roll, "rot90": rot90,

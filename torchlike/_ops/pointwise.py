@@ -607,6 +607,37 @@ def equal(input, other):
     return bool(jnp.all(eq(input, other)._value()))
 
 
+def is_nonzero(input):
+    """Mirrors ``torch.is_nonzero``: whether a one-element tensor is not zero (a Python bool)."""
+    n = input.numel()
+    if n != 1:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous" if n == 0 else
+                           "Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item() != 0)
+
+
+# --- promotion ----------------------------------------------------------------------------------
+
+def result_type(tensor, other):
+    """Mirrors ``torch.result_type``: the dtype an arithmetic op on ``tensor`` and ``other``
+    (Tensors or Python numbers) computes in (PyTorch's type promotion)."""
+    for name, pos, x in (("tensor", 1, tensor), ("other", 2, other)):
+        if not isinstance(x, (Tensor,) + _SCALAR):
+            raise TypeError(f"result_type(): argument '{name}' (position {pos}) must be Tensor, "
+                            f"not {type(x).__name__}")
+    return result_dtype("common", tensor, other)
+
+
+def can_cast(from_, to):
+    """Mirrors ``torch.can_cast``: whether PyTorch's casting rules allow ``from_`` -> ``to``
+    (no complex -> real, floating -> integral, or non-bool -> bool)."""
+    from .._inplace import can_cast as _can_cast
+    for name, pos, d in (("from_", 1, from_), ("to", 2, to)):
+        if not isinstance(d, D.dtype):
+            raise TypeError(f"can_cast(): argument '{name}' (position {pos}) must be "
+                            f"torch.dtype, not {type(d).__name__}")
+    return _can_cast(from_, to)
+
 # --- logic (any dtype in, bool out) -------------------------------------------------------------
 
 def _logical(name, fn):
@@ -661,4 +692,12 @@ PUBLIC, TENSOR_METHODS = family(
      "less_equal": le, "not_equal": ne},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
      "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
-     "equal": equal})
+     "equal": equal, "is_nonzero": is_nonzero})
+
+
+def _is_signed(self):
+    """Mirrors ``Tensor.is_signed``: whether the dtype is a signed one."""
+    return self.dtype.is_signed
+
+
+TENSOR_METHODS["is_signed"] = _is_signed

@@ -572,6 +572,129 @@ def argwhere(input):
     return from_host(np.argwhere(arr), input, np.int64)
 
 
+# --- the scatter forms of the views: select / slice / diagonal_scatter --------------------------
+
+def _check_src(src, shape):
+    if tuple(src.shape) != tuple(shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(shape)}")
+
+
+def _embed(x, src, where):
+    return x.at[where].set(src.astype(x.dtype))
+
+
+SELECT_SCATTER = Op("select_scatter", lambda x, src, dim, index: _embed(
+    x, src, (slice(None),) * dim + (index,)), "SelectScatterBackward0", saves=())
+SLICE_SCATTER = Op("slice_scatter", lambda x, src, dim, start, stop, step: _embed(
+    x, src, (slice(None),) * dim + (slice(start, stop, step),)), "SliceScatterBackward0", saves=())
+
+
+def _diagonal_embed(x, src, offset, dim1, dim2):
+    n = src.shape[-1]
+    rows = np.arange(n) + max(-offset, 0)
+    cols = np.arange(n) + max(offset, 0)
+    moved = jnp.moveaxis(x, (dim1, dim2), (-2, -1))
+    moved = moved.at[..., rows, cols].set(src.astype(x.dtype))
+    return jnp.moveaxis(moved, (-2, -1), (dim1, dim2))
+
+
+DIAGONAL_SCATTER = Op("diagonal_scatter", _diagonal_embed, "DiagonalScatterBackward0", saves=())
+
+
+def select_scatter(input, src, dim, index):
+    """Mirrors ``torch.select_scatter``: a copy of ``input`` with ``input.select(dim, index)``
+    replaced by ``src`` (cast to input's dtype)."""
+    n = input.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, n)
+    size = input.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    _check_src(src, input.shape[:dim] + input.shape[dim + 1:])
+    return call(SELECT_SCATTER, input, src, static=(("dim", dim), ("index", index % size)))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """Mirrors ``torch.slice_scatter``: a copy of ``input`` with the slice
+    ``start:end:step`` of ``dim`` replaced by ``src`` (cast to input's dtype)."""
+    dim = _wrap_dim(dim, input.ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    start, stop, step = slice(start, end, step).indices(input.shape[dim])
+    stop = max(stop, start)
+    sliced = list(input.shape)
+    sliced[dim] = len(range(start, stop, step))
+    _check_src(src, sliced)
+    static = (("dim", dim), ("start", start), ("stop", stop), ("step", step))
+    return call(SLICE_SCATTER, input, src, static=static)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """Mirrors ``torch.diagonal_scatter``: a copy of ``input`` with its diagonal (``offset``,
+    between ``dim1`` and ``dim2``, as ``torch.diagonal``) replaced by ``src``."""
+    n = input.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    a, b = input.shape[d1], input.shape[d2]
+    length = max(min(a, b - offset) if offset >= 0 else min(a + offset, b), 0)
+    _check_src(src, [s for i, s in enumerate(input.shape) if i not in (d1, d2)] + [length])
+    static = (("offset", offset), ("dim1", d1), ("dim2", d2))
+    return call(DIAGONAL_SCATTER, input, src, static=static)
+
+
+# --- nonzero_static, unravel_index --------------------------------------------------------------
+
+NONZERO_STATIC = Op("nonzero_static", lambda x, size, fill_value: jnp.stack(
+    jnp.nonzero(x, size=size, fill_value=fill_value), -1).astype(jnp.int64).reshape(
+        size, x.ndim), None, saves=())
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """Mirrors ``torch.nonzero_static``: ``nonzero``'s (size, input.ndim) index rows, cut to
+    ``size`` rows or padded with ``fill_value`` to them: a shape known before the values
+    (so it also traces)."""
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if input.ndim == 0:
+        from .._creation import empty
+        return empty(size, 0, dtype=D.int64, device=input.device)
+    return call(NONZERO_STATIC, input, static=(("size", size), ("fill_value", fill_value)))
+
+
+def unravel_index(indices, shape):
+    """Mirrors ``torch.unravel_index``: flat ``indices`` into an array of ``shape`` as a tuple of
+    coordinate tensors, one per dim (``indices // strides % shape``, as PyTorch's)."""
+    from .._creation import tensor
+    from .._size import Size
+    from .pointwise import floor_divide, remainder
+    if not isinstance(indices, Tensor):
+        raise AttributeError(f"'{type(indices).__name__}' object has no attribute 'is_complex'")
+    if indices.dtype.is_complex or indices.dtype.is_floating_point or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = Size([shape])
+    elif isinstance(shape, (list, tuple)):
+        for d in shape:
+            if not isinstance(d, int):
+                raise TypeError(f"expected 'shape' sequence to only contain ints, but got "
+                                f"{type(d)}")
+        shape = Size(shape)
+    else:
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    coefs = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        coefs[i] = coefs[i + 1] * shape[i + 1]
+    coords = remainder(floor_divide(indices.unsqueeze(-1), tensor(
+        coefs, dtype=D.int64, device=indices.device)), tensor(list(shape), dtype=D.int64,
+                                                              device=indices.device))
+    return coords.unbind(-1)
+
 # --- public names and methods (the in-place forms are PyTorch's primary forms here) -----------
 
 PUBLIC, TENSOR_METHODS = family(
@@ -580,4 +703,7 @@ PUBLIC, TENSOR_METHODS = family(
      "index_put": index_put, "masked_fill": masked_fill, "masked_scatter": masked_scatter,
      "put": put},
     {"gather": gather, "index_select": index_select, "masked_select": masked_select,
-     "take": take, "take_along_dim": take_along_dim, "argwhere": argwhere})
+     "take": take, "take_along_dim": take_along_dim, "argwhere": argwhere,
+     "select_scatter": select_scatter, "slice_scatter": slice_scatter,
+     "diagonal_scatter": diagonal_scatter, "nonzero_static": nonzero_static})
+PUBLIC += ("unravel_index",)

@@ -824,3 +824,56 @@ TENSOR_METHODS = {
     "tril_": _inplace_of(tril), "triu_": _inplace_of(triu), "diag": diag,
     "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace,
 }
+
+
+# --- adjoints and ravel -------------------------------------------------------------------------
+
+def _matrices(x, what):
+    if x.ndim < 2:
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of matrices. "
+                           f"Got {x.ndim}-D tensor.")
+
+
+def _conj_transpose(x, dim0, dim1):
+    from .complex import conj
+    t = transpose(x, dim0, dim1)
+    return conj(t) if t.dtype.is_complex else t
+
+
+def adjoint(input):
+    """Mirrors ``torch.adjoint``: the conjugate transpose of the last two dims, a view."""
+    _matrices(input, "adjoint()")
+    return _conj_transpose(input, -2, -1)
+
+
+def _mH(self):
+    _matrices(self, "mH")
+    return _conj_transpose(self, -2, -1)
+
+
+def _H(self):
+    if self.ndim == 0:
+        import warnings
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        from .complex import conj
+        return conj(self)
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH"
+                              if self.ndim > 2 else ""))
+    return _conj_transpose(self, 0, 1)
+
+
+def ravel(input):
+    """Mirrors ``torch.ravel``: ``input.contiguous().view(-1)``, a view of a contiguous
+    input."""
+    return view(contiguous(input), -1)
+
+
+PUBLIC += ("adjoint", "ravel")
+TENSOR_METHODS.update({"adjoint": adjoint, "ravel": ravel, "H": property(_H, doc="Mirrors "
+                       "``Tensor.H``: the conjugate transpose of a matrix."),
+                       "mH": property(_mH, doc="Mirrors ``Tensor.mH``: the conjugate "
+                       "transpose of the last two dims.")})

@@ -681,6 +681,23 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """Mirrors ``torch.nn.functional.channel_shuffle``: split the C channels of (N, C, *) into
     ``groups`` and interleave them."""
+    groups = _check_channel_shuffle(input, groups)
+    return call(CHANNEL_SHUFFLE, input, static=(("groups", groups),))
+
+
+NATIVE_CHANNEL_SHUFFLE = Op(
+    "native_channel_shuffle", _channel_shuffle, "NotImplemented", saves=(),
+    no_grad_reason="derivative for aten::native_channel_shuffle is not implemented")
+
+
+def native_channel_shuffle(input, groups):
+    """Mirrors ``torch.native_channel_shuffle``: ``channel_shuffle``'s kernel, which PyTorch
+    records without a derivative (its backward raises)."""
+    groups = _check_channel_shuffle(input, groups)
+    return call(NATIVE_CHANNEL_SHUFFLE, input, static=(("groups", groups),))
+
+
+def _check_channel_shuffle(input, groups):
     groups = int_arg("channel_shuffle", "groups", 2, groups)
     if input.ndim <= 2:
         raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
@@ -691,8 +708,9 @@ def channel_shuffle(input, groups):
     if input.shape[1] % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got "
                            f"{input.shape[1]} channels and {groups} groups.")
-    return call(CHANNEL_SHUFFLE, input, static=(("groups", groups),))
+    return groups
 
 
-PUBLIC = ("constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle")
+PUBLIC = ("constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+          "native_channel_shuffle")
 TENSOR_METHODS = {}
