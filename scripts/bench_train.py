@@ -3,6 +3,7 @@
     python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
                                   [--cases mlp,cnn,transformer] [--no-torch-compile]
                                   [--torch-threads N] [--profile] [--index-checks-cost]
+                                  [--device cuda]
 
 One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
   mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
@@ -78,6 +79,7 @@ except ImportError:  # the torch columns are left empty
     torch = None
 
 GOAL = 1.05
+DEVICE = "cpu"   # --device: where torchlike's and the hand-written JAX's steps run
 VOCAB, SEQ, D_MODEL, HEADS, FF = 128, 32, 64, 4, 128
 SGD_LR, MOMENTUM, ADAM_LR = 0.01, 0.9, 1e-3
 BETAS, EPS = (0.9, 0.999), 1e-8
@@ -144,8 +146,11 @@ def torch_style_step(lib, case, init, dropout):
     """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``."""
     model = build_model(lib, case, dropout)
     model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
-    opt = make_optimizer(lib, case, model.parameters())
     x, y = (lib.tensor(a) for a in make_batch(case))
+    if lib is torchlike:   # --device (torch stays on its CPU)
+        model.to(DEVICE)
+        x, y = x.to(DEVICE), y.to(DEVICE)
+    opt = make_optimizer(lib, case, model.parameters())
     F = lib.nn.functional
 
     def step():
@@ -313,10 +318,11 @@ def jax_runner(case, init, dropout, torch_state=False):
     """A closure running the hand-written step on its own copy of the state; returns the loss
     and the new parameters (what to wait for)."""
     step, init_state = jax_step_fn(case, dropout, torch_state)
-    params = {k: jnp.asarray(v) for k, v in init.items()}
-    box = {"params": params, "state": init_state(params),
-           "key": jax.random.key(0) if uses_key(case) else None}
-    x, y = (jnp.asarray(a) for a in make_batch(case))
+    where = torchlike._device.to_jax_device(DEVICE)
+    params = {k: jax.device_put(jnp.asarray(v), where) for k, v in init.items()}
+    box = {"params": params, "state": jax.device_put(init_state(params), where),
+           "key": jax.device_put(jax.random.key(0), where) if uses_key(case) else None}
+    x, y = (jax.device_put(jnp.asarray(a), where) for a in make_batch(case))
 
     def run():
         loss, box["params"], box["state"], box["key"] = step(
@@ -600,7 +606,12 @@ def main(argv=None):
                         help="also time the compiled step without its index checks")
     parser.add_argument("--profile", action="store_true",
                         help="profile every compiled step, not only those that miss the goal")
+    parser.add_argument("--device", default="cpu",
+                        help="torchlike device for torchlike's and JAX's steps, e.g. cuda "
+                             "(default cpu; torch's columns stay on its CPU build)")
     args = parser.parse_args(argv)
+    global DEVICE
+    DEVICE = args.device
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     for c in cases:
         if c not in JAX_MODELS:

@@ -10,7 +10,7 @@ that program and write its results back.
 Captured, found on every call by walking from ``fn``'s arguments, its closure, the globals it
 names (and those of the functions it names) and the object of a bound method, through Modules,
 Optimizers, LR schedulers, Generators, lists, tuples, dicts and plain objects' attributes, plus
-the default generator:
+every device's default generator:
 - inputs: every Tensor found (parameters, buffers, each parameter's ``.grad``, optimizer state,
   Tensor hyper-parameters, Tensor arguments); the numeric hyper-parameters of every optimizer
   group (``lr``, ``momentum``, ``betas``, ...) as traced scalars, so a scheduler's changes do not
@@ -73,7 +73,7 @@ import numpy as np
 
 from . import _trace_context, compiler
 from ._device import CPU, from_jax_device, to_jax_device
-from ._random import Generator, default_generator
+from ._random import Generator, default_generators
 from ._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
 from .autograd.grad_mode import _state as _grad_state
 from .nn.modules.module import Module
@@ -370,7 +370,8 @@ def _find_state(fn, args, kwargs, locate=False):
     for x in state.leaves:
         if not isinstance(x, Tensor):
             state.walk(x)
-    state.walk(default_generator)
+    for g in default_generators():   # the CPU's and each accelerator's
+        state.walk(g)
     state.fixed, state.fixed_params = len(state.tensors), len(state.params)
     fixed_at = {id(t): i for i, t in enumerate(state.tensors)}
     state.arguments, tensors, params, state.by_value = _place_arguments(
