@@ -3,10 +3,9 @@ import sys
 
 
 def __getattr__(name):
-    """``torch.nn.modules.Linear``: as PyTorch's, the package also answers with each layer of
-    ``nn`` (found there, so the two names are one class)."""
-    from .module import Module
+    """``torch.nn.modules.Linear``: as PyTorch's, the package also answers with each class of
+    ``nn`` that its modules define (found there, so the two names are one class)."""
     value = getattr(sys.modules["torchlike.nn"], name, None)
-    if isinstance(value, type) and issubclass(value, Module):
+    if isinstance(value, type) and value.__module__.startswith(__name__ + "."):
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
