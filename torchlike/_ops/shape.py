@@ -373,9 +373,9 @@ def unsqueeze(x, dim):
     return call(UNSQUEEZE, x, static=(("dim", _wrap_dim(dim, x.ndim + 1)),))
 
 
-def squeeze(x, dim=None):
-    """Mirrors ``torch.squeeze`` (all size-1 dims, one dim, or a tuple of dims)."""
-    shape = x._arr.shape
+def _squeeze_dims(shape, dim):
+    """(kind, dims): squeeze's overload (0: no dim, 1: a dim, 2: a tuple) and the dims it
+    drops."""
     if dim is None:
         kind, dims = 0, tuple(i for i, s in enumerate(shape) if s == 1)
     elif isinstance(dim, (tuple, list)):
@@ -383,7 +383,12 @@ def squeeze(x, dim=None):
         dims = tuple(sorted({_wrap_dim(d, len(shape)) for d in dim}))
     else:
         kind, dims = 1, (_wrap_dim(dim, len(shape)),)
-    dims = tuple(d for d in dims if len(shape) and shape[d] == 1)
+    return kind, tuple(d for d in dims if len(shape) and shape[d] == 1)
+
+
+def squeeze(x, dim=None):
+    """Mirrors ``torch.squeeze`` (all size-1 dims, one dim, or a tuple of dims)."""
+    kind, dims = _squeeze_dims(x._arr.shape, dim)
     return call(SQUEEZE[kind], x, static=(("dims", dims),))
 
 
@@ -631,14 +636,13 @@ def swapdims(input, dim0, dim1):
     return transpose(input, dim0, dim1)
 
 
-def transpose_(self, dim0, dim1):
-    """Mirrors ``Tensor.transpose_`` / ``swapaxes_`` / ``swapdims_``: this tensor's own shape
-    and strides are swapped (the storage is not touched)."""
+def inplace_view(self, op, static=(), source=None):
+    """``self`` becomes ``op``'s view of itself (or of ``source``, a view of ``self``), in place
+    (transpose_, t_, squeeze_, unsqueeze_, resize_): its shape, strides and autograd node are
+    the view's; the storage is not touched."""
     from .._inplace import check_inplace
     check_inplace(self)
-    n = self.ndim
-    dims = (("dim0", _wrap_dim(dim0, n)), ("dim1", _wrap_dim(dim1, n)))
-    out = call(TRANSPOSE_, self, static=dims)
+    out = call(op, self if source is None else source, static=static)
     self._arr, self._strides, node = out._value(), out._strides, out._grad_fn
     if self._root is not None:
         self._chain = out._chain
@@ -650,6 +654,41 @@ def transpose_(self, dim0, dim1):
         self._grad_fn, self._output_nr = node, 0
     self._version_counter()[0] += 1
     return self
+
+
+def transpose_(self, dim0, dim1):
+    """Mirrors ``Tensor.transpose_`` / ``swapaxes_`` / ``swapdims_``: this tensor's own shape
+    and strides are swapped (the storage is not touched)."""
+    n = self.ndim
+    return inplace_view(self, TRANSPOSE_, (("dim0", _wrap_dim(dim0, n)),
+                                           ("dim1", _wrap_dim(dim1, n))))
+
+
+T_ = Op("t_", lambda x: x.T, "TBackward1", saves=(), view=_transposed)
+UNSQUEEZE_ = Op("unsqueeze_", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward1",
+                saves=(), view=_unsqueezed)
+SQUEEZE_ = {kind: Op("squeeze_", _squeeze, f"SqueezeBackward{kind + 3}", saves=(),
+                     view=_squeezed) for kind in (0, 1, 2)}
+
+
+def t_(self):
+    """Mirrors ``Tensor.t_``: ``t()`` in place (TBackward1)."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    return inplace_view(self, T_)
+
+
+def unsqueeze_(self, dim):
+    """Mirrors ``Tensor.unsqueeze_``: ``unsqueeze(dim)`` in place (UnsqueezeBackward1)."""
+    return inplace_view(self, UNSQUEEZE_, (("dim", _wrap_dim(dim, self.ndim + 1)),))
+
+
+def squeeze_(self, dim=None):
+    """Mirrors ``Tensor.squeeze_``: ``squeeze(dim)`` in place (SqueezeBackward3/4/5 for no dim,
+    a dim, a tuple of dims)."""
+    kind, dims = _squeeze_dims(self._arr.shape, dim)
+    return inplace_view(self, SQUEEZE_[kind], (("dims", dims),))
 
 
 def broadcast_to(input, size):
@@ -819,7 +858,8 @@ moveaxis = movedim
 TENSOR_METHODS = {
     "unflatten": unflatten, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
     "swapdims": swapdims, "transpose_": transpose_, "swapaxes_": transpose_,
-    "swapdims_": transpose_, "broadcast_to": _broadcast_to_method, "narrow": narrow,
+    "swapdims_": transpose_, "t_": t_, "squeeze_": squeeze_, "unsqueeze_": unsqueeze_,
+    "broadcast_to": _broadcast_to_method, "narrow": narrow,
     "diagonal": diagonal, "unfold": unfold, "tril": tril, "triu": triu,
     "tril_": _inplace_of(tril), "triu_": _inplace_of(triu), "diag": diag,
     "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace,

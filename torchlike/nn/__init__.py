@@ -77,3 +77,5 @@ from .modules.transformer import (
 from .parameter import (
     Buffer as Buffer, Parameter as Parameter, UninitializedParameter as UninitializedParameter)
 from . import utils as utils  # noqa: E402  (the utilities build on the layers above)
+from . import parallel as parallel  # noqa: E402  (DataParallel wraps the layers)
+from .parallel import DataParallel as DataParallel  # noqa: E402
