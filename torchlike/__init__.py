@@ -111,10 +111,11 @@ from ._ops.join import (  # noqa: E402
 from ._ops.linalg import (  # noqa: E402
     addbmm as addbmm, addmm as addmm, addmv as addmv, addr as addr, baddbmm as baddbmm, bmm as bmm,
     cdist as cdist, chain_matmul as chain_matmul, cross as cross, dot as dot, ger as ger,
-    get_float32_matmul_precision as get_float32_matmul_precision, inner as inner, kron as kron,
-    matmul as matmul, mm as mm, mv as mv, outer as outer,
-    set_float32_matmul_precision as set_float32_matmul_precision, slogdet as slogdet,
-    tensordot as tensordot, vdot as vdot)
+    inner as inner, kron as kron, matmul as matmul, mm as mm, mv as mv, outer as outer,
+    slogdet as slogdet, tensordot as tensordot, vdot as vdot)
+from ._precision import (  # noqa: E402
+    get_float32_matmul_precision as get_float32_matmul_precision,
+    set_float32_matmul_precision as set_float32_matmul_precision)
 from ._ops.pointwise import (  # noqa: E402
     abs as abs, absolute as absolute, add as add, allclose as allclose, bitwise_and as bitwise_and,
     bitwise_left_shift as bitwise_left_shift, bitwise_not as bitwise_not, bitwise_or as bitwise_or,
@@ -197,13 +198,6 @@ from ._func_vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
-from ._legacy import (  # noqa: E402
-    BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor, ByteTensor as ByteTensor,
-    CharTensor as CharTensor, DoubleTensor as DoubleTensor, FloatTensor as FloatTensor,
-    HalfTensor as HalfTensor, IntTensor as IntTensor, LongTensor as LongTensor,
-    ShortTensor as ShortTensor)
-from . import (  # noqa: E402
-    hub as hub, jit as jit, multiprocessing as multiprocessing, onnx as onnx)
 from ._torch_alias import (  # noqa: E402
     install_as_torch as install_as_torch, uninstall_as_torch as uninstall_as_torch)
 from ._tensor_str import (  # noqa: E402
@@ -256,17 +250,5 @@ def is_inference(input):
     """Mirrors ``torch.is_inference``: whether ``input`` was made in inference mode."""
     return input.is_inference()
 
-
-# Tensor methods of the families that _methods.install does not bind
-from . import _legacy, _storage  # noqa: E402
-for _family in (_legacy, _storage):
-    for _name, _fn in _family.TENSOR_METHODS.items():
-        setattr(Tensor, _name, _fn)
-del _family, _name, _fn
-
-# PyTorch's constants
-import math as _math  # noqa: E402
-e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
-newaxis = None
 
 __version__ = "0.1.0"

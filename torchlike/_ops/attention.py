@@ -22,7 +22,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
@@ -93,8 +93,8 @@ def _flat_linear(flat, weight, bias, rows, order=None):
     return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
 
 
-def _trilinear(a, w, b):
-    return jnp.einsum("ni,oij,nj->no", a, w, b)
+def _trilinear(a, w, b, precision):
+    return jnp.einsum("ni,oij,nj->no", a, w, b, precision=precision)
 
 
 TRILINEAR = Op("_trilinear", _trilinear, "TrilinearBackward0")
@@ -123,7 +123,8 @@ def bilinear(input1, input2, weight, bias=None):
                                f"{x.dtype._scalar_name}")
     a = input1.reshape(-1, input1.shape[-1])
     b = input2.reshape(-1, input2.shape[-1])
-    out = call(TRILINEAR, a, weight, b).reshape(*input1.shape[:-1], weight.shape[0])
+    out = call(TRILINEAR, a, weight, b, static=_precision.static())
+    out = out.reshape(*input1.shape[:-1], weight.shape[0])
     return out if bias is None else out + bias
 
 
@@ -151,14 +152,15 @@ def _safe_softmax_jvp(primals, tangents):
 SAFE_SOFTMAX = Op("_safe_softmax", _safe_softmax, "SafeSoftmaxBackward0", saves=("result",))
 
 
-def _sdpa(q, k, v, *mask, is_causal, scale, gqa):
+def _sdpa(q, k, v, *mask, is_causal, scale, gqa, precision):
     dtype = q.dtype
     if dtype.itemsize < 4:    # PyTorch's CPU kernel accumulates half precision in float32
         q, k, v = (x.astype(jnp.float32) for x in (q, k, v))
     if gqa and k.shape[-3] != q.shape[-3]:
         k = jnp.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
         v = jnp.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
-    s = jnp.einsum("...le,...se->...ls", q, k) * jnp.asarray(scale, q.dtype)
+    s = jnp.einsum("...le,...se->...ls", q, k, precision=precision)
+    s = s * jnp.asarray(scale, q.dtype)
     neg = jnp.asarray(-jnp.inf, s.dtype)
     if is_causal:
         s = jnp.where(jnp.tril(jnp.ones(s.shape[-2:], bool)), s, neg)
@@ -168,7 +170,7 @@ def _sdpa(q, k, v, *mask, is_causal, scale, gqa):
     # only a mask can mask a whole row (a causal row keeps its first key); without one, the
     # plain softmax, which XLA's CPU backend fuses with the scores' matmul
     w = _safe_softmax(s) if mask else jax.nn.softmax(s, -1)
-    return jnp.einsum("...ls,...se->...le", w, v).astype(dtype)
+    return jnp.einsum("...ls,...se->...le", w, v, precision=precision).astype(dtype)
 
 
 SDPA_FLASH = Op("_scaled_dot_product_flash_attention_for_cpu", _sdpa,
@@ -186,7 +188,7 @@ DROPOUT_NOISE = Op("dropout_noise", _dropout_noise, None)
 
 def _dropout_mul(x, p):
     """``x * noise``: PyTorch's training-mode dropout as its math path writes it (MulBackward0)."""
-    noise = call(DROPOUT_NOISE, x, _key(None), static=(("p", float(p)),))
+    noise = call(DROPOUT_NOISE, x, _key(None, x), static=(("p", float(p)),))
     return pointwise.mul(x, noise)
 
 
@@ -290,7 +292,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                           enable_gqa)
     masks = () if attn_mask is None else (attn_mask,)
     static = (("is_causal", bool(is_causal)), ("scale", float(scale)),
-              ("gqa", bool(enable_gqa)))
+              ("gqa", bool(enable_gqa))) + _precision.static()
     return call(SDPA_FLASH, query, key, value, *masks, static=static)
 
 

@@ -9,8 +9,9 @@ is unsqueezed to a batch of one and squeezed back (``SqueezeBackward1`` -> ``Con
 -> ``UnsqueezeBackward0``), and ``padding='same'`` with an even effective kernel pads the input
 on the right first (``ConstantPadNdBackward0``).
 
-float32 convolutions run at the precision ``torchlike.set_float32_matmul_precision`` sets
-(HIGHEST by default: PyTorch's CPU convolutions are full float32, NOTE [ matmul precision ]).
+float32 convolutions run at the precision PyTorch's switches give them: cuDNN's TF32 switch on
+a cuda device, the float32 matmul precision elsewhere (NOTE [ matmul precision ] in
+_precision.py).
 """
 import itertools
 import warnings
@@ -18,10 +19,10 @@ import warnings
 import jax.numpy as jnp
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._tensor import _c_type
-from . import linalg as _linalg, shape as _shape
+from . import shape as _shape
 from .spatial import CONSTANT_PAD
 
 _SPECS = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -199,16 +200,13 @@ def _conv(fn, n, input, weight, bias, stride, padding, dilation, groups, transpo
         x = call(CONSTANT_PAD, x, static=(("pads", pads_nd),))
     static = (("stride", stride), ("padding", tuple((p, p) for p in pads)),
               ("dilation", dilation), ("groups", groups), ("transposed", bool(transposed)),
-              ("output_padding", output_padding), ("precision", _precision()),
+              ("output_padding", output_padding),
+              ("precision", _precision.conv(x.device.type)),
               ("has_bias", bias is not None))
     # NOTE: a missing bias is passed as the scalar 0, not None, so the node still lists it
     # ((None, 0) in next_functions, as PyTorch) and create_graph can trace the op's inputs.
     out = call(CONVOLUTION, x, weight, 0 if bias is None else bias, static=static)
     return _shape.squeeze(out, 0) if unbatched else out
-
-
-def _precision():
-    return _linalg._state["static"][0][1]
 
 
 # --- public functions ---------------------------------------------------------------------------

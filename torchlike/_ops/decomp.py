@@ -4,7 +4,9 @@ pinv, matrix_rank, matrix_power and matrix_exp (``torchlike.linalg`` and the top
 Each is one Op: the ``jnp.linalg`` routine (its gradient is ``jax.vjp`` of it) recorded under
 PyTorch's backward node (``LinalgInvExBackward0``, ``LinalgSvdBackward0``, ...).  Batch dimensions
 lead, as in PyTorch.  Where the maths needs care the function says so: eigh and cholesky read one
-triangle, full SVDs and pinv have derivatives written here (NOTE [ linalg derivatives ]).
+triangle, full SVDs and pinv have derivatives written here (NOTE [ linalg derivatives ]).  The
+products written here run at the float32 precision policy, a static argument of their ops
+(NOTE [ matmul precision ] in _precision.py); jax's routines run theirs at HIGHEST.
 
 NOTE [ linalg errors ]
 PyTorch raises ``torch.linalg.LinAlgError`` for a singular or non-positive-definite input.  The
@@ -20,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .. import return_types as RT
 from .._creation import eye
 from .._dispatch import Op, call, with_out as _out
@@ -74,6 +76,14 @@ def _raise_on_info(info, A, message):
 
 def _mH(x):
     return jnp.conj(jnp.swapaxes(x, -1, -2))
+
+
+def _mm(*factors, precision):
+    """The product of ``factors``, left to right."""
+    out = factors[0]
+    for f in factors[1:]:
+        out = jnp.matmul(out, f, precision=precision)
+    return out
 
 
 def _lu_info(a):
@@ -235,18 +245,18 @@ def solve(A, B, *, left=True, out=None):
 
 # --- cholesky -----------------------------------------------------------------------------------
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
-def _cholesky_factor(a, upper):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _cholesky_factor(a, upper, precision):
     low = jnp.linalg.cholesky(_from_triangle(a, lower=not upper), symmetrize_input=False)
     return _mH(low) if upper else low
 
 
-def _cholesky_fwd(a, upper):
-    factor = _cholesky_factor(a, upper)
+def _cholesky_fwd(a, upper, precision):
+    factor = _cholesky_factor(a, upper, precision)
     return factor, factor
 
 
-def _cholesky_bwd(upper, factor, g):
+def _cholesky_bwd(upper, precision, factor, g):
     """NOTE [ linalg derivatives ]: PyTorch's gradient of ``A = L L^H`` (Murray, 2016):
     ``L^-H Phi L^-1`` with ``Phi = (tril(L^H gL) + tril(L^H gL, -1)^H) / 2``.  Hermitian for real
     input; for complex input its diagonal keeps the imaginary part of ``diag(L^H gL) / 2``, as
@@ -254,7 +264,7 @@ def _cholesky_bwd(upper, factor, g):
     _dispatch._vjp_fn), hence the conj on the way in and out."""
     g = jnp.conj(g)
     low, g = (_mH(factor), _mH(g)) if upper else (factor, g)
-    p = jnp.tril(_mH(low) @ g)
+    p = jnp.tril(_mm(_mH(low), g, precision=precision))
     phi = (p + _mH(jnp.tril(p, -1))) / 2
     solve = jax.scipy.linalg.solve_triangular
     x = solve(_mH(low), phi, lower=False)                    # L^-H Phi
@@ -264,8 +274,8 @@ def _cholesky_bwd(upper, factor, g):
 _cholesky_factor.defvjp(_cholesky_fwd, _cholesky_bwd)
 
 
-def _cholesky_ex(a, upper):
-    factor = _cholesky_factor(a, upper)
+def _cholesky_ex(a, upper, precision):
+    factor = _cholesky_factor(a, upper, precision)
     h = jax.lax.stop_gradient(_from_triangle(a, lower=not upper))
     # the elimination that finds the failing minor runs only when the factorization failed
     info = jax.lax.cond(jnp.all(jnp.isfinite(factor)), _no_info, _cholesky_info, h)
@@ -288,7 +298,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     minor that is not positive-definite (0 on success).  Reads the lower triangle of ``A`` (the
     upper one when ``upper``)."""
     _check("linalg.cholesky", A, low="cholesky_cpu")
-    L, info = call(CHOLESKY_EX, A, static=(("upper", bool(upper)),))
+    L, info = call(CHOLESKY_EX, A, static=(("upper", bool(upper)),) + _precision.static())
     if check_errors:
         _raise_on_info(info, A, _cholesky_message("linalg.cholesky"))
     return _out(RT.linalg_cholesky_ex(L, info), out)
@@ -309,17 +319,18 @@ def cholesky(input, upper=False, *, out=None):
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
         "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
     _check("cholesky", input, low="cholesky_cpu")
-    L, info = call(CHOLESKY_OLD, input, static=(("upper", bool(upper)),))
+    L, info = call(CHOLESKY_OLD, input, static=(("upper", bool(upper)),) + _precision.static())
     _raise_on_info(info, input, _cholesky_message("cholesky"))
     return _out(L, out)
 
 
 # --- qr -----------------------------------------------------------------------------------------
 
-def _qr(a, mode):
+def _qr(a, mode, precision):
     if mode == "r":
         return jnp.zeros((0,), a.dtype), jnp.linalg.qr(a, mode="r")
-    return tuple(jnp.linalg.qr(a, mode=mode))
+    with _precision.scope(precision):   # jax's QR derivative writes its dots without one
+        return tuple(jnp.linalg.qr(a, mode=mode))
 
 
 QR = Op("linalg_qr", _qr, "LinalgQrBackward0")
@@ -346,7 +357,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
         QR_NO_GRAD["complete"] if mode == "complete" and m > n else QR)
     if mode == "complete" and m <= n:
         mode = "reduced"   # the same factors
-    Q, R = call(op, A, static=(("mode", mode),))
+    Q, R = call(op, A, static=(("mode", mode),) + _precision.static())
     return _out(RT.linalg_qr(Q, R), out)
 
 
@@ -363,7 +374,7 @@ def qr(input, some=True, *, out=None):
 
 # --- svd ----------------------------------------------------------------------------------------
 
-def _svd_tangents(u, s, vh, da):
+def _svd_tangents(u, s, vh, da, precision):
     """NOTE [ linalg derivatives ]: the derivative of the reduced SVD ``A = U diag(s) Vh``
     (U m x k, Vh k x n).  With ``P = U^H dA V``: ``ds = Re(diag P)``; ``dU = U Ou + (I - U U^H)
     dA V / s`` and ``dV = V Ov + (I - V V^H) dA^H U / s``, where off the diagonal
@@ -372,7 +383,7 @@ def _svd_tangents(u, s, vh, da):
     ``i Im(P_ii) / s_i`` (the phase gauge PyTorch's backward assumes).  Needs distinct non-zero
     singular values, as PyTorch's."""
     v = _mH(vh)
-    p = _mH(u) @ da @ v
+    p = _mm(_mH(u), da, v, precision=precision)
     ph = _mH(p)
     si, sj = s[..., :, None], s[..., None, :]
     k = s.shape[-1]
@@ -383,38 +394,39 @@ def _svd_tangents(u, s, vh, da):
     diag_p = jnp.diagonal(p, axis1=-2, axis2=-1)
     if jnp.iscomplexobj(p):
         ou = ou + jnp.eye(k, dtype=p.dtype) * (1j * jnp.imag(diag_p) / s)[..., None, :]
-    du, dv = u @ ou, v @ ov
+    mm = functools.partial(_mm, precision=precision)
+    du, dv = mm(u, ou), mm(v, ov)
     m, n = da.shape[-2:]
     if m > k:
-        dav = da @ v
-        du = du + (dav - u @ (_mH(u) @ dav)) / s[..., None, :]
+        dav = mm(da, v)
+        du = du + (dav - mm(u, mm(_mH(u), dav))) / s[..., None, :]
     if n > k:
-        dahu = _mH(da) @ u
-        dv = dv + (dahu - v @ (vh @ dahu)) / s[..., None, :]
+        dahu = mm(_mH(da), u)
+        dv = dv + (dahu - mm(v, mm(vh, dahu))) / s[..., None, :]
     return du, jnp.real(diag_p), _mH(dv)
 
 
-@jax.custom_jvp
-def _svd_full(a):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _svd_full(a, precision):
     return tuple(jnp.linalg.svd(a, full_matrices=True))
 
 
 @_svd_full.defjvp
-def _svd_full_jvp(primals, tangents):
+def _svd_full_jvp(precision, primals, tangents):
     """The extra columns of U (rows of Vh) of a full SVD are any orthonormal completion: PyTorch
     differentiates the first k only (their gradient is dropped), so their tangent is 0."""
     (a,), (da,) = primals, tangents
-    u, s, vh = _svd_full(a)
+    u, s, vh = _svd_full(a, precision)
     k = s.shape[-1]
-    du, ds, dvh = _svd_tangents(u[..., :k], s, vh[..., :k, :], da)
+    du, ds, dvh = _svd_tangents(u[..., :k], s, vh[..., :k, :], da, precision)
     du = jnp.concatenate([du, jnp.zeros_like(u[..., k:])], -1)
     dvh = jnp.concatenate([dvh, jnp.zeros_like(vh[..., k:, :])], -2)
     return (u, s, vh), (du, ds, dvh)
 
 
-def _svd(a, full_matrices):
+def _svd(a, full_matrices, precision):
     if full_matrices and a.shape[-1] != a.shape[-2]:
-        return _svd_full(a)
+        return _svd_full(a, precision)
     return tuple(jnp.linalg.svd(a, full_matrices=False))
 
 
@@ -426,7 +438,8 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     descending.  Singular vectors are unique up to sign (phase): gradients are meaningful for
     functions that do not depend on that choice, as in PyTorch."""
     _check("linalg.svd", A, square=False, low="linalg_svd_cpu")
-    U, S, Vh = call(SVD, A, static=(("full_matrices", bool(full_matrices)),))
+    U, S, Vh = call(SVD, A, static=(("full_matrices", bool(full_matrices)),)
+                    + _precision.static())
     if out is not None:
         return RT.linalg_svd(*(_out(r, o) for r, o in zip((U, S, Vh), out)))
     return RT.linalg_svd(U, S, Vh)
@@ -537,37 +550,38 @@ def _cutoff(s, atol, rtol, shape, dtype):
     return jnp.maximum(jnp.asarray(atol, s.dtype), jnp.asarray(rtol, s.dtype) * smax)[..., None]
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
-def _pinv(a, atol, rtol, hermitian, default_rtol):
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4, 5))
+def _pinv(a, atol, rtol, hermitian, default_rtol, precision):
     rtol = None if default_rtol else rtol
     if hermitian:
         w, v = jnp.linalg.eigh(a, symmetrize_input=False)
         keep = jnp.abs(w) > _cutoff(jnp.abs(w), atol, rtol, a.shape[-2:], w.dtype)
         winv = jnp.where(keep, 1 / jnp.where(keep, w, 1), 0).astype(a.dtype)
-        return (v * winv[..., None, :]) @ _mH(v)
+        return _mm(v * winv[..., None, :], _mH(v), precision=precision)
     u, s, vh = jnp.linalg.svd(a, full_matrices=False)
     keep = s > _cutoff(s, atol, rtol, a.shape[-2:], s.dtype)
     sinv = jnp.where(keep, 1 / jnp.where(keep, s, 1), 0).astype(a.dtype)
-    return _mH(vh) @ (sinv[..., :, None] * _mH(u))
+    return _mm(_mH(vh), sinv[..., :, None] * _mH(u), precision=precision)
 
 
 @_pinv.defjvp
-def _pinv_jvp(hermitian, default_rtol, primals, tangents):
+def _pinv_jvp(hermitian, default_rtol, precision, primals, tangents):
     """NOTE [ linalg derivatives ]: for ``P = pinv(A)`` of locally constant rank,
     ``dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P`` (Golub and Pereyra), defined
     also for repeated singular values; atol and rtol get no derivative."""
     a, atol, rtol = primals
     da = tangents[0]
-    p = _pinv(a, atol, rtol, hermitian, default_rtol)
+    p = _pinv(a, atol, rtol, hermitian, default_rtol, precision)
     ph, dah = _mH(p), _mH(da)
     m, n = a.shape[-2:]
-    dp = (-p @ da @ p + p @ ph @ dah @ (jnp.eye(m, dtype=a.dtype) - a @ p)
-          + (jnp.eye(n, dtype=a.dtype) - p @ a) @ dah @ ph @ p)
+    mm = functools.partial(_mm, precision=precision)
+    dp = (-mm(p, da, p) + mm(p, ph, dah, jnp.eye(m, dtype=a.dtype) - mm(a, p))
+          + mm(jnp.eye(n, dtype=a.dtype) - mm(p, a), dah, ph, p))
     return p, dp
 
 
-PINV = Op("linalg_pinv", lambda a, atol, rtol, hermitian, default_rtol: _pinv(
-    a, atol, rtol, hermitian, default_rtol), "LinalgPinvBackward0", inputs=1)
+PINV = Op("linalg_pinv", lambda a, atol, rtol, hermitian, default_rtol, precision: _pinv(
+    a, atol, rtol, hermitian, default_rtol, precision), "LinalgPinvBackward0", inputs=1)
 
 
 def _tolerances(A, atol, rtol, name):
@@ -591,7 +605,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
         rtol = rcond
     atol, rtol, default = _tolerances(A, atol, rtol, "linalg.pinv")
     return _out(call(PINV, A, atol, rtol, static=(("hermitian", bool(hermitian)),
-                                                  ("default_rtol", default))), out)
+                                                  ("default_rtol", default))
+                     + _precision.static()), out)
 
 
 def pinverse(input, rcond=1e-15):
@@ -638,14 +653,14 @@ def _broadcast_ab(a, b, vector):
     return jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:])
 
 
-def _lstsq(a, b, rcond, vector, residuals):
+def _lstsq(a, b, rcond, vector, residuals, precision):
     """The minimum-norm least-squares solution through pinv (its derivative is pinv's) and,
     when asked, the squared norms of the residual columns."""
     a, b = _broadcast_ab(a, b, vector)
-    x = _pinv(a, 0.0, rcond, False, rcond is None) @ b
+    x = _mm(_pinv(a, 0.0, rcond, False, rcond is None, precision), b, precision=precision)
     res = jnp.zeros((0,), jnp.real(x).dtype)
     if residuals:
-        r = a @ x - b
+        r = _mm(a, x, precision=precision) - b
         res = jnp.sum(jnp.real(r * jnp.conj(r)), -2)
     return (x[..., 0] if vector else x), res
 
@@ -698,7 +713,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     residuals = m > n and driver != "gelsy"
     if residuals and driver != "gels" and not isinstance(rank._value(), jax.core.Tracer):
         residuals = int(np.asarray(rank._value()).min(initial=n)) == n
-    x, res = call(LSTSQ, A, B, static=static + (("residuals", residuals),))
+    x, res = call(LSTSQ, A, B, static=static + (("residuals", residuals),)
+                  + _precision.static())
     return RT.linalg_lstsq(x, res, rank, sv)
 
 

@@ -7,42 +7,21 @@ Where PyTorch builds a product from other ops (outer is a broadcast mul, kron a 
 reshaped views, tensordot a permute/reshape/mm/view), torchlike builds it from the same torchlike
 ops, so the recorded graph shows PyTorch's nodes.
 
-NOTE [ matmul precision ]
-PyTorch computes float32 matmuls in full float32 unless the user opts in to TF32
-(``torch.set_float32_matmul_precision('high')``); XLA on GPU/TPU defaults to lower precision, so
-torchlike asks for HIGHEST unless told otherwise.
+Every product passes the float32 precision policy as a static argument (NOTE [ matmul
+precision ] in _precision.py).
 """
 import math
 import warnings
 from types import SimpleNamespace
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
 from .._tensor import _wrap_dim
 from . import pointwise as pw, reduce as _reduce, shape as _shape
-
-_PRECISION = {"highest": jax.lax.Precision.HIGHEST, "high": jax.lax.Precision.HIGH,
-              "medium": jax.lax.Precision.DEFAULT}
-_state = {"precision": "highest", "static": (("precision", _PRECISION["highest"]),)}
-
-
-def set_float32_matmul_precision(precision):
-    """Mirrors ``torch.set_float32_matmul_precision`` ('highest', 'high' or 'medium')."""
-    if precision not in _PRECISION:
-        raise RuntimeError(f"Invalid precision: {precision}; expected 'highest', 'high' or "
-                           "'medium'")
-    _state["precision"] = precision
-    _state["static"] = (("precision", _PRECISION[precision]),)
-
-
-def get_float32_matmul_precision():
-    return _state["precision"]
-
 
 def _name(t):
     return t.dtype._scalar_name
@@ -91,7 +70,7 @@ def _same_dtype(a, b):
 
 
 def _static():
-    return _state["static"]
+    return _precision.static()
 
 
 SQUEEZE_ = Op("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", saves=())

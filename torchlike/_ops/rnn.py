@@ -37,11 +37,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _key, random_uniform
 from .._tensor import Tensor
-from . import linalg as _linalg, shape as _shape
+from . import shape as _shape
 
 PUBLIC = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
           "rnn_relu_cell")
@@ -235,10 +235,10 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
     lstm = mode == "LSTM"
     states = [] if hx is None else [hx] if cx is None else [hx, cx]
     p = float(dropout) if train and num_layers > 1 and dropout > 0 else 0.0
-    key = (_key(None),) if p > 0 else ()
+    key = (_key(None, x),) if p > 0 else ()
     static = (("mode", mode), ("num_layers", int(num_layers)), ("dirs", dirs),
               ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
-              ("p", p), ("layout", layout), ("precision", _precision()))
+              ("p", p), ("layout", layout), ("precision", _precision.rnn(x.device.type)))
     res = call(_stack_op(mode, proj, packed, x.dtype, batch), x, *params, *states, *key,
                *extras, static=static)
     out = res[0] if dirs == 1 else _shape.cat(res[:2], -1)
@@ -247,10 +247,6 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
     if batch_first and not packed and not unbatched:
         out = out.transpose(0, 1) if lstm else out.transpose_(0, 1)
     return (out, h_n, _shape.stack(res[dirs + n:])) if lstm else (out, h_n)
-
-
-def _precision():
-    return _linalg._state["static"][0][1]
 
 
 def _stack_forms(name, args, packed_at):
@@ -368,7 +364,7 @@ def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
                 w_hh)
     bias = b_ih is not None
     static = (("mode", mode), ("has_h", bool(hs)), ("bias", bias), ("unbatched", unbatched),
-              ("precision", _precision()))
+              ("precision", _precision.rnn(x.device.type)))
     res = call(_CELL_OPS[mode], x, *hs, w_ih, w_hh, *((b_ih, b_hh) if bias else ()),
                static=static)
     if mode == "LSTM":

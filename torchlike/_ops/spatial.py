@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._size import int_arg
 from .._tensor import Tensor
@@ -573,12 +573,12 @@ def _linspace_neg_one(n, align, dtype):
     return r if align else (r * dtype(n - 1) / dtype(n)).astype(dtype)
 
 
-def _affine_grid(theta, size, align):
+def _affine_grid(theta, size, align, precision):
     dtype = np.dtype(theta.dtype).type
     axes = [_linspace_neg_one(s, align, dtype) for s in size[2:]]   # (D,) H, W
     mesh = np.meshgrid(*axes, indexing="ij")
     base = np.stack(list(mesh)[::-1] + [np.ones_like(mesh[0])], -1)      # x, y[, z], 1
-    return jnp.einsum("...k,nck->n...c", jnp.asarray(base), theta)
+    return jnp.einsum("...k,nck->n...c", jnp.asarray(base), theta, precision=precision)
 
 
 AFFINE_GRID = Op("affine_grid_generator", _affine_grid, "AffineGridGeneratorBackward0", saves=())
@@ -615,7 +615,8 @@ def affine_grid(theta, size, align_corners=None):
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {k + 1}] but got: [{theta.shape[0]}, {k + 1}].")
     return call(AFFINE_GRID, theta, static=(("size", tuple(int(s) for s in size)),
-                                            ("align", bool(align_corners))))
+                                            ("align", bool(align_corners)))
+                + _precision.static())
 
 
 # --- pixel_shuffle, pixel_unshuffle, channel_shuffle --------------------------------------------

@@ -12,9 +12,12 @@ array's dtype), and float32 runs round like PyTorch's; what differs is the summa
 inside dot products and the model's own losses and gradients, by an ulp or so, which near
 convergence can tip a stopping test or a line search the other way.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 
+from .. import _precision
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer
@@ -23,17 +26,22 @@ from .sgd import check_lr
 __all__ = ["LBFGS"]
 
 
-@jax.jit
-def _backward_pass(q, s, y, rho):
+def _dot(a, b):
+    """``a . b`` at the float32 precision policy (NOTE [ matmul precision ])."""
+    return jnp.dot(a, b, precision=_precision.matmul())
+
+
+@functools.partial(jax.jit, static_argnames="precision")
+def _backward_pass(q, s, y, rho, precision):
     """One step of the first L-BFGS loop: ``al = rho s.q``, ``q -= al y``."""
-    al = jnp.dot(s, q) * rho
+    al = jnp.dot(s, q, precision=precision) * rho
     return al, q - al * y
 
 
-@jax.jit
-def _forward_pass(r, s, y, rho, al):
+@functools.partial(jax.jit, static_argnames="precision")
+def _forward_pass(r, s, y, rho, al, precision):
     """One step of the second L-BFGS loop: ``be = rho y.r``, ``r += (al - be) s``."""
-    be = jnp.dot(y, r) * rho
+    be = jnp.dot(y, r, precision=precision) * rho
     return r + (al - be) * s
 
 
@@ -68,7 +76,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     d_norm = jnp.max(jnp.abs(d))
     f_new, g_new = obj_func(x, t, d)
     evals = 1
-    gtd_new = jnp.dot(g_new, d)
+    gtd_new = _dot(g_new, d)
 
     # bracketing phase: grow t until an interval must contain an acceptable point
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
@@ -95,7 +103,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = jnp.dot(g_new, d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
 
     if ls_iter == max_ls:
@@ -124,7 +132,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = jnp.dot(g_new, d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
 
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low]:
@@ -324,7 +332,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad
                 s = d * t
-                ys = jnp.dot(y, s)
+                ys = _dot(y, s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -333,16 +341,18 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / jnp.dot(y, y)
+                    H_diag = ys / _dot(y, y)
                 if al is None:
                     al = [None] * history_size
                     state["al"] = al
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i], q = _backward_pass(q, old_stps[i], old_dirs[i], ro[i])
+                    al[i], q = _backward_pass(q, old_stps[i], old_dirs[i], ro[i],
+                                              precision=_precision.matmul())
                 d = q * H_diag
                 for i in range(len(old_dirs)):
-                    d = _forward_pass(d, old_stps[i], old_dirs[i], ro[i], al[i])
+                    d = _forward_pass(d, old_stps[i], old_dirs[i], ro[i], al[i],
+                                      precision=_precision.matmul())
 
             prev_flat_grad = flat_grad
             prev_loss = loss
@@ -352,7 +362,7 @@ class LBFGS(Optimizer):
                 t = min(1.0, 1.0 / jnp.sum(jnp.abs(flat_grad))) * lr
             else:
                 t = lr
-            gtd = jnp.dot(flat_grad, d)
+            gtd = _dot(flat_grad, d)
             if gtd > -tolerance_change:
                 break
 

@@ -6,12 +6,12 @@ import enum
 
 import jax.numpy as jnp
 
-from ... import _creation, _random
+from ... import _creation, _precision, _random
 from ..._dispatch import Op, call
 from ..._info import finfo
 from ..._ops import pointwise as _pointwise, shape as _shape
 from ..._ops.decomp import matrix_exp, solve
-from ..._ops.linalg import mv, vdot
+from ..._ops.linalg import matmul, mv, vdot
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -23,7 +23,7 @@ from .weight_norm import _weight_norm, norm_except_dim
 
 # --- orthogonal ---------------------------------------------------------------------------------
 
-def _householder_product(A, tau):
+def _householder_product(A, tau, precision):
     """Q = H_1 ... H_k (first n columns), H_i = I - tau_i v_i v_i^H, v_i the i-th column of A
     below the diagonal with a unit on it (LAPACK's orgqr), as differentiable jnp."""
     m, n = A.shape[-2:]
@@ -31,7 +31,7 @@ def _householder_product(A, tau):
     Q = jnp.broadcast_to(jnp.eye(m, n, dtype=A.dtype), A.shape)
     for i in reversed(range(tau.shape[-1])):
         v = jnp.where(rows < i, 0, jnp.where(rows == i, 1, A[..., :, i:i + 1]))
-        Q = Q - tau[..., i, None, None] * v * (jnp.conj(v).mT @ Q)
+        Q = Q - tau[..., i, None, None] * v * jnp.matmul(jnp.conj(v).mT, Q, precision=precision)
     return Q
 
 
@@ -42,7 +42,7 @@ HOUSEHOLDER_PRODUCT = Op("linalg_householder_product", _householder_product,
 def householder_product(A, tau):
     """Mirrors ``torch.linalg.householder_product``: the first n columns of the product of the
     Householder reflectors stored in ``A`` (m x n, below the diagonal) and ``tau``."""
-    return call(HOUSEHOLDER_PRODUCT, A, tau)
+    return call(HOUSEHOLDER_PRODUCT, A, tau, static=_precision.static())
 
 
 def _geqrf(A):
@@ -56,7 +56,7 @@ def _is_orthogonal(Q):
     n, k = Q.shape[-2], Q.shape[-1]
     eye = _creation.eye(k, dtype=Q.dtype)
     eps = 10.0 * n * finfo(Q.dtype).eps
-    return _pointwise.allclose(Q.mT.conj() @ Q, eye, atol=eps)
+    return _pointwise.allclose(matmul(Q.mT.conj(), Q), eye, atol=eps)
 
 
 def _make_orthogonal(A):
@@ -113,7 +113,7 @@ class _Orthogonal(Module):
             Q = householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
-            Q = self.base @ Q
+            Q = matmul(self.base, Q)
         if transposed:
             Q = Q.mT
         return Q
