@@ -492,6 +492,8 @@ def _legacy_new(cls, *args, **kwargs):
     return t
 
 
-def _rebuild(values, dtype_name, requires_grad):
-    return _finish(_place(np.asarray(values, D.ALIASES[dtype_name]._np), None), requires_grad)
+def _rebuild(values, dtype_name, requires_grad, device="cpu"):
+    """A pickled Tensor (Tensor.__reduce_ex__), back on the device it was pickled from."""
+    return _finish(_place(np.asarray(values, D.ALIASES[dtype_name]._np), device),
+                   requires_grad)
 

@@ -556,7 +556,8 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         from ._creation import _rebuild
-        return (_rebuild, (_host(self._value()), self.dtype._name, self._requires_grad))
+        return (_rebuild, (_host(self._value()), self.dtype._name, self._requires_grad,
+                           str(self.device)))
 
     def __deepcopy__(self, memo):
         from .autograd.grad_mode import no_grad

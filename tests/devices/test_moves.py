@@ -2,6 +2,7 @@
 tensors live (cuda:N are CPU devices 1..3 here; the values are compared with the same work on
 the CPU device)."""
 import io
+import pickle
 
 import jax
 import numpy as np
@@ -155,6 +156,7 @@ def test_save_and_load_with_map_location():
     assert on(y) == to_jax_device("cuda:2") and y.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
     buf.seek(0)
     assert tl.load(buf, map_location="cpu")["x"].device == tl.device("cpu")
+    assert on(pickle.loads(pickle.dumps(x))) == to_jax_device("cuda:1")   # as PyTorch's
 
 
 def test_pinned_memory_and_dataloader():
