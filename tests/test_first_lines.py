@@ -190,7 +190,8 @@ def test_multiprocessing_reexports_pythons():
         assert hasattr(tl.multiprocessing, name) and hasattr(torch.multiprocessing, name)
     assert tl.multiprocessing.get_all_sharing_strategies() == (
         torch.multiprocessing.get_all_sharing_strategies())
-    assert tl.multiprocessing.get_sharing_strategy() == torch.multiprocessing.get_sharing_strategy()
+    assert (tl.multiprocessing.get_sharing_strategy()
+            == torch.multiprocessing.get_sharing_strategy())
     with pytest.raises(AssertionError):
         tl.multiprocessing.set_sharing_strategy("shared_dreams")
 
@@ -535,7 +536,8 @@ def test_share_memory():
 # --- indexing with ranges and other sequences ----------------------------------------------------
 
 INDICES = [range(3), range(0, 4, 2), range(0), [0, 2], (0, 2), np.array([0, 2]),
-           np.array([[0, 1], [2, 3]]), np.array([0, 1], dtype=np.int32), [True, False, True, False],
+           np.array([[0, 1], [2, 3]]), np.array([0, 1], dtype=np.int32),
+           [True, False, True, False],
            np.array([True, False, True, True]), (range(2), range(2)), (slice(None), range(2)),
            (range(2), 1), [[0, 1], [1, 0]], [0, range(2)], [np.int64(1), np.int64(2)],
            (np.int64(1),), np.array(2), np.array(-1, dtype=np.int32), [-1, -4], [], ([0, 1],)]

@@ -33,8 +33,8 @@ def _program_traceback(tb):
 def _as_main(**attrs):
     """A fresh ``__main__`` module (Python runs a script or ``-c`` in one)."""
     main = types.ModuleType("__main__")
-    main.__dict__.update(__package__=None, __spec__=None, __annotations__={}, __builtins__=builtins,
-                         **attrs)
+    main.__dict__.update(__package__=None, __spec__=None, __annotations__={},
+                         __builtins__=builtins, **attrs)
     sys.modules["__main__"] = main
     return main
 

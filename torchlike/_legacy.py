@@ -135,7 +135,7 @@ def _legacy_new(cls, args, device):
     return empty(parse_size("new", args), dtype=cls.dtype, device=dev)
 
 
-# --- Tensor.type ----------------------------------------------------------------------------------
+# --- Tensor.type ---------------------------------------------------------------------------------
 
 _BY_TENSOR_TYPE = {dt._tensor_type: dt for dt in D.ALIASES.values()}
 _TYPE_STRING = re.compile(r"^torch\.(?:(cuda)\.)?(\w+Tensor)$")
@@ -177,7 +177,7 @@ def type_(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(_device(kind), dt, non_blocking=non_blocking)
 
 
-# --- resize_, resize_as_, fill_diagonal_ ----------------------------------------------------------
+# --- resize_, resize_as_, fill_diagonal_ ---------------------------------------------------------
 
 def _storage_order(t):
     """``t``'s values in the order its strides lay them out in memory, flattened."""
