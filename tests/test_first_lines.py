@@ -35,6 +35,25 @@ def test_nan_and_newaxis():
     same(lambda T: T.zeros(2, 3)[T.newaxis, :, T.newaxis].shape)
 
 
+# --- torch.autograd.Variable --------------------------------------------------------------------
+
+def test_autograd_variable():
+    def f(T):
+        V = T.autograd.Variable
+        t, w = T.ones(2), T.ones(2, requires_grad=True) * 2
+        v, v2, v3 = V(t), V(t, requires_grad=True), V(w)
+        out = [v is t, v.requires_grad, v.is_leaf, v2.requires_grad, v2.is_leaf,
+               t.requires_grad, isinstance(t, V), isinstance(3, V), v3.requires_grad,
+               v3.grad_fn, V().shape]
+        t.add_(1)   # the same storage
+        return out + [v]
+    same(f)
+    same(lambda T: T.autograd.Variable([1, 2]), raises=True)
+    same(lambda T: T.autograd.Variable(T.ones(2, dtype=T.long), requires_grad=True),
+         raises=True)
+    assert tl.autograd.variable.Variable is tl.autograd.Variable
+
+
 # --- torch.onnx ----------------------------------------------------------------------------------
 
 def test_onnx_export_raises_pytorchs_missing_backend_errors():

@@ -11,10 +11,11 @@ from .grad_mode import inference_mode as inference_mode
 from .grad_mode import is_grad_enabled as is_grad_enabled
 from .grad_mode import no_grad as no_grad
 from .grad_mode import set_grad_enabled as set_grad_enabled
+from .variable import Variable as Variable
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
-           "set_detect_anomaly", "functional", "gradcheck", "gradgradcheck", "graph"]
+           "set_detect_anomaly", "functional", "gradcheck", "gradgradcheck", "graph", "Variable"]
 
 
 def _tensors(x):
