@@ -165,7 +165,10 @@ from ._ops.signal import (  # noqa: E402
     bartlett_window as bartlett_window, blackman_window as blackman_window,
     hamming_window as hamming_window, hann_window as hann_window, istft as istft,
     kaiser_window as kaiser_window, stft as stft)
-from ._ops.stats import corrcoef as corrcoef, cov as cov  # noqa: E402
+from ._ops.stats import (  # noqa: E402
+    corrcoef as corrcoef, cov as cov, cumulative_trapezoid as cumulative_trapezoid,
+    gradient as gradient, histogram as histogram, histogramdd as histogramdd,
+    trapezoid as trapezoid, trapz as trapz)
 from ._ops.sorting import (  # noqa: E402
     argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
     kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
