@@ -165,10 +165,7 @@ from ._ops.signal import (  # noqa: E402
     bartlett_window as bartlett_window, blackman_window as blackman_window,
     hamming_window as hamming_window, hann_window as hann_window, istft as istft,
     kaiser_window as kaiser_window, stft as stft)
-from ._ops.stats import (  # noqa: E402
-    corrcoef as corrcoef, cov as cov, cumulative_trapezoid as cumulative_trapezoid,
-    gradient as gradient, histogram as histogram, histogramdd as histogramdd,
-    trapezoid as trapezoid, trapz as trapz)
+from ._ops.stats import corrcoef as corrcoef, cov as cov  # noqa: E402
 from ._ops.sorting import (  # noqa: E402
     argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
     kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
@@ -196,6 +193,18 @@ from .nn.utils.weight_norm import (  # noqa: E402
 from ._size import Size as Size  # noqa: E402
 from . import serialization as serialization  # noqa: E402
 from . import compiler as compiler  # noqa: E402
+from . import (  # noqa: E402
+    accelerator as accelerator, backends as backends, cuda as cuda, mps as mps, xpu as xpu)
+from ._settings import (  # noqa: E402
+    are_deterministic_algorithms_enabled as are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode as get_deterministic_debug_mode,
+    get_num_interop_threads as get_num_interop_threads, get_num_threads as get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled as
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode as set_deterministic_debug_mode,
+    set_num_interop_threads as set_num_interop_threads, set_num_threads as set_num_threads,
+    use_deterministic_algorithms as use_deterministic_algorithms)
+from ._streams import Event as Event, Stream as Stream  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
 from ._func_vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402

@@ -14,7 +14,10 @@ in one jit (a mask and ``is_causal`` together combine, as that kernel does).  Ev
 PyTorch runs its "math" composite and so does torchlike, from the same ops (q and k^T each
 scaled by sqrt(scale), matmul, add the mask, ``_safe_softmax``, dropout as a product with a
 scaled Bernoulli mask from torchlike's global generator, matmul), so the graph reads the same.
-Rows whose every score is masked give 0, as PyTorch's ``_safe_softmax`` does.
+Rows whose every score is masked give 0, as PyTorch's ``_safe_softmax`` does.  PyTorch's backend
+switches choose as they do there: ``torchlike.backends.cuda.enable_flash_sdp(False)`` sends every
+call down the math path, and with the math path disabled too no backend is left (PyTorch's
+errors).
 """
 import math
 import warnings
@@ -26,6 +29,7 @@ from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
+from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
 
@@ -287,7 +291,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                "heads in ")
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
-    if not _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+    flash = _sdp_switches.flash_sdp_enabled()
+    if not (flash and _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa)):
+        if not _sdp_switches.math_sdp_enabled():
+            if flash:
+                raise RuntimeError("No available kernel.  Aborting execution.")
+            raise RuntimeError("No viable backend for scaled_dot_product_attention was found. "
+                               "This is likely due to turning off both the math kernel and the "
+                               "fused kernels.")
         return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, float(scale),
                           enable_gqa)
     masks = () if attn_mask is None else (attn_mask,)

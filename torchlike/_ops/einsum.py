@@ -1,7 +1,8 @@
 """einsum: Einstein summation over an equation string (or PyTorch's sublist form).
 
 The equation is parsed and checked here, with PyTorch's errors; the product itself is one
-``jnp.einsum`` (XLA picks the contraction order).  PyTorch computes einsum from permutes, bmm, mul
+``jnp.einsum``, contracting in the order ``torchlike.backends.opt_einsum`` asks for (opt_einsum's
+'auto' path by default, left to right when disabled, as PyTorch).  PyTorch computes einsum from permutes, bmm, mul
 and sum, so its grad_fn depends on the equation: one operand gives ``SumBackward1`` when some
 subscript is summed out, else ``PermuteBackward0``; several operands give ``ViewBackward0`` when
 some subscript is summed out, else ``MulBackward0``.  torchlike records one node with that name
@@ -10,6 +11,7 @@ some subscript is summed out, else ``MulBackward0``.  torchlike records one node
 import jax.numpy as jnp
 
 from .. import _dtype as D
+from ..backends import opt_einsum as _opt_einsum
 from .._dispatch import Op, call
 from .._tensor import Tensor
 from . import linalg as _products
@@ -17,7 +19,7 @@ from . import linalg as _products
 _ELLIPSIS = "..."
 
 
-def _einsum(*ops, equation, labels, out_dtype, precision):
+def _einsum(*ops, equation, labels, out_dtype, precision, optimize):
     """Broadcast each operand to the sizes its subscripts have overall (PyTorch broadcasts
     size-1 dimensions, numpy's einsum does not), then contract."""
     sizes, ell = {}, ()
@@ -43,7 +45,7 @@ def _einsum(*ops, equation, labels, out_dtype, precision):
                 shape.append(next(dims))
                 target.append(sizes[s])
         full.append(jnp.broadcast_to(x.reshape(shape), target))
-    out = jnp.einsum(equation, *full, precision=precision)
+    out = jnp.einsum(equation, *full, precision=precision, optimize=optimize)
     return out if out_dtype is None else out.astype(out_dtype)
 
 
@@ -196,7 +198,8 @@ def einsum(*args):
             _PLANS.clear()
         plan = _PLANS[key] = _plan(equation, operands)
     node, static = plan
-    return call(EINSUM[node], *operands, static=static + _products._static())
+    return call(EINSUM[node], *operands, static=static + _products._static()
+                + (("optimize", _opt_einsum.optimize()),))
 
 
 # (equation, operand shapes and dtypes) -> (node name, static arguments): the parse and checks

@@ -1,0 +1,127 @@
+"""Process-wide runtime switches PyTorch programs set in their first lines: deterministic
+algorithms and thread counts.
+
+NOTE [ deterministic algorithms ]
+XLA's CPU programs are deterministic.  On a GPU, XLA uses atomic additions for some scatters and
+reductions unless the process starts with ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` (read
+when jax starts its GPU backend, as PyTorch's CUBLAS_WORKSPACE_CONFIG is).  So
+``use_deterministic_algorithms`` (and ``backends.cudnn.deterministic``) record the switch and
+read it back, and turning it on where a real GPU runs without that flag warns what to set; no
+op raises PyTorch's "does not have a deterministic implementation" error.
+
+NOTE [ thread counts ]
+XLA's CPU backend sizes its thread pool once, when it starts, from the CPUs the process may run
+on (``os.sched_getaffinity``), and it cannot be resized.  ``get_num_threads`` reports that size
+until ``set_num_threads`` records another value, which it then reports; the pool itself does not
+change.  To run on fewer threads, restrict the process's CPUs before jax starts
+(``os.sched_setaffinity`` or ``taskset``).  The inter-op count is recorded the same way.
+"""
+import os
+import warnings
+
+__all__ = ["are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
+           "get_num_interop_threads", "get_num_threads",
+           "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+           "set_num_interop_threads", "set_num_threads", "use_deterministic_algorithms"]
+
+_state = {"deterministic": False, "warn_only": False, "threads": None, "interop": None}
+
+
+def gpu_determinism_warning():
+    """Warn when determinism is asked for on a real GPU without XLA's deterministic flag."""
+    import jax
+    from ._device import devices_of
+    gpus = [d for d in devices_of("cuda") if d.platform != "cpu"]
+    if gpus and "--xla_gpu_deterministic_ops=true" not in os.environ.get("XLA_FLAGS", ""):
+        warnings.warn("XLA's GPU programs use nondeterministic atomics unless the process "
+                      "starts with XLA_FLAGS=--xla_gpu_deterministic_ops=true (jax "
+                      f"{jax.__version__} reads it when its GPU backend starts)", UserWarning,
+                      stacklevel=3)
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Mirrors ``torch.use_deterministic_algorithms`` (NOTE [ deterministic algorithms ])."""
+    for name, value in (("mode", mode), ("warn_only", warn_only)):
+        if not isinstance(value, bool):
+            position = " (position 1)" if name == "mode" else ""
+            raise TypeError(f"_set_deterministic_algorithms(): argument '{name}'{position} must "
+                            f"be bool, not {type(value).__name__}")
+    _state["deterministic"], _state["warn_only"] = mode, mode and warn_only
+    if mode:
+        gpu_determinism_warning()
+
+
+def are_deterministic_algorithms_enabled():
+    """Mirrors ``torch.are_deterministic_algorithms_enabled``."""
+    return _state["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Mirrors ``torch.is_deterministic_algorithms_warn_only_enabled``."""
+    return _state["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """Mirrors ``torch.set_deterministic_debug_mode``: 'default' / 0 (off), 'warn' / 1
+    (deterministic, warn only), 'error' / 2 (deterministic)."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """Mirrors ``torch.get_deterministic_debug_mode``: 0, 1 or 2."""
+    if not _state["deterministic"]:
+        return 0
+    return 1 if _state["warn_only"] else 2
+
+
+def _xla_threads():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:   # a platform without affinity
+        return os.cpu_count() or 1
+
+
+def _positive(name, n):
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"{name} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{name} expects a positive integer")
+
+
+def set_num_threads(int):   # noqa: A002 (PyTorch's parameter name)
+    """Mirrors ``torch.set_num_threads``: recorded and read back; XLA's pool keeps its size
+    (NOTE [ thread counts ])."""
+    _positive("set_num_threads", int)
+    _state["threads"] = int
+
+
+def get_num_threads():
+    """Mirrors ``torch.get_num_threads``: XLA's CPU pool size, or the value set."""
+    return _state["threads"] or _xla_threads()
+
+
+def set_num_interop_threads(int):   # noqa: A002
+    """Mirrors ``torch.set_num_interop_threads``: once per process, as in PyTorch."""
+    _positive("set_num_interop_threads", int)
+    if _state["interop"] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
+                           "started or set_num_interop_threads called")
+    _state["interop"] = int
+
+
+def get_num_interop_threads():
+    """Mirrors ``torch.get_num_interop_threads``."""
+    return _state["interop"] or _xla_threads()
