@@ -1074,7 +1074,7 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
     here = program.device   # NOTE [ devices in a compiled step ]
     for i in plan.moved:
         arrays[i] = jax.device_put(arrays[i], here)
-    gens = jax.device_put(gens, here)
+    gens = [a if here in a.devices() else jax.device_put(a, here) for a in gens]
     held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
     changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
         arrays, grads, hypers, gens, sealed=sealed)
@@ -1106,7 +1106,8 @@ def _run(program, state, sealed=False, hypers=None, writes=None):
         group[k] = jax.tree_util.tree_map(float, v)
     for i, a in zip(plan.gens, gens_out):
         g = state.generators[i]
-        g._tensor._write(jax.device_put(a, g._tensor._device()))
+        home = g._tensor._device()
+        g._tensor._write(a if home in a.devices() else jax.device_put(a, home))
         g._reload()
     if program.fresh:   # the call that traced it: the created Tensors are bound already
         for t, a in zip(plan.created, created):
