@@ -210,6 +210,13 @@ from ._func_vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
+from ._legacy import (  # noqa: E402
+    BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor, ByteTensor as ByteTensor,
+    CharTensor as CharTensor, DoubleTensor as DoubleTensor, FloatTensor as FloatTensor,
+    HalfTensor as HalfTensor, IntTensor as IntTensor, LongTensor as LongTensor,
+    ShortTensor as ShortTensor)
+from . import (  # noqa: E402
+    hub as hub, jit as jit, multiprocessing as multiprocessing, onnx as onnx)
 from ._torch_alias import (  # noqa: E402
     install_as_torch as install_as_torch, uninstall_as_torch as uninstall_as_torch)
 from ._tensor_str import (  # noqa: E402
@@ -262,5 +269,17 @@ def is_inference(input):
     """Mirrors ``torch.is_inference``: whether ``input`` was made in inference mode."""
     return input.is_inference()
 
+
+# Tensor methods of the families that _methods.install does not bind
+from . import _legacy, _storage  # noqa: E402
+for _family in (_legacy, _storage):
+    for _name, _fn in _family.TENSOR_METHODS.items():
+        setattr(Tensor, _name, _fn)
+del _family, _name, _fn
+
+# PyTorch's constants
+import math as _math  # noqa: E402
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
+newaxis = None
 
 __version__ = "0.1.0"
