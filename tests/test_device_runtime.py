@@ -457,6 +457,31 @@ def test_sdpa_backend_switches_choose_the_path(switches):
         *(t.tensor(q),) * 3, dropout_p=0.5))
 
 
+def test_sdpa_kernel_enables_only_its_backends(switches):
+    import torch.nn.attention
+    import torchlike.nn.attention
+
+    def inside(backends, flags=False):
+        def run(t):
+            A = sys.modules[t.__name__ + ".nn.attention"]
+            chosen = [getattr(A.SDPBackend, b) for b in backends] if isinstance(
+                backends, list) else backends
+            with A.sdpa_kernel(chosen) as ctx:
+                if flags:
+                    B = t.backends.cuda
+                    return ctx, B.flash_sdp_enabled(), B.math_sdp_enabled(), B.cudnn_sdp_enabled()
+                x = t.ones(1, 2, 3, 4, requires_grad=True)
+                return t.nn.functional.scaled_dot_product_attention(x, x, x).grad_fn.name()
+        return run
+    for backends in (["MATH"], ["FLASH_ATTENTION"], ["MATH", "CUDNN_ATTENTION"], "math"):
+        same(inside(backends, flags=True))
+        same(inside(backends))
+    names = ["ERROR", "MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION",
+             "OVERRIDEABLE"]
+    same(lambda t: [(int(b), str(b), repr(b)) for b in (
+        getattr(sys.modules[t.__name__ + ".nn.attention"].SDPBackend, n) for n in names)])
+
+
 def test_einsum_follows_opt_einsum_switches(switches):
     """The contraction order changes the rounding only; each setting matches torch's value."""
     rng = np.random.default_rng(1)

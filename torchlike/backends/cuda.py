@@ -90,7 +90,7 @@ matmul = cuBLASModule()
 
 # --- scaled_dot_product_attention backends (NOTE [ sdpa backends ] in _ops/attention.py) -----
 
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True,
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "overrideable": True,
         "math_fp16_bf16_reduction": False}
 
 
