@@ -11,15 +11,21 @@ from .modules.activation import (
     Sigmoid as Sigmoid, Softmax as Softmax, Softmax2d as Softmax2d, Softmin as Softmin,
     Softplus as Softplus, Softshrink as Softshrink, Softsign as Softsign, Tanh as Tanh,
     Tanhshrink as Tanhshrink, Threshold as Threshold)
+from .modules.adaptive import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
 from .modules.attention import MultiheadAttention as MultiheadAttention
 from .modules.batchnorm import (
-    BatchNorm1d as BatchNorm1d, BatchNorm2d as BatchNorm2d, BatchNorm3d as BatchNorm3d)
+    BatchNorm1d as BatchNorm1d, BatchNorm2d as BatchNorm2d, BatchNorm3d as BatchNorm3d,
+    LazyBatchNorm1d as LazyBatchNorm1d, LazyBatchNorm2d as LazyBatchNorm2d,
+    LazyBatchNorm3d as LazyBatchNorm3d, SyncBatchNorm as SyncBatchNorm)
 from .modules.container import (
     ModuleDict as ModuleDict, ModuleList as ModuleList, ParameterDict as ParameterDict,
     ParameterList as ParameterList, Sequential as Sequential)
 from .modules.conv import (
     Conv1d as Conv1d, Conv2d as Conv2d, Conv3d as Conv3d, ConvTranspose1d as ConvTranspose1d,
-    ConvTranspose2d as ConvTranspose2d, ConvTranspose3d as ConvTranspose3d)
+    ConvTranspose2d as ConvTranspose2d, ConvTranspose3d as ConvTranspose3d,
+    LazyConv1d as LazyConv1d, LazyConv2d as LazyConv2d, LazyConv3d as LazyConv3d,
+    LazyConvTranspose1d as LazyConvTranspose1d, LazyConvTranspose2d as LazyConvTranspose2d,
+    LazyConvTranspose3d as LazyConvTranspose3d)
 from .modules.distance import (
     CosineSimilarity as CosineSimilarity, PairwiseDistance as PairwiseDistance)
 from .modules.dropout import (
@@ -28,7 +34,8 @@ from .modules.dropout import (
 from .modules.fold import Fold as Fold, Unfold as Unfold
 from .modules.instancenorm import (
     InstanceNorm1d as InstanceNorm1d, InstanceNorm2d as InstanceNorm2d,
-    InstanceNorm3d as InstanceNorm3d)
+    InstanceNorm3d as InstanceNorm3d, LazyInstanceNorm1d as LazyInstanceNorm1d,
+    LazyInstanceNorm2d as LazyInstanceNorm2d, LazyInstanceNorm3d as LazyInstanceNorm3d)
 from .modules.linear import (
     Bilinear as Bilinear, Identity as Identity, LazyLinear as LazyLinear, Linear as Linear)
 from .modules.loss import (
@@ -36,16 +43,19 @@ from .modules.loss import (
     CosineEmbeddingLoss as CosineEmbeddingLoss, CrossEntropyLoss as CrossEntropyLoss,
     GaussianNLLLoss as GaussianNLLLoss, HingeEmbeddingLoss as HingeEmbeddingLoss,
     HuberLoss as HuberLoss, KLDivLoss as KLDivLoss, L1Loss as L1Loss,
+    LinearCrossEntropyLoss as LinearCrossEntropyLoss,
     MarginRankingLoss as MarginRankingLoss, MSELoss as MSELoss,
     MultiLabelMarginLoss as MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss as MultiLabelSoftMarginLoss, MultiMarginLoss as MultiMarginLoss,
     NLLLoss as NLLLoss, PoissonNLLLoss as PoissonNLLLoss, SmoothL1Loss as SmoothL1Loss,
     SoftMarginLoss as SoftMarginLoss, TripletMarginLoss as TripletMarginLoss,
     TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss)
+from .modules.linear_cross_entropy_options import (
+    LinearCrossEntropyOptions as LinearCrossEntropyOptions)
 from .modules.module import Module as Module
 from .modules.normalization import (
-    GroupNorm as GroupNorm, LayerNorm as LayerNorm, LocalResponseNorm as LocalResponseNorm,
-    RMSNorm as RMSNorm)
+    CrossMapLRN2d as CrossMapLRN2d, GroupNorm as GroupNorm, LayerNorm as LayerNorm,
+    LocalResponseNorm as LocalResponseNorm, RMSNorm as RMSNorm)
 from .modules.padding import (
     CircularPad1d as CircularPad1d, CircularPad2d as CircularPad2d,
     CircularPad3d as CircularPad3d, ConstantPad1d as ConstantPad1d,
@@ -59,6 +69,7 @@ from .modules.pooling import (
     AdaptiveAvgPool3d as AdaptiveAvgPool3d, AdaptiveMaxPool1d as AdaptiveMaxPool1d,
     AdaptiveMaxPool2d as AdaptiveMaxPool2d, AdaptiveMaxPool3d as AdaptiveMaxPool3d,
     AvgPool1d as AvgPool1d, AvgPool2d as AvgPool2d, AvgPool3d as AvgPool3d,
+    FractionalMaxPool2d as FractionalMaxPool2d, FractionalMaxPool3d as FractionalMaxPool3d,
     LPPool1d as LPPool1d, LPPool2d as LPPool2d, LPPool3d as LPPool3d, MaxPool1d as MaxPool1d,
     MaxPool2d as MaxPool2d, MaxPool3d as MaxPool3d, MaxUnpool1d as MaxUnpool1d,
     MaxUnpool2d as MaxUnpool2d, MaxUnpool3d as MaxUnpool3d)
@@ -74,8 +85,10 @@ from .modules.transformer import (
     Transformer as Transformer, TransformerDecoder as TransformerDecoder,
     TransformerDecoderLayer as TransformerDecoderLayer, TransformerEncoder as TransformerEncoder,
     TransformerEncoderLayer as TransformerEncoderLayer)
+from .modules.utils import factory_kwargs as factory_kwargs
 from .parameter import (
-    Buffer as Buffer, Parameter as Parameter, UninitializedParameter as UninitializedParameter)
+    Buffer as Buffer, Parameter as Parameter, UninitializedBuffer as UninitializedBuffer,
+    UninitializedParameter as UninitializedParameter)
 from . import utils as utils  # noqa: E402  (the utilities build on the layers above)
 from . import parallel as parallel  # noqa: E402  (DataParallel wraps the layers)
 from .parallel import DataParallel as DataParallel  # noqa: E402
