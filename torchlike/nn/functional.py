@@ -69,3 +69,13 @@ from torchlike._ops.attention import (  # noqa: E402
     _none_or_dtype as _none_or_dtype, bilinear as bilinear, linear as linear,
     multi_head_attention_forward as multi_head_attention_forward,
     scaled_dot_product_attention as scaled_dot_product_attention)
+from torchlike._ops.pool_fractional import (  # noqa: E402
+    fractional_max_pool2d as fractional_max_pool2d,
+    fractional_max_pool2d_with_indices as fractional_max_pool2d_with_indices,
+    fractional_max_pool3d as fractional_max_pool3d,
+    fractional_max_pool3d_with_indices as fractional_max_pool3d_with_indices)
+from torchlike._ops.native import (  # noqa: E402
+    conv_tbc as conv_tbc, native_channel_shuffle as native_channel_shuffle)
+from torchlike._ops.linalg_grouped import grouped_mm as grouped_mm  # noqa: E402
+from torchlike._ops.loss_linear import linear_cross_entropy as linear_cross_entropy  # noqa: E402
+from torchlike.nn.modules.utils import assert_int_or_pair as assert_int_or_pair  # noqa: E402

@@ -81,10 +81,39 @@ class UninitializedParameter(Parameter):
         self._strides = None
         self.__class__ = Parameter
 
+    def detach(self):
+        """Still uninitialized (what ``state_dict`` holds before the first forward)."""
+        return UninitializedParameter(False, self.device, self.dtype)
+
     def __repr__(self):
         return "<UninitializedParameter>"
 
 
+class UninitializedBuffer(Buffer):
+    """Mirrors ``torch.nn.UninitializedBuffer``: the buffer of a lazy module (running statistics
+    of a lazy norm layer) before its first forward; ``materialize(shape)`` gives it its shape and
+    makes it a plain Tensor."""
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = _new(cls, empty(0, device=device, dtype=dtype), requires_grad)
+        t.persistent = persistent
+        return t
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give this buffer ``shape`` (uninitialised values) and make it a Tensor."""
+        t = empty(shape, device=device or self.device, dtype=dtype or self.dtype)
+        self._arr = t._value()
+        self._strides = None
+        self.__class__ = Tensor
+
+    def detach(self):
+        """Still uninitialized (what ``state_dict`` holds before the first forward)."""
+        return UninitializedBuffer(False, self.device, self.dtype, self.persistent)
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+
 def is_lazy(param):
-    """Mirrors ``torch.nn.parameter.is_lazy``."""
-    return isinstance(param, UninitializedParameter)
+    """Mirrors ``torch.nn.parameter.is_lazy``: an uninitialized parameter or buffer."""
+    return isinstance(param, (UninitializedParameter, UninitializedBuffer))

@@ -5,6 +5,8 @@ import jax
 from ... import _creation as C
 from ... import _dtype as D
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
 
@@ -98,3 +100,110 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     """Mirrors ``torch.nn.BatchNorm3d``: (N, C, D, H, W) inputs."""
     _input_dims = (5,)
+
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Mirrors ``torch.nn.SyncBatchNorm``: batch norm over (N, C, ...) inputs whose batch
+    statistics, in PyTorch, are reduced across the processes of ``process_group`` in training.
+
+    torchlike has no ``torch.distributed`` process groups (one process holds every device; see
+    DESIGN.md section 8), so, as PyTorch's does without an initialized process group, it
+    normalises with the statistics of the batch it sees: it is ``BatchNorm`` for inputs of any
+    rank >= 2.  ``convert_sync_batchnorm`` swaps it in for every batch norm of a model.
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Mirrors ``SyncBatchNorm.convert_sync_batchnorm``: ``module`` with every batch norm
+        layer replaced by a SyncBatchNorm holding the same parameters and running statistics."""
+        from ...autograd.grad_mode import no_grad
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group, bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    out.weight, out.bias = module.weight, module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+# --- lazy batch norm: num_features from the first input -----------------------------------------
+
+class _LazyNormBase(LazyModuleMixin):
+    """Mirrors ``torch.nn.modules.batchnorm._LazyNormBase``: ``num_features`` (0 until then)
+    from ``input.shape[1]`` of the first input (as PyTorch reads it, also for unbatched
+    instance norm); the affine parameters and running statistics take their shapes from it."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        # no affine parameters or statistics of size 0: they are set lazily below
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = C.tensor(0, dtype=D.int64, device=device)
+        self._register_lazy_hook()
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            if self.affine:
+                self.weight.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
+            if self.track_running_stats:
+                self.running_mean.materialize((self.num_features,))
+                self.running_var.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """Mirrors ``torch.nn.LazyBatchNorm1d``: a BatchNorm1d whose ``num_features`` comes from the
+    first input; it then becomes a ``BatchNorm1d``."""
+    cls_to_become = BatchNorm1d
+    _input_dims = BatchNorm1d._input_dims
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """Mirrors ``torch.nn.LazyBatchNorm2d`` (becomes a ``BatchNorm2d``)."""
+    cls_to_become = BatchNorm2d
+    _input_dims = BatchNorm2d._input_dims
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """Mirrors ``torch.nn.LazyBatchNorm3d`` (becomes a ``BatchNorm3d``)."""
+    cls_to_become = BatchNorm3d
+    _input_dims = BatchNorm3d._input_dims

@@ -3,7 +3,8 @@ import math
 
 from ... import _creation as C
 from .. import functional as F, init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _ntuple, _reverse_repeat_tuple
 
@@ -188,3 +189,92 @@ class ConvTranspose3d(_ConvTransposeNd):
     """Mirrors ``torch.nn.ConvTranspose3d``."""
     _dims = 3
     fn = F.conv_transpose3d
+
+
+# --- lazy convolutions: in_channels from the first input ----------------------------------------
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """Mirrors ``torch.nn.modules.conv._LazyConvXdMixin``: ``in_channels`` (0 until then) from
+    the channel dim of the first input; the weight and bias take their shapes from it."""
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            self.weight.materialize(shape + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        unbatched = self._dims + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) "
+                               f"input to {type(self).__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        # in and out channels 0 and no bias: no parameters are allocated before the first input
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device=device, dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        self._register_lazy_hook()
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device=device, dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        self._register_lazy_hook()
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """Mirrors ``torch.nn.LazyConv1d``: a Conv1d whose ``in_channels`` comes from the first
+    input; it then becomes a ``Conv1d``."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """Mirrors ``torch.nn.LazyConv2d`` (becomes a ``Conv2d``)."""
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """Mirrors ``torch.nn.LazyConv3d`` (becomes a ``Conv3d``)."""
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """Mirrors ``torch.nn.LazyConvTranspose1d`` (becomes a ``ConvTranspose1d``)."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """Mirrors ``torch.nn.LazyConvTranspose2d`` (becomes a ``ConvTranspose2d``)."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """Mirrors ``torch.nn.LazyConvTranspose3d`` (becomes a ``ConvTranspose3d``)."""
+    cls_to_become = ConvTranspose3d

@@ -2,7 +2,7 @@
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
 
 class _InstanceNorm(_NormBase):
@@ -62,3 +62,23 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Mirrors ``torch.nn.InstanceNorm3d``: (N, C, D, H, W) or (C, D, H, W) inputs."""
     _input_dims = (4, 5)
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """Mirrors ``torch.nn.LazyInstanceNorm1d``: an InstanceNorm1d whose ``num_features`` comes
+    from the first input; it then becomes an ``InstanceNorm1d``.  As in PyTorch, ``affine`` and
+    ``track_running_stats`` default to True here (the lazy norm base's defaults)."""
+    cls_to_become = InstanceNorm1d
+    _input_dims = InstanceNorm1d._input_dims
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """Mirrors ``torch.nn.LazyInstanceNorm2d`` (becomes an ``InstanceNorm2d``)."""
+    cls_to_become = InstanceNorm2d
+    _input_dims = InstanceNorm2d._input_dims
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """Mirrors ``torch.nn.LazyInstanceNorm3d`` (becomes an ``InstanceNorm3d``)."""
+    cls_to_become = InstanceNorm3d
+    _input_dims = InstanceNorm3d._input_dims

@@ -1,6 +1,8 @@
 """Loss layers (mirror ``torch.nn``'s): each holds its reduction and options and calls the
 functional of the same name.  ``size_average`` / ``reduce`` are PyTorch's deprecated flags,
 mapped onto ``reduction`` with its warning."""
+import math
+
 from ..._ops.loss import legacy_reduction
 from .. import functional as F
 from .distance import PairwiseDistance
@@ -268,3 +270,43 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Mirrors ``torch.nn.LinearCrossEntropyLoss``: a bias-free (by default) ``Linear`` from
+    ``in_features`` to ``num_classes`` (times ``out_features`` for a K-dimensional loss)
+    followed by cross entropy, as ``F.linear_cross_entropy``; ``options`` opts into its chunked
+    path."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        from .linear import Linear
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        # a 2-d Linear weight, reshaped to (num_classes, *out_features, in_features) in forward
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        classes = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, self.linear.weight.reshape(classes + (self.linear.in_features,)), target,
+            linear_bias=None if bias is None else bias.reshape(classes), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -120,3 +120,19 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Mirrors ``torch.nn.CrossMapLRN2d``: PyTorch's legacy local response normalisation across
+    the channels of a 4-d input, with its own backward formula (NOTE [ cross-map LRN ])."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        from ..._ops.cross_map_lrn import cross_map_lrn2d
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -207,3 +207,43 @@ class MaxUnpool3d(_MaxUnpool):
 class LPPool3d(_LPPool):
     """Mirrors ``torch.nn.LPPool3d``."""
     fn = F.lp_pool3d
+
+
+class _FractionalMaxPool(Module):
+    fn = None
+    _dims = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        tup = _ntuple(self._dims)
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, "
+                             "or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self).fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                             self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """Mirrors ``torch.nn.FractionalMaxPool2d``: max pooling over pseudo-random windows
+    (Graham, 2014; ``F.fractional_max_pool2d``), drawn anew each call unless
+    ``_random_samples`` fixes them."""
+    fn = F.fractional_max_pool2d
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """Mirrors ``torch.nn.FractionalMaxPool3d``: the 3-d ``FractionalMaxPool2d``."""
+    fn = F.fractional_max_pool3d
+    _dims = 3
