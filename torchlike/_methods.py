@@ -6,7 +6,7 @@ method ``x.exp_()`` computes the out-of-place result and stores it (see _inplace
 import jax
 
 from . import _creation as C
-from . import _dtype as D, _layout, _trace_context
+from . import _dtype as D, _layout, _legacy, _storage, _trace_context
 from ._device import accelerator_type, device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
@@ -299,7 +299,7 @@ def install():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
     for family in (pw, unary, binary, reduce, scatter, sorting, shape, join, linalg, cplx,
-                   random, activation):
+                   random, activation, _legacy, _storage):
         for name, fn in family.TENSOR_METHODS.items():
             setattr(Tensor, name, fn)
     for name in _INPLACE:
