@@ -5,10 +5,11 @@ Each test runs one program twice at once, in two subprocesses: ``python X.py`` u
 (the oracle) and ``python -m torchlike X.py`` with the same small arguments, then compares the
 machine-readable last lines.  Programs that draw random numbers are compared by what they learn
 (both reach the learning goal; torchlike's result within a margin of torch's), since torchlike's
-random streams are not torch's.  The L-BFGS fit draws none and must take torch's exact path.
+random streams are not torch's.  The L-BFGS fit draws none and must take torch's exact path,
+on the CPU and on "cuda" (CPU devices presented as CUDA ones, TORCHLIKE_CPU_AS_CUDA=1), where
+``device = "cuda" if torch.cuda.is_available() else "cpu"`` picks the accelerator.
 """
 import math
-import os
 import re
 import subprocess
 import sys
@@ -33,25 +34,27 @@ def _final_line(stdout):
     raise AssertionError(f"no key=value line in:\n{stdout}")
 
 
-def _run_pair(name, *args):
-    """(torch's final line, torchlike's final line, torch's stdout, torchlike's stdout)."""
+def _run(name, args, variants):
+    """{label: (final line as a dict, stdout)} of ``examples/pytorch/<name>.py args`` run once
+    per variant, all at once; a variant is (interpreter arguments, extra environment)."""
     script = str(PROGRAMS / f"{name}.py")
-    env = _env()
-    env["OMP_NUM_THREADS"] = "1"    # the two runs share the machine's cores
-    commands = {"torch": [sys.executable, script, *args],
-                "torchlike": [sys.executable, "-m", "torchlike", script, *args]}
-    procs = {label: subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-             for label, cmd in commands.items()}
+    procs, commands = {}, {}
+    for label, (prefix, extra_env) in variants.items():
+        env = _env()
+        env["OMP_NUM_THREADS"] = "1"    # the runs share the machine's cores
+        env.update(extra_env)
+        commands[label] = [sys.executable, *prefix, script, *args]
+        procs[label] = subprocess.Popen(commands[label], cwd=REPO, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + TIMEOUT
-    outputs = {}
+    results = {}
     try:
         for label, proc in procs.items():
             out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
             assert proc.returncode == 0, (
-                f"{' '.join(commands[label][1:])} exited {proc.returncode}\n--- stdout ---\n"
-                f"{out}\n--- stderr ---\n{err}")
-            outputs[label] = out
+                f"{label}: {' '.join(commands[label][1:])} exited {proc.returncode}\n"
+                f"--- stdout ---\n{out}\n--- stderr ---\n{err}")
+            results[label] = (_final_line(out), out)
     except subprocess.TimeoutExpired:
         pytest.fail(f"{name} {' '.join(args)} ran past {TIMEOUT} s")
     finally:
@@ -59,8 +62,20 @@ def _run_pair(name, *args):
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-    return (_final_line(outputs["torch"]), _final_line(outputs["torchlike"]),
-            outputs["torch"], outputs["torchlike"])
+    return results
+
+
+TORCH = ((), {})
+TORCHLIKE = (("-m", "torchlike"), {})
+# torch.cuda.is_available() is True: the program's "cuda" is CPU device 1 (NOTE [ devices ]).
+TORCHLIKE_CUDA = (("-m", "torchlike"), {"TORCHLIKE_CPU_AS_CUDA": "1",
+                                        "XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
+
+
+def _run_pair(name, *args):
+    """(torch's final line, torchlike's final line, torch's stdout, torchlike's stdout)."""
+    runs = _run(name, args, {"torch": TORCH, "torchlike": TORCHLIKE})
+    return runs["torch"][0], runs["torchlike"][0], runs["torch"][1], runs["torchlike"][1]
 
 
 def test_cnn_digits_classifies_as_well_as_torch():
@@ -112,20 +127,26 @@ def test_char_lstm_learns_the_text_as_torch():
 
 def test_transformer_lm_learns_the_text_as_torch():
     ref, got, ref_out, got_out = _run_pair("transformer_lm", "--steps", "60", "--warmup", "10",
-                                           "--sample-chars", "3")
+                                           "--sample-chars", "1")
     assert "sample: 'The " in got_out, got_out
     _check_language_model(ref, got, ref_out, vocab_slack=0.15)
 
 
-def test_lbfgs_fit_takes_torchs_exact_path():
-    ref, got, ref_out, got_out = _run_pair("lbfgs_fit")
-    # No random numbers: every printed step (3 significant digits, closure calls) is torch's.
-    steps = [[line for line in out.splitlines() if line.startswith(("initial", "step"))]
-             for out in (ref_out, got_out)]
-    assert steps[1] == steps[0] and len(steps[0]) == 6, got_out
-    assert got["evals"] == ref["evals"]
-    assert got["final_loss"] == pytest.approx(ref["final_loss"], rel=1e-9)
-    ref_params = [float(v) for v in ref["params"].split(",")]
-    got_params = [float(v) for v in got["params"].split(",")]
-    assert got_params == pytest.approx(ref_params, rel=1e-9, abs=1e-12)
+def test_lbfgs_fit_takes_torchs_exact_path_on_cpu_and_cuda():
+    runs = _run("lbfgs_fit", (), {"torch": TORCH, "torchlike": TORCHLIKE,
+                                  "torchlike on cuda": TORCHLIKE_CUDA})
+    ref, ref_out = runs["torch"]
     assert ref["final_loss"] < 1e-3     # converged: from 0.57 down to the data's wiggle
+    assert "parameters on cpu, data on cpu" in runs["torchlike"][1]
+    assert "parameters on cuda:0, data on cuda:0" in runs["torchlike on cuda"][1]
+    for label in ("torchlike", "torchlike on cuda"):
+        got, got_out = runs[label]
+        # No random numbers: every printed step (3 significant digits, closure calls) is torch's.
+        steps = [[line for line in out.splitlines() if line.startswith(("initial", "step"))]
+                 for out in (ref_out, got_out)]
+        assert steps[1] == steps[0] and len(steps[0]) == 6, (label, got_out)
+        assert got["evals"] == ref["evals"], label
+        assert got["final_loss"] == pytest.approx(ref["final_loss"], rel=1e-9), label
+        ref_params = [float(v) for v in ref["params"].split(",")]
+        got_params = [float(v) for v in got["params"].split(",")]
+        assert got_params == pytest.approx(ref_params, rel=1e-9, abs=1e-12), label

@@ -46,6 +46,7 @@ def main():
 
     t, y = measurements(device)
     model = DampedOscillation().to(device)
+    print(f"parameters on {model.params.device}, data on {t.device}")
     optimizer = torch.optim.LBFGS(model.parameters(), lr=1.0, max_iter=args.max_iter,
                                   history_size=10, line_search_fn="strong_wolfe")
     evals = 0
