@@ -22,6 +22,10 @@ import torchlike as tl
 from torchlike import _precision, _settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(tl.__file__)))
+# the in-process tables are what a machine without an accelerator answers
+without_devices = pytest.mark.skipif(
+    tl.accelerator.is_available(), reason="this process has an accelerator: the answers "
+    "without one are checked where there is none (CI)")
 
 
 def outcome(fn, ns):
@@ -99,11 +103,13 @@ CUDA_WITHOUT_GPU = {
 }
 
 
+@without_devices
 @pytest.mark.parametrize("name", list(CUDA_WITHOUT_GPU))
 def test_cuda_without_a_gpu_answers_as_cpu_only_torch(name):
     same(CUDA_WITHOUT_GPU[name])
 
 
+@without_devices
 def test_cuda_generator_without_a_gpu():
     """PyTorch's message goes on about its two shared libraries; torchlike's is its first
     sentence."""
@@ -113,6 +119,7 @@ def test_cuda_generator_without_a_gpu():
     same(lambda t: str(t.Generator(device="cpu:0").device))
 
 
+@without_devices
 def test_cuda_deviations_without_a_gpu():
     """A CPU-only torch fails ``set_device(0)`` and the peak resets with an AttributeError about
     its missing C functions; torchlike raises its 'Torch not compiled with CUDA enabled'."""
@@ -186,6 +193,7 @@ OTHERS_WITHOUT_DEVICES = {
 }
 
 
+@without_devices
 @pytest.mark.parametrize("name", list(OTHERS_WITHOUT_DEVICES))
 def test_other_namespaces_without_devices(name):
     same(OTHERS_WITHOUT_DEVICES[name])
@@ -198,6 +206,7 @@ def test_what_differs_from_a_cpu_torch_build_on_purpose():
     assert tl.backends.opt_einsum.get_opt_einsum() is torch.backends.opt_einsum.get_opt_einsum()
 
 
+@without_devices
 def test_deprecated_accelerator_names_warn():
     for ns in (torch, tl):
         with pytest.warns(FutureWarning, match="Use `current_device_index` instead."):
