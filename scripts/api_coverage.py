@@ -35,8 +35,8 @@ the first that fails is the reason --excluded gives):
      fbgemm, vulkan, ipu, mtia or maia part), symbolic shapes (``sym_*``, ``Sym*``), the shell
      dtypes PyTorch defines for tensor subclasses and gives no kernels (``bits8``, ``int1`` to
      ``int7``, ``uint1`` to ``uint7``), and
-     functionalization's view-copy twins (``NAME_copy`` where NAME is a torch view function:
-     ``torch.view_copy``).
+     functionalization's view-copy twins (``NAME_copy`` where NAME is an ATen op, a view:
+     ``torch.view_copy``, ``torch.alias_copy``).
 
 A user-facing name counts as present when ``getattr(torchlike_namespace, name)`` exists and, where
 torch's object is callable, is callable too.
@@ -133,7 +133,7 @@ def exclusion(torch, path, ns, name):
         return "symbolic shapes"
     if _SHELL.search(name):
         return "shell dtype"
-    if name.endswith("_copy") and callable(getattr(torch, name[:-len("_copy")], None)):
+    if name.endswith("_copy") and hasattr(torch.ops.aten, name[:-len("_copy")]):
         return "view-copy twin"
     return None
 

@@ -108,6 +108,9 @@ from ._ops.join import (  # noqa: E402
 from ._ops.join import (  # noqa: E402
     block_diag as block_diag, cartesian_prod as cartesian_prod, combinations as combinations,
     unsafe_chunk as unsafe_chunk, unsafe_split as unsafe_split, vander as vander)
+from ._ops.lapack import (  # noqa: E402
+    cholesky_inverse as cholesky_inverse, cholesky_solve as cholesky_solve, geqrf as geqrf,
+    lu_unpack as lu_unpack, orgqr as orgqr, ormqr as ormqr)
 from ._ops.linalg import (  # noqa: E402
     addbmm as addbmm, addmm as addmm, addmv as addmv, addr as addr, baddbmm as baddbmm, bmm as bmm,
     cdist as cdist, chain_matmul as chain_matmul, cross as cross, dot as dot, ger as ger,
@@ -165,7 +168,10 @@ from ._ops.signal import (  # noqa: E402
     bartlett_window as bartlett_window, blackman_window as blackman_window,
     hamming_window as hamming_window, hann_window as hann_window, istft as istft,
     kaiser_window as kaiser_window, stft as stft)
-from ._ops.stats import corrcoef as corrcoef, cov as cov  # noqa: E402
+from ._ops.stats import (  # noqa: E402
+    corrcoef as corrcoef, cov as cov, cumulative_trapezoid as cumulative_trapezoid,
+    gradient as gradient, histogram as histogram, histogramdd as histogramdd,
+    trapezoid as trapezoid, trapz as trapz)
 from ._ops.sorting import (  # noqa: E402
     argsort as argsort, bincount as bincount, bucketize as bucketize, histc as histc,
     kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
@@ -269,6 +275,13 @@ def is_inference(input):
     """Mirrors ``torch.is_inference``: whether ``input`` was made in inference mode."""
     return input.is_inference()
 
+
+# Tensor methods of the families that _methods.install does not bind
+from . import _legacy, _storage  # noqa: E402
+for _family in (_legacy, _storage):
+    for _name, _fn in _family.TENSOR_METHODS.items():
+        setattr(Tensor, _name, _fn)
+del _family, _name, _fn
 
 # PyTorch's constants
 import math as _math  # noqa: E402

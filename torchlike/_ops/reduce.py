@@ -808,7 +808,9 @@ TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_
 TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
 
 # Families whose Tensor methods _methods.install does not bind join this one's: the statistics
-# of samples (stats.py), dist (distance.py) and renorm (normalization.py).
-from . import distance as _distance, normalization as _normalization, stats as _stats  # noqa
-for _family in (_stats, _distance, _normalization):
+# of samples (stats.py), dist (distance.py), renorm (normalization.py) and the LAPACK-named
+# routines (lapack.py).
+from . import distance as _distance, lapack as _lapack, normalization as _normalization  # noqa
+from . import stats as _stats  # noqa: E402
+for _family in (_stats, _distance, _normalization, _lapack):
     TENSOR_METHODS.update(_family.TENSOR_METHODS)
