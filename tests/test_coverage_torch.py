@@ -3,6 +3,8 @@
 grad_fn names and gradients through check_op / both from test_parity_ops), error rows compared
 by type and message.
 """
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -176,7 +178,72 @@ OPS = [
     ("triangular_solve_method", lambda T, b, x: [list(b.triangular_solve(x.triu() + 3 * T.eye(
         3))), b.triangular_solve(x.tril() + 3 * T.eye(3), False, True, True).solution],
      [A((3, 2)), A((3, 3))]),
+    ("as_strided", lambda T, x: [T.as_strided(x, (2, 2), (1, 2), 1), x.as_strided((3, 2), (1, 1))],
+     [A(M)]),
+    ("as_strided_of_view", lambda T, x: x[1:].t().as_strided((2, 3), (3, 1)), [A(M, "float64")]),
+    ("as_strided_strides", lambda T, x: [x.as_strided((2, 2), (1, 4)).stride(),
+                                         x[1:].as_strided((2,), (3,)).storage_offset()],
+     [A(M, grad=False)]),
+    ("as_strided_write", lambda T, x: [x.as_strided((2, 2), (4, 1), 1).fill_(7.0), x],
+     [A(M, grad=False)]),
+    ("as_strided_", lambda T, x: [x.clone().as_strided_((2, 3), (3, 1)),
+                                  x[1:].clone().as_strided_((2,), (2,), 1)], [A((6,))]),
+    ("as_strided_scatter", lambda T, x, s: T.as_strided_scatter(x, s, (2, 2), (1, 2), 1),
+     [A(M, grad=False), A((2, 2))]),
+    ("empty_strided", lambda T: [T.empty_strided((2, 3), (1, 2)).stride(),
+                                 T.empty_permuted((2, 3, 4), (0, 2, 1)).stride(),
+                                 T.ones(2).new_empty_strided((2, 3), (1, 2)).stride(),
+                                 T.empty_strided((2, 3), (3, 1), dtype=T.float64).dtype], []),
+    ("layout", lambda T, x: [x.layout is T.strided, repr(T.strided), repr(x.layout),
+                             T.legacy_contiguous_format is T.contiguous_format,
+                             repr(pickle.loads(pickle.dumps(T.strided)))], [A(M)]),
+    ("dim_order", lambda T, x: [x.dim_order(), x.t().dim_order(), x.dim_order(
+        ambiguity_check=True), T.empty(2, 3, 4, 5).to(memory_format=T.channels_last).dim_order()],
+     [A(M)]),
+    ("sum_to_size", lambda T, x: [x.sum_to_size(1, 4), x.sum_to_size(4), x.sum_to_size((3, 1)),
+                                  x.sum_to_size(3, 4) is x], [A(M)]),
+    ("hash_tensor", lambda T, x, i: [T.hash_tensor(x), T.hash_tensor(i, 1),
+                                     T.hash_tensor(x, (0, 1), keepdim=True),
+                                     T.hash_tensor(i > 0)],
+     [A(M, grad=False), A(M, "int32")]),
+    ("apply_map", lambda T, x, y: [x.clone().apply_(lambda v: v * v + 1),
+                                   x.clone().map_(y, lambda a, b: a - 2 * b)],
+     [A(M, grad=False), A(V4, grad=False)]),
+    ("frombuffer", lambda T: [T.frombuffer(bytearray(np.arange(6, dtype=np.float32).tobytes()),
+                                           dtype=T.float32, count=2, offset=4),
+                              T.frombuffer(b"abcd", dtype=T.uint8)], []),
+    ("module_load", lambda T, x, y: [x.clone().module_load(y), x.module_load(y, assign=True)],
+     [A(V4, grad=False), A(V4)]),
+    ("is_storage", lambda T: [T.is_storage(T.ones(2).untyped_storage()), T.is_storage(
+        T.ones(2))], []),
+    ("to_dlpack", lambda T: torch.from_dlpack(T.to_dlpack(T.arange(3.0))).tolist(), []),
 ]
+
+
+def test_from_file(tmp_path):
+    """from_file reads the file's bytes, as torch's (which would also map them)."""
+    path = tmp_path / "values.bin"
+    np.arange(6, dtype=np.float64).tofile(path)
+    both(lambda T: [T.from_file(str(path), size=4, dtype=T.float64),
+                    T.from_file(str(path), shared=False, size=3, dtype=T.int32)])
+
+
+def test_set_warn_always():
+    """After set_warn_always(True) a once-per-process warning appears every time."""
+    import warnings
+    try:
+        for T in (torch, tl):
+            T.set_warn_always(True)
+            assert T.is_warn_always_enabled()
+            for _ in range(2):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    T.istft(T.stft(T.ones(16), 8, return_complex=True), 8)
+                assert any("A window was not provided" in str(w.message) for w in caught), T
+    finally:
+        torch.set_warn_always(False)
+        tl.set_warn_always(False)
+    assert not tl.is_warn_always_enabled()
 
 
 @pytest.mark.parametrize("name,fn,inputs", cases(OPS))

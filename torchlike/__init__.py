@@ -37,6 +37,8 @@ from ._dtype import (  # noqa: E402
     set_default_dtype as set_default_dtype)
 from ._info import (  # noqa: E402
     finfo as finfo, iinfo as iinfo)
+from ._layout import layout as layout, strided as strided  # noqa: E402
+from ._layout import legacy_contiguous_format as legacy_contiguous_format  # noqa: E402
 from ._layout import (  # noqa: E402
     channels_last as channels_last, channels_last_3d as channels_last_3d,
     contiguous_format as contiguous_format, memory_format as memory_format,
@@ -177,6 +179,15 @@ from ._ops.sorting import (  # noqa: E402
     kthvalue as kthvalue, msort as msort, searchsorted as searchsorted, sort as sort, topk as topk,
     unique as unique, unique_consecutive as unique_consecutive)
 from ._ops.sorting import isin as isin  # noqa: E402
+from ._ops.host import (  # noqa: E402
+    from_file as from_file, frombuffer as frombuffer, is_storage as is_storage,
+    to_dlpack as to_dlpack)
+from ._ops.pointwise import (  # noqa: E402
+    is_warn_always_enabled as is_warn_always_enabled, set_warn_always as set_warn_always)
+from ._ops.stats import hash_tensor as hash_tensor  # noqa: E402
+from ._ops.strided import (  # noqa: E402
+    as_strided as as_strided, as_strided_scatter as as_strided_scatter,
+    empty_permuted as empty_permuted, empty_strided as empty_strided)
 from ._ops.unary import (  # noqa: E402
     acos as acos, acosh as acosh, arccos as arccos, arccosh as arccosh, arcsin as arcsin,
     arcsinh as arcsinh, arctan as arctan, arctanh as arctanh, asin as asin, asinh as asinh,

@@ -30,10 +30,27 @@ class memory_format:
         return f"torch.{self._name}"
 
 
-contiguous_format = memory_format("contiguous_format")
+contiguous_format = legacy_contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last", (1, 3, 2, 0))
 channels_last_3d = memory_format("channels_last_3d", (1, 4, 3, 2, 0))
+
+
+class layout:
+    """Mirrors ``torch.layout``: how a tensor's elements are stored.  torchlike's tensors are
+    dense: ``torchlike.strided`` is the one layout."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
 
 
 def _order(fmt, ndim):

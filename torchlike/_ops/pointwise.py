@@ -401,13 +401,26 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 _WARNED = set()
+_WARN_ALWAYS = [False]
 
 
 def warn_once(message, stacklevel=3):
-    """A UserWarning given once per process, as PyTorch's TORCH_WARN_ONCE."""
-    if message not in _WARNED:
+    """A UserWarning given once per process, as PyTorch's TORCH_WARN_ONCE (every time after
+    ``set_warn_always(True)``)."""
+    if _WARN_ALWAYS[0] or message not in _WARNED:
         _WARNED.add(message)
         warnings.warn(message, UserWarning, stacklevel=stacklevel)
+
+
+def set_warn_always(b):
+    """Mirrors ``torch.set_warn_always``: True makes the warnings PyTorch gives once per process
+    (torchlike's ``warn_once``) appear every time."""
+    _WARN_ALWAYS[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    """Mirrors ``torch.is_warn_always_enabled``."""
+    return _WARN_ALWAYS[0]
 
 
 def _uint8_condition(condition):

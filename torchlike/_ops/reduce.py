@@ -808,9 +808,9 @@ TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_
 TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
 
 # Families whose Tensor methods _methods.install does not bind join this one's: the statistics
-# of samples (stats.py), dist (distance.py), renorm (normalization.py) and the LAPACK-named
-# routines (lapack.py).
+# of samples (stats.py), dist (distance.py), renorm (normalization.py), the LAPACK-named
+# routines (lapack.py), the strided views (strided.py) and the host-side methods (host.py).
 from . import distance as _distance, lapack as _lapack, normalization as _normalization  # noqa
-from . import stats as _stats  # noqa: E402
-for _family in (_stats, _distance, _normalization, _lapack):
+from . import host as _host, stats as _stats, strided as _strided  # noqa: E402
+for _family in (_stats, _distance, _normalization, _lapack, _strided, _host):
     TENSOR_METHODS.update(_family.TENSOR_METHODS)

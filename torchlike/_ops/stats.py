@@ -1,5 +1,6 @@
 """Statistics of samples and numerical calculus: cov, corrcoef, histogram, histogramdd,
-trapezoid / trapz / cumulative_trapezoid and gradient.
+trapezoid / trapz / cumulative_trapezoid and gradient; and the reductions hash_tensor and
+Tensor.sum_to_size.
 
 All but the histograms are composites in PyTorch (ATen's Correlation.cpp, Integration.cpp,
 ReduceOps.cpp), written here from the same ops in the same order, so the values, dtypes and the
@@ -9,6 +10,7 @@ methods join the reduce family (reduce.py).
 import math
 import warnings
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -384,6 +386,58 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     return tuple(result)
 
 
+# --- hash_tensor, sum_to_size -------------------------------------------------------------------
+
+def _xor_hash(x, dims, keepdim):
+    wide = jnp.float64 if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.int64
+    bits = jax.lax.bitcast_convert_type(x.astype(wide), jnp.uint64)
+    return jax.lax.reduce(bits, np.uint64(0), jax.lax.bitwise_xor,
+                          dims if dims is not None else tuple(range(x.ndim))) if not keepdim \
+        else jnp.expand_dims(_xor_hash(x, dims, False), dims if dims is not None else
+                             tuple(range(x.ndim)))
+
+
+HASH_TENSOR = Op("hash_tensor", _xor_hash, None, saves=())
+
+
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
+    """Mirrors ``torch.hash_tensor``: the xor of the bits of the elements, each widened to
+    float64 / int64 and read as a uint64, over ``dim`` (all dims by default)."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for "
+                                  f"'{input.dtype._scalar_name}'")
+    if dim is None or dim == ():
+        if input.numel() == 0:
+            raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        dims = None
+    else:
+        dims = tuple(sorted(_wrap_dim(d, input.ndim) for d in (
+            (dim,) if isinstance(dim, int) else dim)))
+    return call(HASH_TENSOR, input, static=(("dims", dims), ("keepdim", bool(keepdim))))
+
+
+def sum_to_size(self, *size):
+    """Mirrors ``Tensor.sum_to_size``: this tensor summed to ``size``, which it must expand
+    to (PyTorch's at::sum_to: the leading dims it lacks, then its dims of size 1)."""
+    from .._size import parse_size
+    size = tuple(parse_size("sum_to_size", size, "size", 1))
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if size == shape:
+        return self
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
+                                      if s == 1 and shape[lead + i] != 1)
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.view(size) if lead else out
+
+
 PUBLIC = ("cov", "corrcoef", "histogram", "histogramdd", "trapezoid", "trapz",
-          "cumulative_trapezoid", "gradient")
-TENSOR_METHODS = {"cov": cov, "corrcoef": corrcoef, "histogram": histogram}
+          "cumulative_trapezoid", "gradient", "hash_tensor")
+TENSOR_METHODS = {"cov": cov, "corrcoef": corrcoef, "histogram": histogram,
+                  "sum_to_size": sum_to_size}
