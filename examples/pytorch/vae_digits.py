@@ -58,6 +58,7 @@ def evaluate(model, x):
 def main():
     parser = argparse.ArgumentParser(description="VAE on sklearn's digits")
     parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=None, help="stop each epoch after N batches")
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
@@ -78,8 +79,10 @@ def main():
     print(f"before training: test_loss={initial_loss:.3f}")
     for epoch in range(args.epochs):
         model.train()
-        total = 0.0
-        for (x,) in loader:
+        total, batches = 0.0, 0
+        for step, (x,) in enumerate(loader):
+            if args.steps is not None and step >= args.steps:
+                break
             x = x.to(device)
             logits, mu, logvar = model(x)
             loss = vae_loss(logits, x, mu, logvar)
@@ -87,9 +90,10 @@ def main():
             loss.backward()
             optimizer.step()
             total += loss.item()
+            batches += 1
         scheduler.step()
         test_loss, error = evaluate(model, test)
-        print(f"epoch {epoch + 1}: train_loss={total / len(loader):.3f} test_loss={test_loss:.3f}")
+        print(f"epoch {epoch + 1}: train_loss={total / batches:.3f} test_loss={test_loss:.3f}")
 
     print(f"initial_loss={initial_loss:.4f} final_loss={test_loss:.4f} recon_error={error:.4f}")
 
