@@ -217,6 +217,21 @@ OPS = [
     ("is_storage", lambda T: [T.is_storage(T.ones(2).untyped_storage()), T.is_storage(
         T.ones(2))], []),
     ("to_dlpack", lambda T: torch.from_dlpack(T.to_dlpack(T.arange(3.0))).tolist(), []),
+    ("index_reduce_prod", lambda T, x, s: T.index_reduce(x, 0, T.tensor([0, 2, 0]), s, "prod"),
+     [A(M), A(M)]),
+    ("index_reduce_prod_zeros", lambda T, x, s: x.index_reduce(
+        0, T.tensor([0, 2, 0]), s * (s > 0), "prod", include_self=False), [A(M), A(M)]),
+    ("index_reduce_mean", lambda T, x, s: T.index_reduce(x, 1, T.tensor([3, 0, 3]), s, "mean"),
+     [A(M, "float64"), A((3, 3), "float64")]),
+    ("index_reduce_amax_ties", lambda T, x, s: T.index_reduce(
+        x.round(), 0, T.tensor([1, 1, 0]), s.round(), "amax"), [A(M), A(M)]),
+    ("index_reduce_amin", lambda T, x, s: x.index_reduce(
+        0, T.tensor([1, 1, 0]), s, "amin", include_self=False), [A(M), A(M)]),
+    ("index_reduce_", lambda T, x, s: [x.clone().index_reduce_(0, T.tensor([0, 0, 2]), s,
+                                                                "mean"),
+                                       x.clone().index_reduce_(0, T.tensor([0, 0, 2]), s,
+                                                                "amax", include_self=False)],
+     [A(M, "int64"), A(M, "int64")]),
 ]
 
 
@@ -452,6 +467,15 @@ ERRORS = [
      "is 3 by 2"),
     ("lu_unpack_pivots", lambda T: T.lu_unpack(T.eye(3), T.tensor([1, 2, 3])),
      "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype."),
+    ("index_reduce_reduce", lambda T: T.ones(3, 2).index_reduce(0, T.tensor([0]), T.ones(1, 2),
+                                                               "sum"),
+     "index_reduce\\(\\): Expected reduce to be one of prod, mean, amax or amin but got sum."),
+    ("index_reduce_dtype", lambda T: T.ones(3, 2).index_reduce(0, T.tensor([0]),
+                                                              T.ones(1, 2).double(), "prod"),
+     "index_reduce_\\(\\): self \\(Float\\) and source \\(Double\\) must have the same scalar type"),
+    ("index_reduce_range", lambda T: T.ones(3, 2).index_reduce(0, T.tensor([5]), T.ones(1, 2),
+                                                              "prod"),
+     "index out of range in self"),
     ("block_diag_3d", lambda T: T.block_diag(T.ones(2), T.ones(1, 1, 1)),
      "torch.block_diag: Input tensors must have 2 or fewer dimensions. Input 1 has 3 dimensions"),
 ]
