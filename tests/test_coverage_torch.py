@@ -243,6 +243,72 @@ def test_from_file(tmp_path):
                     T.from_file(str(path), shared=False, size=3, dtype=T.int32)])
 
 
+def _eager_cond(T):
+    """torch.cond's semantics in plain torch (it compiles each call, seconds, to compute the
+    same); torchlike's own."""
+    if T is tl:
+        return tl.cond, tl.while_loop
+
+    def cond(pred, true_fn, false_fn, operands=()):
+        return (true_fn if bool(pred) else false_fn)(*operands)
+
+    def while_loop(cond_fn, body_fn, carried):
+        kind = type(carried)
+        while bool(cond_fn(*carried)):
+            carried = body_fn(*carried)
+        return kind(carried)
+    return cond, while_loop
+
+
+CONTROL_FLOW = [
+    # name, fn(T, cond, while_loop, *inputs), inputs
+    ("cond_true", lambda T, cond, loop, x, w: cond(x.sum() > -10, lambda a: a.sin() * w,
+                                                   lambda a: a.cos(), (x,)), [A(M), A(M)]),
+    ("cond_false", lambda T, cond, loop, x: cond(T.tensor(0), lambda a, b: a + b,
+                                                 lambda a, b: a * b, [x, x.exp()]), [A(M)]),
+    ("while_loop", lambda T, cond, loop, x: loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * x),
+                                                 (T.tensor(0), x))[1], [A(M)]),
+    ("while_loop_list", lambda T, cond, loop, x: loop(lambda i, s: i < 2,
+                                                      lambda i, s: [i + 1, s.sin()],
+                                                      [T.tensor(0), x]), [A(M, grad=False)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,inputs", cases(CONTROL_FLOW))
+def test_control_flow(name, fn, inputs):
+    check_op(name, lambda T, *xs: fn(T, *_eager_cond(T), *xs), inputs)
+
+
+def test_control_flow_traced():
+    """Modes agree: cond and while_loop under jax.jit (to_jax), jax.grad and torchlike.compile
+    give the eager results."""
+    import jax
+    pure = tl.func.to_jax(lambda a: tl.cond(a.sum() > 0, lambda b: b.sin(), lambda b: b.cos(),
+                                            (a,)))
+    for v in (np.array([0.5, -1.0, 2.0], np.float32), np.array([-3.0, 1.0], np.float32)):
+        x = tl.tensor(v, requires_grad=True)
+        eager = tl.cond(x.sum() > 0, lambda b: b.sin(), lambda b: b.cos(), (x,))
+        eager.sum().backward()
+        np.testing.assert_allclose(jax.jit(pure)(v), eager.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(jax.grad(lambda a: pure(a).sum())(v), x.grad.numpy(),
+                                   rtol=1e-6)
+    power = tl.func.to_jax(lambda n: tl.while_loop(lambda i, s: i < n,
+                                                   lambda i, s: (i + 1, s * 2),
+                                                   (tl.tensor(0), tl.tensor(1.0)))[1])
+    assert float(jax.jit(power)(np.array(4))) == 16.0
+    step = tl.compile(lambda a: tl.cond(a.sum() > 0, lambda b: b * 2, lambda b: b * 3, (a,)))
+    assert step(tl.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    assert step(tl.tensor([-1.0, -2.0])).tolist() == [-3.0, -6.0]
+
+
+def test_while_loop_metadata():
+    """A loop body must return what it was given (PyTorch checks this while compiling)."""
+    with pytest.raises(RuntimeError, match="Expected body_fn_output and carried_inputs to have "
+                                           "same metadata but found:\npair\[0\] differ in "
+                                           "'dtype: torch.float32 vs torch.int64'"):
+        tl.while_loop(lambda i: i < 3, lambda i: (i + 0.5,), (tl.tensor(0),))
+
+
 def test_set_warn_always():
     """After set_warn_always(True) a once-per-process warning appears every time."""
     import warnings
@@ -467,6 +533,11 @@ ERRORS = [
      "is 3 by 2"),
     ("lu_unpack_pivots", lambda T: T.lu_unpack(T.eye(3), T.tensor([1, 2, 3])),
      "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype."),
+    ("cond_pred", lambda T: T.cond(T.tensor([True, False]), lambda: T.ones(1), lambda: T.ones(1)),
+     r"Expected pred to be bool or single-element tensor, but got tensor\(\[ True, False\]\)."),
+    ("cond_operands", lambda T: T.cond(T.tensor(True), lambda a: a, lambda a: a, T.ones(2)),
+     "Expect operands to be a tuple of possibly nested dict/list/tuple that only consists of "
+     "tensor leaves"),
     ("index_reduce_reduce", lambda T: T.ones(3, 2).index_reduce(0, T.tensor([0]), T.ones(1, 2),
                                                                "sum"),
      "index_reduce\\(\\): Expected reduce to be one of prod, mean, amax or amin but got sum."),

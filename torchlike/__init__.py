@@ -186,6 +186,7 @@ from ._ops.pointwise import (  # noqa: E402
     is_warn_always_enabled as is_warn_always_enabled, set_warn_always as set_warn_always)
 from ._ops.stats import hash_tensor as hash_tensor  # noqa: E402
 from ._ops.index_reduce import index_reduce as index_reduce  # noqa: E402
+from ._ops.control_flow import cond as cond, while_loop as while_loop  # noqa: E402
 from ._ops.strided import (  # noqa: E402
     as_strided as as_strided, as_strided_scatter as as_strided_scatter,
     empty_permuted as empty_permuted, empty_strided as empty_strided)
