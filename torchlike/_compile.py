@@ -554,19 +554,29 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
     return restore, live
 
 
-def _program(fn, args, kwargs, state, plan, devices, checks=False):
+def _devices(arrays):
+    """The jax device of each captured array, then the step's: that of the first one with
+    dimensions, else the CPU (NOTE [ devices in a compiled step ])."""
+    devices = [next(iter(a.devices())) for a in arrays]
+    devices.append(next((d for a, d in zip(arrays, devices) if a.ndim), None)
+                   or to_jax_device(CPU))
+    return devices
+
+
+def _program(fn, args, kwargs, state, plan, devices=None, checks=False):
     """The step as a pure function of the captured values (traced once by make_jaxpr);
     ``devices``: the jax device of each captured tensor, the step's device last (NOTE [ devices
-    in a compiled step ]); ``checks``: whether the program reports the checks the step's ops
-    make (NOTE [ checks in a compiled step ])."""
+    in a compiled step ]; None for an export, which names no device); ``checks``: whether the
+    program reports the checks the step's ops make (NOTE [ checks in a compiled step ])."""
     def program(arrays, grads, hypers, gens):
         before = _find_state(fn, args, kwargs, locate=True).where
         leaves = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
         trace = _trace_context.Trace(checks, getattr(leaves[0], "_trace", None) if leaves
                                      else None)
-        trace.device = devices[-1]
         restore, live = _swap_in(state, arrays, grads, hypers, gens, trace)
-        trace.devices = {id(t): d for t, d in zip(live, devices)}
+        if devices is not None:
+            trace.device = devices[-1]
+            trace.devices = {id(t): d for t, d in zip(live, devices)}
         swapped_grads = [p._grad for p in state.params]
         cleared = ()
         _trace_context.active.append(trace)
@@ -870,9 +880,7 @@ class CompiledFunction:
     def _compile(self, state, args, kwargs, key):
         plan = _Plan()
         inputs = _inputs(state)
-        devices = [next(iter(a.devices())) for a in inputs[0]]
-        devices.append(next((d for a, d in zip(inputs[0], devices) if a.ndim), None)
-                       or to_jax_device(CPU))
+        devices = _devices(inputs[0])
         try:
             program = _program(self._fn, args, kwargs, state, plan, devices,
                                checks=compiler.config.index_checks)

@@ -471,7 +471,8 @@ class Capture:
         state (_compile._run writes everything back, created state included)."""
         program = _compile._Compiled(result.jaxpr, jax.tree_util.tree_structure(result.shapes),
                                      result.plan, len(self.state.tensors),
-                                     [p._grad is not None for p in self.state.params])
+                                     [p._grad is not None for p in self.state.params],
+                                     _compile._devices(_compile._inputs(self.state)[0])[-1])
         _compile._run(program, self.state)
 
     def keep(self, result):

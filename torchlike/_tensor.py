@@ -505,8 +505,10 @@ class Tensor:
         return convert(_host(arr).reshape(()))
 
     def __float__(self):
-        if self.requires_grad:   # PyTorch warns here, not in item()
+        if self.requires_grad and _state.grad_enabled and not _WARNED_FLOAT:
+            # PyTorch warns here (not in item()), with grad mode on, once per process
             import warnings
+            _WARNED_FLOAT.append(True)
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
                           UserWarning, stacklevel=2)
@@ -630,6 +632,7 @@ def host_values(t):
 # first failed check's error, with PyTorch's CPU message.  Results computed from bad indices are
 # not defined meanwhile, as on a GPU.
 
+_WARNED_FLOAT = []   # float() of a tensor requiring grad has warned (once, as PyTorch)
 _pending = []   # (flags on the device, error, message) of checks not read yet
 
 

@@ -181,3 +181,12 @@ def test_importing_torchlike_starts_no_backend():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_masks_and_padding_made_inside_ops_follow_their_inputs():
+    q = tl.randn(1, 2, 4, 8, device="cuda:1")
+    out = nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True, dropout_p=0.1)
+    assert on(out) == on(q)
+    mha = nn.MultiheadAttention(8, 2, add_zero_attn=True).to("cuda:1")
+    x = tl.randn(3, 1, 8, device="cuda:1")
+    assert on(mha(x, x, x)[0]) == on(x)

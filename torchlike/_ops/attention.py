@@ -253,7 +253,8 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
         from .._creation import ones
-        attn_mask = ones(query.shape[-2], key.shape[-2], dtype=D.bool_).tril()
+        attn_mask = ones(query.shape[-2], key.shape[-2], dtype=D.bool_,
+                         device=query.device).tril()
     if enable_gqa and key.shape[-3] != query.shape[-3]:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
@@ -485,8 +486,8 @@ def multi_head_attention_forward(
     if add_zero_attn:
         from .._creation import zeros
         from .shape import cat
-        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], dim=1)
-        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], dim=1)
+        k = cat([k, zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], dim=1)
+        v = cat([v, zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], dim=1)
         attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
         key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
     src_len = k.shape[1]
