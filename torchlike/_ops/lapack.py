@@ -235,7 +235,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     if unpack_pivots:
         perm = jax.lax.linalg.lu_pivots_to_permutation(LU_pivots._value() - 1, m)
         from .._tensor import Tensor
-        P = call(_factor().PERMUTATION_MATRIX, Tensor._wrap(perm), static=(("dtype", LU_data.dtype._np),))
+        P = call(_factor().PERMUTATION_MATRIX, Tensor._wrap(perm),
+                 static=(("dtype", LU_data.dtype._np),))
     else:
         P = empty(0, dtype=LU_data.dtype, device=LU_data.device)
     return RT.lu_unpack(P, L, U)

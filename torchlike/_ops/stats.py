@@ -139,7 +139,8 @@ def _bin_counts(x, w, *edges, density):
 _HISTOGRAM_NO_GRAD = "derivative for aten::histogram is not implemented"
 HISTOGRAMDD = {weighted: Op("histogramdd", (lambda x, w, *e, density: _bin_counts(
     x, w, *e, density=density)) if weighted else (lambda x, *e, density: _bin_counts(
-        x, None, *e, density=density)), "NotImplemented", saves=(), no_grad_reason=_HISTOGRAM_NO_GRAD)
+        x, None, *e, density=density)), "NotImplemented", saves=(),
+    no_grad_reason=_HISTOGRAM_NO_GRAD)
     for weighted in (False, True)}
 
 
