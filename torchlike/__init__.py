@@ -289,13 +289,6 @@ def is_inference(input):
     return input.is_inference()
 
 
-# Tensor methods of the families that _methods.install does not bind
-from . import _legacy, _storage  # noqa: E402
-for _family in (_legacy, _storage):
-    for _name, _fn in _family.TENSOR_METHODS.items():
-        setattr(Tensor, _name, _fn)
-del _family, _name, _fn
-
 # PyTorch's constants
 import math as _math  # noqa: E402
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
