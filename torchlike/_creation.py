@@ -8,8 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype as D, _layout
+from . import _dtype as D, _layout, _meta
 from ._device import default_device, device as _device_cls, set_default_device, to_jax_device
+from ._meta import META
 from ._size import _INT64_MAX, int_arg, parse_size, type_name
 from ._tensor import Tensor
 
@@ -19,9 +20,10 @@ def get_default_device():
 
 
 def _place(arr, device):
-    dev = default_device() if device is None else device
-    jd = to_jax_device(dev)
-    return jax.device_put(arr, jd)
+    """Host values ``arr`` as an array on ``device`` (the default device when None); on meta,
+    only their shape and dtype (NOTE [ the meta device ])."""
+    jd = to_jax_device(default_device() if device is None else device)
+    return _meta.array(arr.shape, arr.dtype) if jd is META else jax.device_put(arr, jd)
 
 
 def from_host(values, like, dtype=None):
@@ -303,7 +305,7 @@ def check_alloc(size, dtype, device=None):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
     if nbytes > _SMALL:
         jd = to_jax_device(default_device() if device is None else device)
-        if jd is not None and nbytes > _device_bytes(jd):
+        if jd is not META and nbytes > _device_bytes(jd):
             where = "DefaultCPUAllocator" if jd.platform == "cpu" else f"{jd.platform} allocator"
             raise RuntimeError(f"{where}: can't allocate memory: you tried to allocate {nbytes} "
                                "bytes. Error code 12 (Cannot allocate memory)")
@@ -317,6 +319,8 @@ def _fill(size, value, dtype, device, requires_grad):
     if value is not None:
         value = D.fit_scalar(value, dt)
     check_alloc(size, dt, device)
+    if to_jax_device(default_device() if device is None else device) is META:
+        return _finish(_meta.array(size, dt._np), requires_grad)   # nothing allocated
     arr = np.full(size, 0 if value is None else value, dtype=dt._np)
     return _finish(_place(arr, device), requires_grad)
 

@@ -20,6 +20,8 @@ import re
 
 import jax
 
+from ._meta import META
+
 __all__ = ["device"]
 
 _TYPES = ("cpu", "cuda", "xla", "tpu", "meta", "mps", "xpu")
@@ -112,7 +114,7 @@ def _table():
     return _TABLE
 
 
-_FROM_JAX = {}
+_FROM_JAX = {META: device("meta")}
 
 
 def devices_of(type):
@@ -140,6 +142,8 @@ def set_current_index(type, index):
 def to_jax_device(d):
     """The jax device a torch device names; a clear RuntimeError when it does not exist."""
     d = device(d) if not isinstance(d, device) else d
+    if d.type == "meta":
+        return META
     devs = devices_of(d.type)
     index = current_index(d.type) if d.index is None else d.index
     if index >= len(devs):

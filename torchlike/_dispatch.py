@@ -17,8 +17,9 @@ import operator
 import jax
 import jax.numpy as jnp
 
-from . import _dtype as D
+from . import _dtype as D, _meta
 from ._layout import output_strides
+from ._meta import MetaArray, is_meta
 from ._tensor import ArrayImpl, Tensor
 from .autograd import graph
 from .autograd.grad_mode import INFERENCE_REGIONS, _state
@@ -270,6 +271,9 @@ def call(op, *args, static=()):
                 fn = forward_fn(op, static, dt)
             out = fn(*arrays)
     except (TypeError, ValueError) as e:
+        if any(type(a) is MetaArray for a in arrays):   # NOTE [ the meta device ]
+            return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args,
+                                arrays, edges, mask, strided)
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         if "incompatible devices" in str(e):
@@ -317,6 +321,18 @@ def _one_device(args):
                            f"two devices, {found[0]} and {found[1]}!")
     return [a.to(anchored[0]) if isinstance(a, Tensor) and not a.ndim and a.device.type == "cpu"
             else a for a in args]
+
+
+def _on_meta(op, static, dt, args, arrays):
+    """The outputs of ``op`` over meta operands, as MetaArrays (a 0-dim CPU tensor joins them,
+    as in PyTorch; any other tensor elsewhere is an error)."""
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and not is_meta(arrays[i]):
+            if a.ndim or a.device.type != "cpu":
+                raise RuntimeError(f"Tensor on device {a.device} is not on the expected device "
+                                   "meta!")
+            arrays[i] = _meta.array((), arrays[i].dtype)
+    return _meta.evaluate(_raw_fn(op, static, dt), op.name, *arrays)
 
 
 def _broadcast_message(arrays):

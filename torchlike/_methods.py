@@ -6,10 +6,11 @@ method ``x.exp_()`` computes the out-of-place result and stores it (see _inplace
 import jax
 
 from . import _creation as C
-from . import _dtype as D, _layout, _legacy, _storage, _trace_context
+from . import _dtype as D, _layout, _legacy, _meta, _storage, _trace_context
 from ._device import accelerator_type, device as _device_cls, to_jax_device
 from ._dispatch import Op, call
 from ._inplace import inplace
+from ._meta import META, NO_DATA, is_meta
 from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
 from ._ops import activation, random, shape, sorting, unary
 from ._tensor import Tensor
@@ -37,7 +38,10 @@ def move(t, jd):
     if isinstance(arr, jax.core.Tracer):   # a copy, or nothing to do
         return call(TO_DTYPE, t, static=(("dtype", arr.dtype),)) if _trace_context.move(t, jd) \
             else t
-    out = Tensor._wrap(jax.device_put(arr, jd))
+    if is_meta(arr):
+        raise NotImplementedError(NO_DATA)
+    out = Tensor._wrap(_meta.array(arr.shape, arr.dtype) if jd is META else
+                       jax.device_put(arr, jd))
     if _state.grad_enabled and t.requires_grad:
         out._grad_fn = graph.ToCopyBackward0(t._edge(), next(iter(arr.devices())), move)
     return out

@@ -45,12 +45,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _meta
 from ._creation import (_finish, _place, _size, check_alloc, check_nonnegative,
                         get_default_device, size_arg)
 from ._device import (current_index, device as _device_cls, devices_of, from_jax_device,
                       to_jax_device)
 from ._dispatch import Op, with_out
+from ._meta import META
 from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721
@@ -348,8 +349,14 @@ def _gen(generator, jax_device=None):
 def _key(generator, like=None):
     """Key data for one draw from ``generator`` (None: the default generator of the device of
     Tensor ``like``, or the CPU's): numpy when eager (it goes to the jitted sampler as an
-    argument), an array when the state is traced."""
-    return _gen(generator, None if like is None else like._device())._next()
+    argument), an array when the state is traced; for a meta ``like``, a key with no values
+    and no draw."""
+    if like is None:
+        return _gen(generator)._next()
+    jax_device = like._device()
+    if jax_device is META:
+        return _meta.array((2,), np.uint32)
+    return _gen(generator, jax_device)._next()
 
 
 @functools.lru_cache(maxsize=None)
@@ -371,6 +378,9 @@ def _sample_on(op, device, generator, *params, static):
     """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it).
     ``params`` are Python floats, or numpy uint64 values (integer samplers)."""
     target = to_jax_device(get_default_device() if device is None else device)
+    if target is META:   # no values, no draw: the generators stay where they are
+        kw = dict(static)
+        return _meta.array(kw["shape"] if "shape" in kw else (kw["n"],), kw["dtype"])
     key = _gen(generator, target)._next()
     if isinstance(key, _Tracer):
         return op.fn(key, *params, **dict(static))

@@ -20,6 +20,7 @@ import numpy as np
 from . import _dtype as D, _layout
 from ._device import CPU, from_jax_device, to_jax_device
 from ._layout import contiguous_strides as _contiguous_strides
+from ._meta import NO_DATA, is_meta
 from ._size import Size
 
 try:   # the concrete jax.Array class, for the hot path's ``type(x) is ArrayImpl``
@@ -249,9 +250,13 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
+    @property
+    def is_meta(self):
+        return is_meta(self._arr)
+
     def get_device(self):
         d = self.device
-        return -1 if d.type == "cpu" else (d.index or 0)
+        return -1 if d.type in ("cpu", "meta") else (d.index or 0)
 
     def type(self, dtype=None):
         if dtype is None:
@@ -443,6 +448,8 @@ class Tensor:
         arr = self._value()
         if arr.size != 1:
             raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
+        if is_meta(arr):
+            raise RuntimeError(_META_ITEM)
         return _py_scalar(_host(arr).reshape(()))
 
     def tolist(self):
@@ -457,6 +464,9 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if is_meta(self._arr):
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return np.array(_host(self._value()))
 
     def __array__(self, dtype=None, copy=None):
@@ -488,6 +498,8 @@ class Tensor:
             raise TracedValueError(f"{what} of a traced Tensor: its value is not known while "
                                "compiling. Use torchlike.where / tensor ops instead of Python "
                                "control flow on tensor values.")
+        if is_meta(arr) and arr.size == 1:
+            raise RuntimeError(_META_ITEM)
         return arr
 
     def __bool__(self):
@@ -531,7 +543,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import format_tensor
+        from ._tensor_str import format_meta, format_tensor
         arr = self._value()
         suffixes = []
         fn = self.grad_fn
@@ -544,6 +556,9 @@ class Tensor:
         if isinstance(arr, jax.core.Tracer):
             body = f"tensor(<traced {dt._name}{list(arr.shape)}>"
             return body + "".join(f", {k}={v}" for k, v in suffixes) + ")"
+        if is_meta(arr):
+            return format_meta(arr.shape, dtype_name=repr(dt), show_dtype=dt is not
+                               D.get_default_dtype(), suffixes=suffixes)
         device = self.device
         return format_tensor(_host(arr), dtype_name=repr(dt), show_dtype=show_dtype,
                              suffixes=suffixes,
@@ -632,6 +647,7 @@ def host_values(t):
 # first failed check's error, with PyTorch's CPU message.  Results computed from bad indices are
 # not defined meanwhile, as on a GPU.
 
+_META_ITEM = "Tensor.item() cannot be called on meta tensors"
 _WARNED_FLOAT = []   # float() of a tensor requiring grad has warned (once, as PyTorch)
 _pending = []   # (flags on the device, error, message) of checks not read yet
 
@@ -662,6 +678,8 @@ def _host(arr):
     """``arr``'s values as numpy: a read on the host, where queued device checks report."""
     if _pending:
         sync_checks()
+    if is_meta(arr):
+        raise NotImplementedError(NO_DATA)
     return np.asarray(arr)
 
 
@@ -705,7 +723,7 @@ def check_index_range(t, lo, hi, error, message, ignore=None):
     Tensor ``t`` outside [lo, hi) (and other than ``ignore``): read on the host in eager code on
     the CPU, queued on an accelerator (NOTE [ checks on an accelerator ]), as a check of the
     program in a compiled step (NOTE [ checks in a compiled step ] in _compile.py), not at all
-    under other tracing."""
+    under other tracing or on meta."""
     check_in_range(t._value(), lo, hi, error, message, ignore)
 
 
@@ -713,6 +731,8 @@ def check_in_range(arr, lo, hi, error, message, ignore=None):
     """check_index_range for a jax array, or numpy values read on the host already."""
     if isinstance(arr, jax.core.Tracer):
         _trace_context.check_in_range(arr, lo, hi, error, message, ignore)
+    elif is_meta(arr):   # no values to check, as PyTorch's meta kernels check none
+        return
     elif isinstance(arr, jax.Array) and not on_host(arr):
         if arr.size:
             defer_check(_range_flags(arr, lo, hi, -1 if ignore is None else ignore,
@@ -726,9 +746,9 @@ def check_in_range(arr, lo, hi, error, message, ignore=None):
 def check_all(t, pred, error, message):
     """Raise ``error(message)`` unless ``pred(values)`` (a module-level function of an array,
     numpy's or jax's, to a bool array) holds everywhere: on the host on the CPU, queued on an
-    accelerator (NOTE [ checks on an accelerator ]), not at all while tracing."""
+    accelerator (NOTE [ checks on an accelerator ]), not at all while tracing or on meta."""
     arr = t._value()
-    if isinstance(arr, jax.core.Tracer):
+    if isinstance(arr, jax.core.Tracer) or is_meta(arr):
         return
     if on_host(arr):
         if not np.all(pred(_host(arr))):

@@ -215,6 +215,16 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
     return "".join(parts) + ")"
 
 
+def format_meta(shape, *, dtype_name, show_dtype, suffixes=(), prefix="tensor("):
+    """Mirrors ``repr`` of a meta tensor: ``tensor(..., device='meta', size=(2, 3))``, with
+    ``dtype=`` for any dtype but the default float one (``show_dtype``), then ``suffixes``."""
+    parts = ["device='meta'", f"size={tuple(shape)}"]
+    if show_dtype:
+        parts.append(f"dtype={dtype_name}")
+    parts += [f"{name}={value}" for name, value in suffixes]
+    return _add_suffixes(prefix + "...", parts, len(prefix))
+
+
 def format_tensor(values, *, dtype_name, show_dtype, suffixes=(), prefix="tensor(",
                   device_str=None) -> str:
     """Mirrors ``repr(torch.Tensor)`` for a dense tensor holding ``values``.

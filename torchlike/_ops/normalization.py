@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _meta
 from .._dispatch import Op, _is_traced, _raw_fn, call, forward_fn, wrap_outputs
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
@@ -70,7 +70,7 @@ def _run_updating(op, update_op, args, targets, static):
     arrays = [a._value() if isinstance(a, Tensor) else a for a in args]
     traced = _is_traced(arrays)
     fn = _raw_fn(update_op, static, None) if traced else forward_fn(update_op, static, None)
-    out, *new = fn(*arrays)
+    out, *new = _meta.run(fn, op.name, *arrays)
     for t, v in zip(targets, new):
         t._write(v)
     edges, mask = None, []

@@ -615,7 +615,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Mirrors ``torch.allclose``: a Python bool (needs the values: eager only)."""
-    return bool(jnp.all(isclose(input, other, rtol, atol, equal_nan)._value()))
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def equal(input, other):
@@ -623,7 +623,11 @@ def equal(input, other):
     _tensors("equal", input, other)
     if tuple(input.shape) != tuple(other.shape):
         return False
-    return bool(jnp.all(eq(input, other)._value()))
+    same = eq(input, other).all()
+    if same.is_meta:
+        raise NotImplementedError("aten::equal: attempted to run this operator with Meta "
+                                  "tensors, but it needs their values")
+    return bool(same)
 
 
 def is_nonzero(input):

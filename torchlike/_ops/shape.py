@@ -8,7 +8,8 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _layout
+from .. import _layout, _meta
+from .._meta import is_meta
 from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
 from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
@@ -213,6 +214,8 @@ def apply_chain(root_arr, chain):
     """The array a view with this chain of steps reads from its root's array."""
     if isinstance(root_arr, jax.core.Tracer):
         return apply_chain_fn(chain)(root_arr)
+    if is_meta(root_arr):
+        return _meta.evaluate(apply_chain_fn(chain), chain[-1][0].name, root_arr)
     f, values = _cached_chain(_CHAINS, chain, apply_chain_fn)
     return f(root_arr, *values)
 
@@ -237,6 +240,8 @@ def scatter_chain(root_arr, chain, value):
     """The root's array with the view positions given by ``chain`` replaced by ``value``."""
     if isinstance(root_arr, jax.core.Tracer) or isinstance(value, jax.core.Tracer):
         return _scatter_fn(chain)(root_arr, value)
+    if is_meta(root_arr):   # a write of no values through a view changes no shape
+        return root_arr
     f, values = _cached_chain(_SCATTERS, chain, _scatter_fn)
     return f(root_arr, value, *values)
 

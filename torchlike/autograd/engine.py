@@ -13,6 +13,8 @@ import jax.numpy as jnp
 
 from .. import _trace_context
 from . import anomaly_mode, fused
+from .. import _meta
+from .._meta import is_meta
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
@@ -24,7 +26,7 @@ def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
     while tracing: a cached tracer would leak into later traces)."""
     if type(arr) is not ArrayImpl:
-        return jnp.ones((), arr.dtype)
+        return _meta.array((), arr.dtype) if is_meta(arr) else jnp.ones((), arr.dtype)
     key = (arr.dtype, arr.sharding)
     s = _SEEDS.get(key)
     if s is None:

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from . import anomaly_mode
-from .. import _dispatch
+from .. import _dispatch, _meta
 from .._tensor import Tensor
 
 _seq = itertools.count()
@@ -138,7 +138,8 @@ class AccumulateGrad(Node):
         elif create_graph or old.requires_grad:
             var._grad = old + g
         else:   # in place, so the .grad tensor the user holds stays the same object
-            old._write(_add(old._value(), g._value() if isinstance(g, Tensor) else g))
+            old._write(_meta.run(_add, "add", old._value(),
+                                 g._value() if isinstance(g, Tensor) else g))
         hooks = var.__dict__.get("_post_acc_hooks")
         if hooks:
             for fn in tuple(hooks.values()):
@@ -161,10 +162,9 @@ class ToCopyBackward0(Node):
         g = grads[0]
         if g is None:
             return [None]
-        if isinstance(g, Tensor):
-            return [self._move(g, self._source) if create_graph else
-                    Tensor._wrap(jax.device_put(g._value(), self._source))]
-        return [jax.device_put(g, self._source)]
+        if isinstance(g, Tensor):   # recorded only under create_graph (g requires grad)
+            return [self._move(g, self._source)]
+        return [self._move(Tensor._wrap(g), self._source)._value()]
 
 
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
@@ -286,11 +286,13 @@ class OpNode(Node):
             reads = _dispatch.inputs_read(bop, arrays)
             edges = [e if r else None for e, r in zip(edges, reads)]
             fn = _dispatch._raw_fn(bop, (), None) if traced else _dispatch.forward_fn(bop, (), None)
-            outs = _dispatch.wrap_outputs(bop, (), None, fn(*arrays), (), arrays,
+            out = _meta.run(fn, bop.name, *arrays)
+            outs = _dispatch.wrap_outputs(bop, (), None, out, (), arrays,
                                           edges if any(edges) else None)
         else:
             g = values[0] if self._out_mask is None else tuple(values)
-            outs = _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced)(g, *primals)
+            outs = _meta.run(_dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced),
+                             self.name(), g, *primals)
         result = [None] * len(self.next_functions)
         for i, o in zip(mask, outs):
             result[i] = o

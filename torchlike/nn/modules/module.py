@@ -15,8 +15,9 @@ import warnings
 
 import jax
 
-from ... import _dtype as D, _trace_context
+from ... import _creation, _dtype as D, _trace_context
 from ..._device import device as _device_cls
+from ..._meta import NO_DATA
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...utils.hooks import BackwardHook, RemovableHandle
@@ -408,8 +409,23 @@ class Module:
         def convert(t):
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 t = t.to(dtype)
-            return t.to(device) if device is not None else t
+            if device is None:
+                return t
+            try:
+                return t.to(device)
+            except NotImplementedError as e:
+                if str(e) != NO_DATA:
+                    raise
+                raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead of "
+                                          "torch.nn.Module.to() when moving module from meta to "
+                                          "a different device.") from None
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Mirrors ``Module.to_empty``: every parameter and buffer replaced by an uninitialised
+        tensor of its shape and dtype on ``device`` (how a model built on the meta device gets
+        storage; ``reset_parameters()`` or ``load_state_dict(..., assign=True)`` fill it)."""
+        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse=recurse)
 
     def _cast_floats(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
@@ -525,6 +541,12 @@ class Module:
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
+            if not assign and param.is_meta and not value.is_meta:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to "
+                              "a meta parameter in the current model, which is a no-op. (Did you "
+                              "mean to pass `assign=True` to assign items in the state dictionary "
+                              "to their corresponding key in the module instead of copying them "
+                              "in place?)", UserWarning, stacklevel=3)
             try:
                 with no_grad():
                     if assign:

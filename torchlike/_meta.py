@@ -1,0 +1,77 @@
+"""The meta device: tensors with a shape and a dtype and no values.
+
+NOTE [ the meta device ]
+A meta tensor holds a ``MetaArray`` (a ``jax.ShapeDtypeStruct`` that answers ``devices()`` with
+``META``) where other tensors hold a ``jax.Array``.  Nothing is allocated: ``torch.empty(2**40,
+device="meta")`` costs what a tuple costs, which is what building a large model on meta is for
+(construct it, then ``Module.to_empty(device=...)`` and ``reset_parameters()``, or
+``load_state_dict(..., assign=True)``).
+
+An op runs on meta through the same Op, by ``jax.eval_shape`` of its forward
+(``_dispatch.call`` takes this path when jax refuses a MetaArray operand, so other tensors pay
+nothing); autograd records as usual and backward runs the same way.  Factories and random fills
+make a MetaArray without drawing (the generators do not move, as in PyTorch, where meta has no
+generator).  A view's chain and a write through it are shapes only.  What needs values -- reading
+them on the host (``item``, ``tolist``, printing values), moving off meta, or an op whose result
+shape depends on them (``nonzero``, boolean masks) -- raises PyTorch's NotImplementedError.  As in
+PyTorch, a 0-dim CPU tensor combines with meta tensors; any other mix is a RuntimeError.
+"""
+import jax
+
+
+class _MetaDevice:
+    """What ``to_jax_device('meta')`` gives: no jax device at all."""
+
+    platform = "meta"
+    id = 0
+
+    def __repr__(self):
+        return "meta"
+
+
+META = _MetaDevice()
+_DEVICES = frozenset((META,))
+
+
+class MetaArray(jax.ShapeDtypeStruct):
+    """A meta tensor's array: a shape and a dtype, on no device."""
+
+    __slots__ = ()
+
+    def devices(self):
+        return _DEVICES
+
+
+NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+def array(shape, dtype):
+    return MetaArray(tuple(shape), dtype)
+
+
+def is_meta(arr):
+    return type(arr) is MetaArray
+
+
+def evaluate(fn, name, *arrays):
+    """``fn``'s outputs as MetaArrays (a tuple stays a tuple), ``arrays`` being MetaArrays,
+    concrete arrays or Python scalars; NotImplementedError for an op whose result shape depends
+    on its values."""
+    try:
+        out = jax.eval_shape(fn, *arrays)
+    except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
+            jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
+        raise NotImplementedError(f"{name}: attempted to run this operator with Meta tensors, "
+                                  "but its result depends on the tensors' values") from None
+    return jax.tree_util.tree_map(lambda s: MetaArray(s.shape, s.dtype), out)
+
+
+def run(fn, name, *arrays):
+    """``fn(*arrays)``; over meta operands, the shapes of its outputs.  jax refuses a MetaArray
+    operand before it computes anything, so other tensors pay nothing for this path."""
+    try:
+        return fn(*arrays)
+    except TypeError:
+        if not any(is_meta(a) for a in jax.tree_util.tree_leaves(arrays)):
+            raise
+        return evaluate(fn, name, *arrays)
