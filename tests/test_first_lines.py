@@ -1,7 +1,7 @@
 """The modules and names PyTorch programs touch in their first lines, against real torch:
 torch.onnx, torch.jit, torch.nn.parallel, torch.multiprocessing, torch.hub, the legacy tensor
 types and Tensor.type, the constants, the in-place shape and storage methods, and indexing with
-ranges and other sequences.  Each row runs the same function with ``torch`` and with
+ranges and other sequences, and the version.  Each row runs the same function with ``torch`` and with
 ``torchlike`` (``both`` / ``same`` from test_parity_ops)."""
 import hashlib
 import io
@@ -21,6 +21,33 @@ import torchlike as tl
 from test_parity_ops import run, same
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- the version ---------------------------------------------------------------------------------
+
+_VERSIONS = ["2.13.0+cpu", "2.13.0", "2.13", "2.1.0a0+git", "1.12.1", "2.13.0.post1",
+             "2.13.0.dev20240101", "2.13.0rc1", "2.13.0a0", "2.13.0b2", "2.13.0rc1.dev3", "2.13.1",
+             "3", "2.13.0+torchlike.0.1.0", "2.13.0.post1.dev2"]
+
+
+def test_version_compares_as_pytorchs():
+    """torch.__version__ >= "2.0" and the like: every comparison of a grid of version strings
+    (and tuples) gives what torch.torch_version.TorchVersion gives."""
+    from torch.torch_version import TorchVersion as Ref
+    ops = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+    for v in _VERSIONS:
+        for other in _VERSIONS + [(2, 13), (2, 13, 0), (1, 12)]:
+            for op in ops:
+                assert getattr(tl.torch_version.TorchVersion(v), op)(other) == \
+                    getattr(Ref(v), op)(other), (v, op, other)
+
+
+def test_version_is_the_release_torchlike_reproduces():
+    assert isinstance(tl.__version__, str) and tl.__version__ is tl.version.__version__
+    assert tl.__version__.split("+")[0] == torch.__version__.split("+")[0]   # tested against
+    assert tl.__version__ >= "2.0" and tl.__version__ >= (2, 0)
+    for name in ("cuda", "hip", "debug", "git_version"):
+        assert hasattr(tl.version, name) and hasattr(torch.version, name)
 
 
 # --- constants ---------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ _methods.install()   # Tensor methods, operators and properties (each op family'
 
 from . import (  # noqa: E402
     autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn, optim as optim,
-    special as special, testing as testing)
+    special as special, testing as testing, torch_version as torch_version, version as version)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
     empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
@@ -294,4 +294,4 @@ import math as _math  # noqa: E402
 e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
 newaxis = None
 
-__version__ = "0.1.0"
+__version__ = version.__version__   # NOTE [ the version torchlike reports ] in torch_version.py
