@@ -331,7 +331,3 @@ TENSOR_METHODS = {
     "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "is_conj": is_conj,
     "is_neg": is_neg, "angle": angle, "isreal": isreal,
 }
-
-# The short-time Fourier transforms (signal.py, complex spectra) join this family's Tensor methods.
-from .signal import TENSOR_METHODS as _SIGNAL_METHODS  # noqa: E402
-TENSOR_METHODS.update(_SIGNAL_METHODS)

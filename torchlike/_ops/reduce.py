@@ -806,13 +806,3 @@ PUBLIC = ("nansum", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", 
 TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_mean",
                                                                          "var_mean")}
 TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
-
-# Families whose Tensor methods _methods.install does not bind join this one's: the statistics
-# of samples (stats.py), dist (distance.py), renorm (normalization.py), the LAPACK-named
-# routines (lapack.py), the strided views (strided.py), the host-side methods (host.py) and
-# index_reduce (index_reduce.py).
-from . import distance as _distance, lapack as _lapack, normalization as _normalization  # noqa
-from . import host as _host, index_reduce as _index_reduce, stats as _stats  # noqa: E402
-from . import strided as _strided  # noqa: E402
-for _family in (_stats, _distance, _normalization, _lapack, _strided, _host, _index_reduce):
-    TENSOR_METHODS.update(_family.TENSOR_METHODS)
