@@ -704,3 +704,35 @@ def test_cuda_answers_on_cpu_devices_presented_as_gpus():
     r = subprocess.run([sys.executable, "-c", EMULATED, json.dumps(expected)], env=env,
                        capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+# --- running out of memory ----------------------------------------------------------------------
+
+def _exhausted(x):
+    """An op body that fails as XLA fails an allocation (raised while jax traces it)."""
+    import jax
+    raise jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to "
+                                      "allocate 1099511627776 bytes.")
+
+
+def test_an_allocation_xla_refuses_is_pytorchs_out_of_memory_error():
+    """`except torch.cuda.OutOfMemoryError:` (retry with a smaller batch) catches XLA's
+    RESOURCE_EXHAUSTED from an eager op and from a compiled step; other XLA errors pass as
+    they are."""
+    from torchlike._dispatch import Op, call
+    assert tl.cuda.OutOfMemoryError is tl.OutOfMemoryError
+    assert issubclass(tl.OutOfMemoryError, RuntimeError) and \
+        issubclass(torch.OutOfMemoryError, RuntimeError)
+    op = Op("exhausted_probe", _exhausted, "ExhaustedProbeBackward0")
+    x = tl.ones(3)
+    with pytest.raises(tl.cuda.OutOfMemoryError, match="RESOURCE_EXHAUSTED"):
+        call(op, x)
+    with pytest.raises(tl.OutOfMemoryError, match="RESOURCE_EXHAUSTED"):
+        tl.compile(lambda t: call(op, t) + 1)(x)
+
+    def other(x):
+        import jax
+        raise jax.errors.JaxRuntimeError("INTERNAL: something else")
+    with pytest.raises(RuntimeError, match="INTERNAL") as info:
+        call(Op("other_probe", other, "OtherProbeBackward0"), x)
+    assert not isinstance(info.value, tl.OutOfMemoryError)

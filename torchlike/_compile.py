@@ -72,7 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _trace_context, compiler
-from ._device import CPU, from_jax_device, to_jax_device
+from ._device import CPU, from_jax_device, out_of_memory, to_jax_device
 from ._random import Generator, default_generators
 from ._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
 from .autograd.grad_mode import _state as _grad_state
@@ -798,6 +798,8 @@ class _Compiled:
                                        for a in jax.tree_util.tree_leaves((arrays, grads))))
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {found[0]} and {found[1]}!") from None
+        except jax.errors.JaxRuntimeError as e:
+            raise out_of_memory(e) or e
         finally:
             self.sealed = False
 

@@ -87,6 +87,20 @@ class device:
         _default["device"] = self._previous
 
 
+class OutOfMemoryError(RuntimeError):
+    """Mirrors ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError``): XLA could not
+    allocate a buffer (its RESOURCE_EXHAUSTED), so a program can catch it, as with PyTorch, and
+    retry smaller."""
+
+
+def out_of_memory(error):
+    """``error`` (raised by jax running a program) as an OutOfMemoryError, or None when it is
+    not XLA's allocation failure."""
+    if isinstance(error, jax.errors.JaxRuntimeError) and "RESOURCE_EXHAUSTED" in str(error):
+        return OutOfMemoryError(f"out of memory: {error}")
+    return None
+
+
 # --- the table: torch type -> jax devices ------------------------------------------------------
 
 _TABLE = {}

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _dtype as D, _meta
+from ._device import out_of_memory
 from ._layout import output_strides
 from ._meta import MetaArray, is_meta
 from ._tensor import ArrayImpl, Tensor
@@ -279,6 +280,8 @@ def call(op, *args, static=()):
         if "incompatible devices" in str(e):
             return call(op, *_one_device(args), static=static)
         raise
+    except jax.errors.JaxRuntimeError as e:
+        raise out_of_memory(e) or e
     except OverflowError:   # a Python int past int64: read it as PyTorch does, then again
         read = [_past_int64(a, dt) for a in args]
         if all(map(operator.is_, read, args)):   # it came from elsewhere

@@ -12,7 +12,7 @@ _device_runtime.py; streams and events: NOTE [ streams on XLA ] in _streams.py; 
 NOTE [ a generator per device ] in _random.py.
 """
 from .. import _device_runtime as R
-from .._device import current_index, devices_of
+from .._device import OutOfMemoryError, current_index, devices_of
 from . import memory as memory, random as random, streams as streams
 from ._tensor_types import (
     BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor, ByteTensor as ByteTensor,
@@ -237,7 +237,8 @@ def __getattr__(name):
 
 
 __all__ = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "Event",
-           "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Stream",
+           "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "OutOfMemoryError",
+           "ShortTensor", "Stream",
            "StreamContext", "can_device_access_peer", "current_device", "current_stream",
            "default_stream", "device", "device_count", "device_of", "empty_cache",
            "get_arch_list", "get_device_capability", "get_device_name", "get_device_properties",

@@ -2,7 +2,7 @@
 
 The maths lives in ``torchlike.nn.functional``; each layer holds its parameters and calls it.
 """
-from . import functional as functional, init as init, modules as modules
+from . import attention as attention, functional as functional, init as init, modules as modules
 from .modules.activation import (
     CELU as CELU, ELU as ELU, GELU as GELU, GLU as GLU, Hardshrink as Hardshrink,
     Hardsigmoid as Hardsigmoid, Hardswish as Hardswish, Hardtanh as Hardtanh,
