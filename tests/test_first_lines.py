@@ -615,3 +615,13 @@ def test_index_out_of_range_in_a_sequence():
     same(lambda T: T.zeros(3)[range(4)], raises=True)
     same(lambda T: T.zeros(3)[np.array(5)], raises=True)
 
+
+
+def test_device_predicates_and_storage_names():
+    def probe(T):
+        x, m = T.ones(2), T.ones(2, device="meta")
+        return (x.is_xla, x.is_mps, x.is_xpu, x.is_meta, m.is_meta, m.is_cpu, m.get_device(),
+                x.const_data_ptr() == x.data_ptr(), type(x.untyped_storage()) is T.UntypedStorage,
+                issubclass(T.AcceleratorError, RuntimeError),
+                issubclass(T.cuda.OutOfMemoryError, RuntimeError))
+    same(probe)

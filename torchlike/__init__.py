@@ -31,7 +31,9 @@ from ._creation import (  # noqa: E402
     scalar_tensor as scalar_tensor, set_default_device as set_default_device, tensor as tensor,
     tril_indices as tril_indices, triu_indices as triu_indices, zeros as zeros,
     zeros_like as zeros_like)
-from ._device import OutOfMemoryError as OutOfMemoryError, device as device  # noqa: E402
+from ._device import (  # noqa: E402
+    AcceleratorError as AcceleratorError, OutOfMemoryError as OutOfMemoryError, device as device)
+from ._storage import UntypedStorage as UntypedStorage  # noqa: E402
 from ._dtype import (  # noqa: E402
     dtype as dtype, get_default_dtype as get_default_dtype, promote_types as promote_types,
     set_default_dtype as set_default_dtype)

@@ -87,6 +87,10 @@ class device:
         _default["device"] = self._previous
 
 
+class AcceleratorError(RuntimeError):
+    """Mirrors ``torch.AcceleratorError``: an error an accelerator reported."""
+
+
 class OutOfMemoryError(RuntimeError):
     """Mirrors ``torch.OutOfMemoryError`` (``torch.cuda.OutOfMemoryError``): XLA could not
     allocate a buffer (its RESOURCE_EXHAUSTED), so a program can catch it, as with PyTorch, and

@@ -254,6 +254,18 @@ class Tensor:
     def is_meta(self):
         return is_meta(self._arr)
 
+    @property
+    def is_xla(self):
+        return self.device.type == "xla"
+
+    @property
+    def is_mps(self):
+        return self.device.type == "mps"
+
+    @property
+    def is_xpu(self):
+        return self.device.type == "xpu"
+
     def get_device(self):
         d = self.device
         return -1 if d.type in ("cpu", "meta") else (d.index or 0)
