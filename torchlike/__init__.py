@@ -82,6 +82,7 @@ from ._ops.rnn import (  # noqa: E402
 from ._ops.spatial import (  # noqa: E402
     channel_shuffle as channel_shuffle, constant_pad_nd as constant_pad_nd,
     pixel_shuffle as pixel_shuffle, pixel_unshuffle as pixel_unshuffle)
+from ._ops.native import conv_tbc as conv_tbc  # noqa: E402
 from ._ops.spatial import native_channel_shuffle as native_channel_shuffle  # noqa: E402
 from ._ops.binary import (  # noqa: E402
     addcdiv as addcdiv, addcmul as addcmul, arctan2 as arctan2, atan2 as atan2,

@@ -1,10 +1,9 @@
-"""PyTorch's native kernels that ``torch.nn.functional`` exposes by name: ``conv_tbc`` and
-``native_channel_shuffle``."""
+"""PyTorch's native kernel that ``torch`` and ``torch.nn.functional`` expose by name:
+``conv_tbc`` (``native_channel_shuffle`` is in spatial.py, with ``channel_shuffle``)."""
 import jax.numpy as jnp
 
 from .. import _precision
 from .._dispatch import Op, call
-from .._tensor import Tensor
 
 
 def _conv_tbc(x, weight, bias, pad, precision):
@@ -48,32 +47,3 @@ def conv_tbc(input, weight, bias, pad=0):
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{input.dtype._scalar_name} and {weight.dtype._scalar_name}")
     return call(CONV_TBC, input, weight, bias, static=(("pad", pad),) + _precision.static())
-
-
-def _channel_shuffle(x, groups):
-    n, c = x.shape[:2]
-    rest = x.shape[2:]
-    return x.reshape((n, groups, c // groups) + rest).swapaxes(1, 2).reshape(x.shape)
-
-
-NATIVE_CHANNEL_SHUFFLE = Op("native_channel_shuffle", _channel_shuffle, "NotImplemented",
-                            saves=(), no_grad_reason=(
-                                "derivative for aten::native_channel_shuffle is not implemented"))
-
-
-def native_channel_shuffle(input, groups):
-    """Mirrors ``torch.nn.functional.native_channel_shuffle``: ``channel_shuffle`` as PyTorch's
-    native kernel, which has no derivative (its backward raises)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"native_channel_shuffle(): argument 'input' (position 1) must be "
-                        f"Tensor, not {type(input).__name__}")
-    if input.ndim <= 2:
-        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
-                           f"sizes {list(input.shape)}")
-    if groups <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{groups}")
-    if input.shape[1] % groups:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got "
-                           f"{input.shape[1]} channels and {groups} groups.")
-    return call(NATIVE_CHANNEL_SHUFFLE, input, static=(("groups", int(groups)),))

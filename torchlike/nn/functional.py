@@ -60,8 +60,8 @@ from torchlike._ops.distance import (  # noqa: E402
 from torchlike._ops.loss_ctc import ctc_loss as ctc_loss  # noqa: E402
 from torchlike._ops.spatial import (  # noqa: E402
     affine_grid as affine_grid, channel_shuffle as channel_shuffle, grid_sample as grid_sample,
-    interpolate as interpolate, pad as pad, pixel_shuffle as pixel_shuffle,
-    pixel_unshuffle as pixel_unshuffle, upsample as upsample,
+    interpolate as interpolate, native_channel_shuffle as native_channel_shuffle, pad as pad,
+    pixel_shuffle as pixel_shuffle, pixel_unshuffle as pixel_unshuffle, upsample as upsample,
     upsample_bilinear as upsample_bilinear, upsample_nearest as upsample_nearest)
 from torchlike._ops.attention import (  # noqa: E402
     _canonical_mask as _canonical_mask, _in_projection as _in_projection,
@@ -74,8 +74,7 @@ from torchlike._ops.pool_fractional import (  # noqa: E402
     fractional_max_pool2d_with_indices as fractional_max_pool2d_with_indices,
     fractional_max_pool3d as fractional_max_pool3d,
     fractional_max_pool3d_with_indices as fractional_max_pool3d_with_indices)
-from torchlike._ops.native import (  # noqa: E402
-    conv_tbc as conv_tbc, native_channel_shuffle as native_channel_shuffle)
+from torchlike._ops.native import conv_tbc as conv_tbc  # noqa: E402
 from torchlike._ops.linalg_grouped import grouped_mm as grouped_mm  # noqa: E402
 from torchlike._ops.loss_linear import linear_cross_entropy as linear_cross_entropy  # noqa: E402
 from torchlike.nn.modules.utils import assert_int_or_pair as assert_int_or_pair  # noqa: E402
