@@ -242,29 +242,13 @@ class Tensor:
     def is_complex(self):
         return self.dtype.is_complex
 
-    @property
-    def is_cuda(self):
-        return self.device.type == "cuda"
-
-    @property
-    def is_cpu(self):
-        return self.device.type == "cpu"
+    is_cuda, is_cpu, is_xla, is_mps, is_xpu = (
+        property(lambda self, t=t: self.device.type == t, doc=f"Mirrors ``Tensor.is_{t}``.")
+        for t in ("cuda", "cpu", "xla", "mps", "xpu"))
 
     @property
     def is_meta(self):
         return is_meta(self._arr)
-
-    @property
-    def is_xla(self):
-        return self.device.type == "xla"
-
-    @property
-    def is_mps(self):
-        return self.device.type == "mps"
-
-    @property
-    def is_xpu(self):
-        return self.device.type == "xpu"
 
     def get_device(self):
         d = self.device
