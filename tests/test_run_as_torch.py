@@ -109,6 +109,39 @@ def test_script_runs_with_torchlike_as_torch(tmp_path):
     assert out["softmax"][0] == pytest.approx(expect[0].tolist(), rel=1e-6)
 
 
+UNGUARDED = '''
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        return torch.tensor([float(i * i)])
+
+
+print("set-up")
+for batch in DataLoader(Squares(), batch_size=2, num_workers=2):
+    print(batch.flatten().tolist())
+print("done")
+'''
+
+
+def test_a_script_without_a_main_guard_runs_with_dataloader_workers(tmp_path):
+    """PyTorch forks its workers, so a script iterating a loader with workers at its top level
+    runs there; torchlike's spawned workers re-run the script only up to the loader, with its
+    output discarded (NOTE [ a main script without a guard ]).  Oracle: real torch's run."""
+    (tmp_path / "unguarded.py").write_text(UNGUARDED)
+    ref = subprocess.run([sys.executable, "unguarded.py"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    got = _run(["unguarded.py"], cwd=tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == ref.stdout
+
+
 def test_module_form_traceback_and_exit_status_are_pythons(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

@@ -11,18 +11,93 @@ their dtype and are rebuilt as Tensors when the main process unpickles them.
 
 See NOTE [ DataLoader worker lifecycle ] in dataloader.py for how workers start and stop.
 """
+import contextlib
 import dataclasses
+import importlib.util
 import multiprocessing
+import os
 import pickle
 import queue
 import random
 import sys
 import traceback
+import types
 
 import numpy as np
 
 from ... import _random
 from ._fetch import _DatasetKind
+
+# NOTE [ a main script without a guard ]
+# PyTorch starts DataLoader workers by fork on Linux, so a script that iterates a loader with
+# workers at its top level, with no ``if __name__ == "__main__":`` guard, runs there.  torchlike
+# starts them by spawn (NOTE [ DataLoader worker start method ] in dataloader.py), whose children
+# re-run the main module to find what the parent pickled by reference (a Dataset class defined in
+# the script): unguarded, the child would reach the loader again and start workers of its own,
+# which multiprocessing refuses, and the loader would wait for workers that died.  So spawn does
+# not re-run the main module for a DataLoader worker (dataloader.py takes it out of the data the
+# child reads first); the worker's first argument, a MainModule, re-runs it when the worker
+# unpickles its arguments (after spawn has set up sys.path and the directory), as spawn would --
+# as ``__mp_main__``, so a guarded script skips its guarded part -- with its printed output
+# discarded, and stops it where it starts DataLoader workers (MainStops).  What the script defined
+# before that point is there to unpickle the rest of the arguments; nothing after it runs.  A
+# guarded script runs as before.  An unguarded script still runs its top level up to the loader
+# once per worker (a fork would not): slow set-up there is paid again, as on macOS and Windows.
+
+_RERUNNING_MAIN = []   # non-empty while this worker re-runs the main module
+
+
+class MainStops(Exception):
+    """Raised where the main module, re-run in a worker, starts DataLoader workers."""
+
+
+def main_module_source(module):
+    """Where the program's main ``module`` comes from, as spawn reads it: ('name', its module
+    name) after ``python -m``, ('path', its file) for a script, None for an interactive
+    session."""
+    name = getattr(getattr(module, "__spec__", None), "name", None)
+    if name is not None:
+        return "name", name
+    path = getattr(module, "__file__", None)
+    return None if path is None else ("path", os.path.abspath(path))
+
+
+class MainModule:
+    """A worker's first argument: unpickled there, it re-runs the main module (NOTE [ a main
+    script without a guard ])."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def __reduce__(self):
+        return _rerun_main, (self.source,)
+
+
+def _rerun_main(source):
+    if source is None:
+        return None
+    kind, where = source
+    module = types.ModuleType("__mp_main__")
+    if kind == "name":
+        spec = importlib.util.find_spec(where)
+        code = spec.loader.get_code(where)
+        module.__dict__.update(__file__=spec.origin, __spec__=spec, __loader__=spec.loader,
+                               __package__=spec.parent)
+    else:
+        with open(where, "rb") as f:
+            code = compile(f.read(), where, "exec")
+        module.__file__ = where
+    sys.modules["__main__"] = sys.modules["__mp_main__"] = module
+    _RERUNNING_MAIN.append(True)
+    try:
+        with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+            exec(code, module.__dict__)
+    except MainStops:
+        pass
+    finally:
+        _RERUNNING_MAIN.clear()
+    return None
+
 
 # How often a waiting worker checks that the main process is still alive (seconds).
 _POLL_INTERVAL = 1.0
@@ -142,10 +217,12 @@ def _seed_worker(base_seed, worker_id):
     return seed
 
 
-def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
-                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
+def _worker_loop(main, dataset_kind, dataset, index_queue, data_queue, done_event,
+                 auto_collation, collate_fn, drop_last, base_seed, init_fn, worker_id,
+                 num_workers):
     """The body of worker ``worker_id``: serve fetch requests until told to stop (``None``)
-    or until the main process is gone."""
+    or until the main process is gone.  ``main`` is what re-running the main module returned
+    (NOTE [ a main script without a guard ])."""
     global _worker_info
     where = f"in DataLoader worker process {worker_id}"
     try:

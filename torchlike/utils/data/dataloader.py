@@ -11,8 +11,8 @@ that no thread will ever release: a forked worker hangs at its first JAX call.
 - 'fork', as a name or a context object: workers start with 'spawn', and a warning says so.
   Raising instead would break every PyTorch script that asks for 'fork' (common, for speed),
   although nearly all of them run with spawn: torchlike's default already asks for what spawn
-  needs.  A script spawn cannot run (an unpicklable dataset, no ``__main__`` guard) fails at once
-  with pickle's or multiprocessing's own error, after the warning that explains it.  No start
+  needs.  A script spawn cannot run (an unpicklable dataset) fails at once with pickle's own
+  error, after the warning that explains it.  No start
   method a user can pass makes a worker hang.
 - 'forkserver': used as asked.  Its server is a fresh process, but by default it preloads
   ``__main__`` -- a script that imports torchlike -- so workers are forked from a process that
@@ -23,9 +23,9 @@ imported torchlike; other jobs sharing the CPU): spawn 0.9-2.0 s, forkserver pre
 jax and numpy 0.35-0.7 s.  The difference is the import of jax, which a safe forkserver could
 save but torchlike's own import (which starts XLA) could not; ``persistent_workers=True`` pays
 the start-up once, and NOTE [ DataLoader timeout ] keeps it out of ``timeout``.
-As with spawn in PyTorch (macOS, Windows), a script must guard its entry point with
-``if __name__ == "__main__":`` and datasets, collate_fn and worker_init_fn must be picklable
-(defined at module level).  Workers get ``JAX_PLATFORMS=cpu`` unless it is set already, so a
+As with spawn in PyTorch (macOS, Windows), datasets, collate_fn and worker_init_fn must be
+picklable (defined at module level); a script without an ``if __name__ == "__main__":`` guard
+runs as with fork (NOTE [ a main script without a guard ] in _worker.py).  Workers get ``JAX_PLATFORMS=cpu`` unless it is set already, so a
 worker never claims an accelerator.
 
 NOTE [ DataLoader timeout ]
@@ -57,10 +57,12 @@ import atexit
 import contextlib
 import itertools
 import multiprocessing
+import multiprocessing.spawn
 import os
 import pickle
 import queue
 import signal
+import sys
 import time
 import warnings
 from typing import Generic, TypeVar
@@ -387,14 +389,24 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 @contextlib.contextmanager
 def _worker_environment():
-    """``JAX_PLATFORMS=cpu`` in the environment the workers inherit, so that no worker claims
-    an accelerator's memory (load data on the CPU; the main process moves it).  Only while the
-    workers start: a spawned child copies the environment at start."""
+    """While the workers start: ``JAX_PLATFORMS=cpu`` in the environment they inherit, so that
+    no worker claims an accelerator's memory (load data on the CPU; the main process moves it),
+    and spawn's preparation data without the main module, which each worker re-runs itself
+    (NOTE [ a main script without a guard ] in _worker.py)."""
     before = os.environ.get("JAX_PLATFORMS")
     os.environ["JAX_PLATFORMS"] = "cpu"
+    preparation = multiprocessing.spawn.get_preparation_data
+
+    def without_main(name):
+        data = preparation(name)
+        data.pop("init_main_from_name", None)
+        data.pop("init_main_from_path", None)
+        return data
+    multiprocessing.spawn.get_preparation_data = without_main
     try:
         yield
     finally:
+        multiprocessing.spawn.get_preparation_data = preparation
         if before is None:
             os.environ.pop("JAX_PLATFORMS", None)
         else:
@@ -410,7 +422,7 @@ def _worker_context(context):
         warnings.warn("DataLoader workers cannot be started with 'fork': JAX runs threads in this "
                       "process, and a forked worker would hang at its first JAX call. They are "
                       "started with 'spawn' instead, which needs a picklable dataset, collate_fn "
-                      "and worker_init_fn and an `if __name__ == '__main__':` guard; pass "
+                      "and worker_init_fn; pass "
                       "multiprocessing_context='spawn' to silence this warning.", stacklevel=5)
     return multiprocessing.get_context(_DEFAULT_START_METHOD)
 
@@ -452,6 +464,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     _shutdown = True      # nothing to stop until __init__ has started workers
 
     def __init__(self, loader):
+        if _worker._RERUNNING_MAIN:   # NOTE [ a main script without a guard ]
+            raise _worker.MainStops
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
         self._in_order = loader.in_order
@@ -463,16 +477,17 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_active = []
         self._workers_starting = set(range(self._num_workers))   # NOTE [ DataLoader timeout ]
         self._shutdown = False
+        main = _worker.MainModule(_worker.main_module_source(sys.modules["__main__"]))
         with _worker_environment():
             for worker_id in range(self._num_workers):
                 index_queue = ctx.Queue()
                 index_queue.cancel_join_thread()
                 w = ctx.Process(
                     target=_worker._worker_loop,
-                    args=(self._dataset_kind, self._dataset, index_queue, self._result_queue,
-                          self._done_event, self._auto_collation, self._collate_fn,
-                          self._drop_last, self._base_seed, loader.worker_init_fn, worker_id,
-                          self._num_workers),
+                    args=(main, self._dataset_kind, self._dataset, index_queue,
+                          self._result_queue, self._done_event, self._auto_collation,
+                          self._collate_fn, self._drop_last, self._base_seed,
+                          loader.worker_init_fn, worker_id, self._num_workers),
                     daemon=True)
                 _start_worker(w)
                 self._index_queues.append(index_queue)
