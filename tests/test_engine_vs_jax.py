@@ -105,7 +105,7 @@ def make_program(steps, outputs):
     return program
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(shapes=st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
        steps=st.lists(step, min_size=1, max_size=8),
        outputs=st.lists(st.integers(0, 99), min_size=1, max_size=3),

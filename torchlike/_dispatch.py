@@ -227,14 +227,17 @@ def call(op, *args, static=()):
     n_in = n if op.inputs is None else op.inputs
     n_promote = n if op.promote_args is None else op.promote_args
     grad = _state.grad_enabled
-    arrays, key, edges, mask, traced, strided = [], [], None, [], False, False
+    arrays, key, edges, mask, traced, strided, meta = [], [], None, [], False, False, False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arr = a._arr if a._root is None else a._sync()
             if a._strides is not None:
                 strided = True
-            if type(arr) is not ArrayImpl and isinstance(arr, jax.core.Tracer):
-                traced = True
+            if type(arr) is not ArrayImpl:
+                if isinstance(arr, jax.core.Tracer):
+                    traced = True
+                elif type(arr) is MetaArray:
+                    meta = True
             if i < n_promote:
                 key.append((arr.dtype, arr.ndim == 0) if a._number is None else a._number)
             if grad and i < n_in and (a._grad_fn is not None or a._requires_grad):
@@ -252,6 +255,9 @@ def call(op, *args, static=()):
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
         if dt is None:
             dt = promoted_dtype(op.promote, tuple(key))
+    if meta:   # NOTE [ the meta device ]
+        return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args, arrays,
+                            edges, mask, strided)
     try:
         if traced:
             out = _raw_fn(op, static, dt)(*arrays)
@@ -272,9 +278,6 @@ def call(op, *args, static=()):
                 fn = forward_fn(op, static, dt)
             out = fn(*arrays)
     except (TypeError, ValueError) as e:
-        if any(type(a) is MetaArray for a in arrays):   # NOTE [ the meta device ]
-            return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args,
-                                arrays, edges, mask, strided)
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
         if "incompatible devices" in str(e):
@@ -328,14 +331,19 @@ def _one_device(args):
 
 def _on_meta(op, static, dt, args, arrays):
     """The outputs of ``op`` over meta operands, as MetaArrays (a 0-dim CPU tensor joins them,
-    as in PyTorch; any other tensor elsewhere is an error)."""
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor) and not is_meta(arrays[i]):
-            if a.ndim or a.device.type != "cpu":
-                raise RuntimeError(f"Tensor on device {a.device} is not on the expected device "
-                                   "meta!")
+    as in PyTorch; any other tensor elsewhere is an error, which names the device of the first
+    tensor that is not such a 0-dim one as the one expected)."""
+    tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
+    joins = {i for i, a in tensors if not is_meta(arrays[i]) and not a.ndim
+             and a.device.type == "cpu"}
+    expected = next(a.device for i, a in tensors if i not in joins)
+    for i, a in tensors:
+        if i in joins:
             arrays[i] = _meta.array((), arrays[i].dtype)
-    return _meta.evaluate(_raw_fn(op, static, dt), op.name, *arrays)
+        elif a.device != expected:
+            raise RuntimeError(f"Tensor on device {a.device} is not on the expected device "
+                               f"{expected}!")
+    return _meta.evaluate(forward_fn(op, static, dt), op.name, *arrays)   # its trace is cached
 
 
 def _broadcast_message(arrays):

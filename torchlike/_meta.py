@@ -7,9 +7,9 @@ device="meta")`` costs what a tuple costs, which is what building a large model 
 (construct it, then ``Module.to_empty(device=...)`` and ``reset_parameters()``, or
 ``load_state_dict(..., assign=True)``).
 
-An op runs on meta through the same Op, by ``jax.eval_shape`` of its forward
-(``_dispatch.call`` takes this path when jax refuses a MetaArray operand, so other tensors pay
-nothing); autograd records as usual and backward runs the same way.  Factories and random fills
+An op runs on meta through the same Op, by ``jax.eval_shape`` of its cached jitted forward
+(``_dispatch.call`` notices a MetaArray operand in the loop that reads its operands, so other
+tensors pay nothing); autograd records as usual and backward runs the same way (``run``).  Factories and random fills
 make a MetaArray without drawing (the generators do not move, as in PyTorch, where meta has no
 generator).  A view's chain and a write through it are shapes only.  What needs values -- reading
 them on the host (``item``, ``tolist``, printing values), moving off meta, or an op whose result
@@ -41,6 +41,9 @@ class MetaArray(jax.ShapeDtypeStruct):
     def devices(self):
         return _DEVICES
 
+    def __array__(self, dtype=None, copy=None):   # every read of values on the host
+        raise NotImplementedError(NO_DATA)
+
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 
@@ -67,11 +70,10 @@ def evaluate(fn, name, *arrays):
 
 
 def run(fn, name, *arrays):
-    """``fn(*arrays)``; over meta operands, the shapes of its outputs.  jax refuses a MetaArray
-    operand before it computes anything, so other tensors pay nothing for this path."""
-    try:
-        return fn(*arrays)
-    except TypeError:
-        if not any(is_meta(a) for a in jax.tree_util.tree_leaves(arrays)):
-            raise
-        return evaluate(fn, name, *arrays)
+    """``fn(*arrays)`` (``arrays``: arrays, Python scalars, or one level of tuples of them);
+    over meta operands, the shapes of its outputs.  A jitted function called with a MetaArray
+    would compile for its shapes before refusing it, so meta operands are looked for first."""
+    for a in arrays:
+        if type(a) is MetaArray or type(a) is tuple and any(type(x) is MetaArray for x in a):
+            return evaluate(fn, name, *arrays)
+    return fn(*arrays)

@@ -31,11 +31,12 @@ def _storage_nbytes(root):
 
 
 def _address(root):
-    """The address range of ``root``'s storage (NOTE [ data_ptr ]); 0 for an empty one."""
+    """The address range of ``root``'s storage (NOTE [ data_ptr ]); 0 for an empty one or a meta
+    tensor's, which has none."""
     address = root.__dict__.get("_storage_address")
     if address is None:
         nbytes = _storage_nbytes(root)
-        if not nbytes:
+        if not nbytes or root.is_meta:
             return 0
         address = root.__dict__["_storage_address"] = _next_address[0]
         _next_address[0] += (nbytes + 2 * _ALIGN - 1) // _ALIGN * _ALIGN

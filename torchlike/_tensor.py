@@ -461,6 +461,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         if is_meta(self._arr):
+            if force:   # PyTorch's numpy(force=True) copies to the CPU first
+                raise NotImplementedError(NO_DATA)
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
         return np.array(_host(self._value()))

@@ -26,6 +26,7 @@ from .. import _dtype as D, _precision
 from .. import return_types as RT
 from .._creation import eye
 from .._dispatch import Op, call, with_out as _out
+from .._meta import is_meta
 from .._tensor import Tensor
 from . import linalg as _products, reduce as _reduce, shape as _shape
 
@@ -64,7 +65,7 @@ def _raise_on_info(info, A, message):
     """Eager mode: raise LinAlgError for the first matrix whose info is non-zero (NOTE [ linalg
     errors ]); ``message(prefix, info)`` is PyTorch's text."""
     arr = info._value()
-    if isinstance(arr, jax.core.Tracer):
+    if isinstance(arr, jax.core.Tracer) or is_meta(arr):
         return
     flat = np.asarray(arr).reshape(-1)
     bad = np.flatnonzero(flat)

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import size_arg, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
+from .._meta import is_meta
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
                        _factory, _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
@@ -121,7 +122,8 @@ def _real_dtype(dt):
 
 
 def _concrete(arr):
-    return not isinstance(arr, _Tracer)
+    """Whether ``arr`` has values to check (not traced, not meta)."""
+    return not isinstance(arr, _Tracer) and not is_meta(arr)
 
 
 def _bind(fname, spec, args, kwargs):

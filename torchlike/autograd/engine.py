@@ -11,9 +11,8 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _trace_context
+from .. import _meta, _trace_context
 from . import anomaly_mode, fused
-from .. import _meta
 from .._meta import is_meta
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
@@ -39,8 +38,7 @@ def _accumulate(a, b):
         return b
     if isinstance(a, jax.Array) and isinstance(b, jax.Array):
         return _add(a, b)
-    a = a if isinstance(a, Tensor) else Tensor._wrap(a)
-    return a + b
+    return _as_tensor(a) + _as_tensor(b)   # a Tensor under create_graph, or a meta array
 
 
 def _as_tensor(g):

@@ -172,12 +172,12 @@ def orthogonal_(tensor, gain=1, generator=None):
     from the QR decomposition of a normal sample, trailing dims flattened."""
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:   # no values to make, as in PyTorch
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    with no_grad():
-        flat = C.empty(rows, cols, dtype=tensor.dtype).normal_(0, 1, generator=generator)
+    with no_grad():   # drawn on the tensor's device, from its generator
+        flat = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
         if rows < cols:
             flat = flat.t()
         q, r = qr(flat)
@@ -193,6 +193,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     ``sparsity`` of each column set to zero."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:   # no values to make, as in PyTorch
+        return tensor
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     with no_grad():
