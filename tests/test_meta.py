@@ -282,6 +282,12 @@ OPS = [
     ("mul__int_by_0d_cpu", lambda T, a: a.clone().mul_(T.tensor(3)), [((2, 3), I64)]),
     ("relu_inplace", lambda T, a: T.nn.functional.relu(a * 1, inplace=True), [((2, 3), F32)]),
     ("write_through_views", _write_rows, [((3, 4), F32, False), ((3, 4), F32, False)]),
+    ("write_through_views_grad", _write_rows, [((3, 4), F32), ((3, 4), F32)]),
+    # gradients that accumulate (an input used twice, repeat + tile, attention)
+    ("used_twice", lambda T, a: a * a.exp() + a, [((2, 3), F32)]),
+    ("repeat_tile", lambda T, a: a.repeat(2, 1).tile(2), [((2, 3), F32)]),
+    ("self_attention", lambda T, q: (q @ q.transpose(-1, -2)).softmax(-1) @ q,
+     [((2, 3, 4), F32)]),
     ("masked_fill_", _write_mask, [((2, 3), F32)]),
     ("index_put_cpu_indices", _index_put, [((3, 2), F32), ((2,), F32)]),
     ("scatter_", lambda T, a, i, s: a.clone().scatter_(0, i, s),
