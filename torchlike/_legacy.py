@@ -36,68 +36,26 @@ class TensorType(type):
         return _legacy_new(cls, args, device)
 
 
-class LegacyTensorType(metaclass=TensorType):
-    """The attributes every legacy tensor type has; a type sets ``dtype`` (and, past the CPU,
-    ``is_cuda`` and ``_device_type``)."""
-    dtype = None
-    is_cuda = False
-    is_sparse = False
-    _device_type = "cpu"
+_DTYPES = (("FloatTensor", D.float32), ("DoubleTensor", D.float64), ("HalfTensor", D.float16),
+           ("BFloat16Tensor", D.bfloat16), ("LongTensor", D.int64), ("IntTensor", D.int32),
+           ("ShortTensor", D.int16), ("CharTensor", D.int8), ("ByteTensor", D.uint8),
+           ("BoolTensor", D.bool_))
 
 
-class FloatTensor(LegacyTensorType):
-    """Mirrors ``torch.FloatTensor``: float32 on the CPU (NOTE [ legacy tensor types ])."""
-    dtype = D.float32
+def tensor_types(metaclass, device_type, module):
+    """The ten legacy types of ``device_type`` (FloatTensor ... BoolTensor, in _DTYPES' order),
+    made by ``metaclass`` and shown as classes of ``module`` (the public path in reprs)."""
+    where = "the CPU" if device_type == "cpu" else f"a {device_type} device"
+    mirrored = "torch" + module[len("torchlike"):]
+    return tuple(metaclass(name, (), {
+        "__module__": module, "__qualname__": name, "dtype": dtype,
+        "is_cuda": device_type == "cuda", "is_sparse": False, "_device_type": device_type,
+        "__doc__": f"Mirrors ``{mirrored}.{name}``: {dtype._name} on {where}."})
+        for name, dtype in _DTYPES)
 
 
-class DoubleTensor(LegacyTensorType):
-    """Mirrors ``torch.DoubleTensor``: float64 on the CPU."""
-    dtype = D.float64
-
-
-class HalfTensor(LegacyTensorType):
-    """Mirrors ``torch.HalfTensor``: float16 on the CPU."""
-    dtype = D.float16
-
-
-class BFloat16Tensor(LegacyTensorType):
-    """Mirrors ``torch.BFloat16Tensor``: bfloat16 on the CPU."""
-    dtype = D.bfloat16
-
-
-class LongTensor(LegacyTensorType):
-    """Mirrors ``torch.LongTensor``: int64 on the CPU."""
-    dtype = D.int64
-
-
-class IntTensor(LegacyTensorType):
-    """Mirrors ``torch.IntTensor``: int32 on the CPU."""
-    dtype = D.int32
-
-
-class ShortTensor(LegacyTensorType):
-    """Mirrors ``torch.ShortTensor``: int16 on the CPU."""
-    dtype = D.int16
-
-
-class CharTensor(LegacyTensorType):
-    """Mirrors ``torch.CharTensor``: int8 on the CPU."""
-    dtype = D.int8
-
-
-class ByteTensor(LegacyTensorType):
-    """Mirrors ``torch.ByteTensor``: uint8 on the CPU."""
-    dtype = D.uint8
-
-
-class BoolTensor(LegacyTensorType):
-    """Mirrors ``torch.BoolTensor``: bool on the CPU."""
-    dtype = D.bool_
-
-
-for _t in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor,
-           ShortTensor, CharTensor, ByteTensor, BoolTensor):
-    _t.__module__ = "torchlike"   # the public path in reprs: <class 'torchlike.FloatTensor'>
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor,
+ CharTensor, ByteTensor, BoolTensor) = tensor_types(TensorType, "cpu", "torchlike")
 
 
 def _options(dtype, dev):
