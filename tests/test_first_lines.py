@@ -1,8 +1,8 @@
 """The modules and names PyTorch programs touch in their first lines, against real torch:
 torch.onnx, torch.jit, torch.nn.parallel, torch.multiprocessing, torch.hub, the legacy tensor
 types and Tensor.type, the constants, the in-place shape and storage methods, and indexing with
-ranges and other sequences, and the version.  Each row runs the same function with ``torch`` and with
-``torchlike`` (``both`` / ``same`` from test_parity_ops)."""
+ranges and other sequences, and the version.  Each row runs the same function with ``torch``
+and with ``torchlike`` (``both`` / ``same`` from test_parity_ops)."""
 import hashlib
 import io
 import json

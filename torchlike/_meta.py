@@ -9,12 +9,13 @@ device="meta")`` costs what a tuple costs, which is what building a large model 
 
 An op runs on meta through the same Op, by ``jax.eval_shape`` of its cached jitted forward
 (``_dispatch.call`` notices a MetaArray operand in the loop that reads its operands, so other
-tensors pay nothing); autograd records as usual and backward runs the same way (``run``).  Factories and random fills
-make a MetaArray without drawing (the generators do not move, as in PyTorch, where meta has no
-generator).  A view's chain and a write through it are shapes only.  What needs values -- reading
-them on the host (``item``, ``tolist``, printing values), moving off meta, or an op whose result
-shape depends on them (``nonzero``, boolean masks) -- raises PyTorch's NotImplementedError.  As in
-PyTorch, a 0-dim CPU tensor combines with meta tensors; any other mix is a RuntimeError.
+tensors pay nothing); autograd records as usual and backward runs the same way (``run``).
+Factories and random fills make a MetaArray without drawing (the generators do not move, as in
+PyTorch, where meta has no generator).  A view's chain and a write through it are shapes only.
+What needs values -- reading them on the host (``item``, ``tolist``, printing values), moving off
+meta, or an op whose result shape depends on them (``nonzero``, a meta boolean mask) -- raises
+PyTorch's NotImplementedError.  As in PyTorch, a 0-dim CPU tensor combines with meta tensors; any
+other mix is a RuntimeError.
 """
 import jax
 
@@ -31,6 +32,7 @@ class _MetaDevice:
 
 META = _MetaDevice()
 _DEVICES = frozenset((META,))
+NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
 class MetaArray(jax.ShapeDtypeStruct):
@@ -43,9 +45,6 @@ class MetaArray(jax.ShapeDtypeStruct):
 
     def __array__(self, dtype=None, copy=None):   # every read of values on the host
         raise NotImplementedError(NO_DATA)
-
-
-NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
 def array(shape, dtype):

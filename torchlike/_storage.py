@@ -129,7 +129,8 @@ def is_shared(self):
 
 
 TENSOR_METHODS = {
-    "data_ptr": data_ptr, "const_data_ptr": data_ptr, "storage_offset": storage_offset, "untyped_storage": untyped_storage,
+    "data_ptr": data_ptr, "const_data_ptr": data_ptr, "storage_offset": storage_offset,
+    "untyped_storage": untyped_storage,
     "share_memory_": share_memory_, "is_shared": is_shared,
     "nbytes": property(lambda self: math.prod(self.shape) * self.dtype.itemsize,
                        doc="Mirrors ``Tensor.nbytes``: numel() * itemsize."),

@@ -25,8 +25,8 @@ save but torchlike's own import (which starts XLA) could not; ``persistent_worke
 the start-up once, and NOTE [ DataLoader timeout ] keeps it out of ``timeout``.
 As with spawn in PyTorch (macOS, Windows), datasets, collate_fn and worker_init_fn must be
 picklable (defined at module level); a script without an ``if __name__ == "__main__":`` guard
-runs as with fork (NOTE [ a main script without a guard ] in _worker.py).  Workers get ``JAX_PLATFORMS=cpu`` unless it is set already, so a
-worker never claims an accelerator.
+runs as with fork (NOTE [ a main script without a guard ] in _worker.py).  Workers get
+``JAX_PLATFORMS=cpu`` unless it is set already, so a worker never claims an accelerator.
 
 NOTE [ DataLoader timeout ]
 As in PyTorch, ``timeout`` bounds each wait for the next result from the workers (a batch, an
