@@ -4,6 +4,7 @@ names, gradients where PyTorch has them, and its errors).
 """
 import math
 
+import jax
 import mpmath
 import numpy as np
 import pytest
@@ -419,7 +420,8 @@ def test_lu_without_pivoting():
     from torchlike._ops.linalg_factor import _getrf
     a = np.array([[[4., 1., 2.], [1., 5., 1.], [2., 1., 6.]], [[3., 1., 0.], [1., 4., 1.],
                                                                 [0., 1., 5.]]])
-    lu, piv, info = _getrf(a, pivot=False)
+    with jax.enable_x64(True):   # the op's jax function itself, in float64
+        lu, piv, info = _getrf(a, pivot=False)
     ref = torch.linalg.lu_factor(torch.tensor(a))
     np.testing.assert_allclose(np.asarray(lu), ref.LU.numpy(), rtol=1e-12)
     assert (np.asarray(piv) == ref.pivots.numpy()).all() and not np.asarray(info).any()

@@ -7,9 +7,13 @@ derivative comes from ``jax.vjp``, and XLA computes the numbers on CPU, GPU or T
 """
 import jax as _jax
 
-# int64 / float64 need jax's 64-bit mode; torchlike passes explicit dtypes everywhere, so float32
-# stays float32.
-_jax.config.update("jax_enable_x64", True)
+from . import _x64  # noqa: E402
+
+# int64 / float64 need jax's 64-bit types, which torchlike turns on only while its own code runs
+# (NOTE [ 64-bit types in torchlike's scope ] in _x64.py): JAX code of the user's keeps jax's
+# defaults.  The import itself runs in that scope (module-level arrays and programs).
+_x64_prev = _x64.swap(True)
+
 # NOTE: eager PyTorch code issues many small ops.  On the CPU, jax's asynchronous dispatch hands
 # each one to a worker thread, which costs more than a small op itself (measured: a 64x64 mul
 # takes 12 µs async, 6.5 µs sync); PyTorch's CPU ops are synchronous too.  GPU/TPU dispatch stays
@@ -298,3 +302,6 @@ e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi
 newaxis = None
 
 __version__ = version.__version__   # NOTE [ the version torchlike reports ] in torch_version.py
+
+_x64.restore(_x64_prev)
+del _x64_prev

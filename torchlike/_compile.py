@@ -71,7 +71,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _trace_context, compiler
+from . import _trace_context, _x64, compiler
 from ._device import CPU, from_jax_device, out_of_memory, to_jax_device
 from ._random import Generator, default_generators
 from ._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
@@ -886,8 +886,8 @@ class CompiledFunction:
         try:
             program = _program(self._fn, args, kwargs, state, plan, devices,
                                checks=compiler.config.index_checks)
-            jaxpr, shapes = jax.make_jaxpr(program,
-                                           return_shape=True)(*inputs)
+            with _x64.on():
+                jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
         except Exception as e:
             if not _is_graph_break(e):
                 raise
@@ -982,6 +982,7 @@ class _Replay:
         self.writes = (_Writes(program.plan, state)
                        if all(i < state.fixed for i in program.plan.changed) else None)
 
+    @_x64.scoped
     def hypers(self):
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
         put on the device again only after state_for saw a value set anew."""
@@ -1078,6 +1079,7 @@ class _Writes:
             t._write(changed[k])
 
 
+@_x64.scoped
 def _run(program, state, sealed=False, hypers=None, writes=None):
     plan = program.plan
     arrays, grads, hypers, gens = _inputs(state, hypers)

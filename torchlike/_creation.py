@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype as D, _layout, _meta
+from . import _dtype as D, _layout, _meta, _x64
 from ._device import default_device, device as _device_cls, set_default_device, to_jax_device
 from ._meta import META
 from ._size import _INT64_MAX, int_arg, parse_size, type_name
@@ -19,6 +19,7 @@ def get_default_device():
     return default_device()
 
 
+@_x64.scoped
 def _place(arr, device):
     """Host values ``arr`` as an array on ``device`` (the default device when None); on meta,
     only their shape and dtype (NOTE [ the meta device ])."""
@@ -26,6 +27,7 @@ def _place(arr, device):
     return _meta.array(arr.shape, arr.dtype) if jd is META else jax.device_put(arr, jd)
 
 
+@_x64.scoped
 def from_host(values, like, dtype=None):
     """A Tensor of host (numpy) ``values`` on ``like``'s device, committed there like every
     array torchlike makes, so jitted ops see one kind of argument and compile once."""
@@ -172,7 +174,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
         dt = D.to_dtype(dtype) if dtype is not None else data.dtype
-        arr = data._value().astype(dt._np)
+        with _x64.on():
+            arr = data._value().astype(dt._np)
         return _finish(_place(arr, device if device is not None else data.device), requires_grad)
     if isinstance(data, (jax.Array, np.ndarray, np.generic)):
         np_data = _native(np.asarray(data))
@@ -228,6 +231,7 @@ def from_numpy(ndarray):
     return _finish(_place(np.array(ndarray, order="C"), None), False)
 
 
+@_x64.scoped
 def from_dlpack(ext_tensor):
     """Mirrors ``torch.from_dlpack``: wrap any DLPack-capable tensor (torch, jax, numpy)."""
     return Tensor._wrap(jnp.from_dlpack(ext_tensor))

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from . import _dtype as D, _meta
 from ._device import out_of_memory
+from ._x64 import restore as _x64_restore, swap as _x64_swap
 from ._layout import output_strides
 from ._meta import MetaArray, is_meta
 from ._tensor import ArrayImpl, Tensor
@@ -223,6 +224,14 @@ def _is_traced(arrays):
 def call(op, *args, static=()):
     """Run ``op`` on Tensors / Python scalars ``args`` with hashable ``static`` kwargs (a tuple of
     (name, value) pairs).  Returns a Tensor (or a tuple of Tensors for multi-output ops)."""
+    prev = _x64_swap(True)   # NOTE [ 64-bit types in torchlike's scope ]
+    try:
+        return _call(op, args, static)
+    finally:
+        _x64_restore(prev)
+
+
+def _call(op, args, static):
     n = len(args)
     n_in = n if op.inputs is None else op.inputs
     n_promote = n if op.promote_args is None else op.promote_args

@@ -1,5 +1,25 @@
 """The bridge between torchlike and pure JAX: ``to_jax`` (torchlike code as a pure function of
-jax arrays) and ``from_jax`` (a jax function as a torchlike op)."""
+jax arrays) and ``from_jax`` (a jax function as a torchlike op).
+
+NOTE [ the bridge and 64-bit types ]
+torchlike turns jax's 64-bit types on only while its own code runs (NOTE [ 64-bit types in
+torchlike's scope ] in _x64.py); the code on each side of the bridge keeps its own setting.
+
+``to_jax``'s pure function runs the torchlike code inside it with them on, under whatever
+transform of the caller's traces it.  When they are off for the caller (jax's default), it reads
+its array arguments as that JAX code does: a numpy float64 / complex128 array as float32 /
+complex64 (as ``jnp.asarray`` reads it), and an int32 array -- JAX's integer then -- as
+PyTorch's int64 (``F.cross_entropy`` takes int64 targets only, as in PyTorch).  A jax float64 /
+complex128 array (a float64 module's parameters) raises TypeError: the caller's transforms
+cannot carry it (jax.grad's backward pass makes float32 zeros for its cotangents and fails), so
+the message names the line that turns 64-bit types on for the process.  Results are returned as
+torchlike computed them.
+
+``from_jax``'s function is the user's JAX code: it runs with the process's setting (not the
+thread's: inside torchlike.compile or to_jax the thread's value is torchlike's), so it computes
+what it computes in plain JAX, except that an input that is 64-bit (float64, int64, uint64,
+complex128) turns them on, since without them jax would truncate that input.
+"""
 import functools
 
 import jax
@@ -8,17 +28,34 @@ import numpy as np
 
 from . import _dispatch
 from . import _func_lift as lift
+from . import _x64
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 from .nn.modules.module import Module
 from .nn.utils.stateless import _functional_call
 
 
-def _to_tensors(tree):
+_NARROW = {np.dtype("float64"): np.float32, np.dtype("complex128"): np.complex64}
+_X64_LINE = 'jax.config.update("jax_enable_x64", True)'
+
+
+def _to_tensors(tree, narrow):
+    """Tensors for the arrays of ``tree``, read as the calling JAX code reads them: ``narrow``
+    when its 64-bit types are off (NOTE [ the bridge and 64-bit types ])."""
     def conv(x):
-        if isinstance(x, (jax.Array, np.ndarray)):
-            return Tensor._wrap(jnp.asarray(x))
-        return x
+        if not isinstance(x, (jax.Array, np.ndarray)):
+            return x
+        if narrow:
+            if x.dtype in _NARROW:
+                if not isinstance(x, np.ndarray):
+                    raise TypeError(
+                        f"a function made by torchlike.func.to_jax got a {x.dtype} array, but "
+                        f"JAX's 64-bit types are off (JAX's transforms cannot carry {x.dtype} "
+                        f"then); turn them on for the process first: {_X64_LINE}")
+                x = x.astype(_NARROW[x.dtype])
+            elif x.dtype == np.int32:
+                x = x.astype(np.int64)
+        return Tensor._wrap(jnp.asarray(x))
     return jax.tree_util.tree_map(conv, tree)
 
 
@@ -56,6 +93,13 @@ def to_jax(fn_or_module, *, with_buffers=False):
     made while tracing is baked into the program, so call the model in eval mode or draw
     outside.
 
+    The torchlike code runs with JAX's 64-bit types on; the caller's JAX code keeps its own
+    setting.  With them off (JAX's default), int32 arguments become int64 Tensors (PyTorch's
+    integer), numpy float64 arrays float32 ones (as ``jnp.asarray`` reads them), and jax
+    float64 arrays (a float64 module's parameters) raise TypeError: differentiate float64
+    code after ``jax.config.update("jax_enable_x64", True)`` (NOTE [ the bridge and 64-bit
+    types ]).
+
     Example::
 
         >>> fn, params = torchlike.func.to_jax(model)
@@ -70,18 +114,20 @@ def to_jax(fn_or_module, *, with_buffers=False):
             buffers = {k: b._value() for k, b in module.named_buffers()}
 
             def pure_with_buffers(params, buffers, *args, **kwargs):
-                tensors = _to_tensors({**params, **buffers})
-                with no_grad():
-                    out = _functional_call(module, tensors, _to_tensors(args),
-                                           _to_tensors(kwargs))
-                return _to_arrays(out), {k: tensors[k]._value() for k in buffers}
+                narrow = not _x64.enabled()   # the caller's setting, before torchlike's
+                with _x64.on(), no_grad():
+                    tensors = _to_tensors({**params, **buffers}, narrow)
+                    out = _functional_call(module, tensors, _to_tensors(args, narrow),
+                                           _to_tensors(kwargs, narrow))
+                    return _to_arrays(out), {k: tensors[k]._value() for k in buffers}
             return pure_with_buffers, params, buffers
 
         def pure(params, *args, **kwargs):
-            with no_grad():
-                out = _functional_call(module, _to_tensors(dict(params)), _to_tensors(args),
-                                       _to_tensors(kwargs))
-            return _to_arrays(out)
+            narrow = not _x64.enabled()
+            with _x64.on(), no_grad():
+                out = _functional_call(module, _to_tensors(dict(params), narrow),
+                                       _to_tensors(args, narrow), _to_tensors(kwargs, narrow))
+                return _to_arrays(out)
         return pure, params
     if not callable(fn_or_module):
         raise TypeError(f"to_jax expects a function or an nn.Module, got "
@@ -90,15 +136,20 @@ def to_jax(fn_or_module, *, with_buffers=False):
 
     @functools.wraps(fn)
     def pure_fn(*args, **kwargs):
-        with no_grad():
-            out = fn(*_to_tensors(args), **_to_tensors(kwargs))
-        return _to_arrays(out)
+        narrow = not _x64.enabled()
+        with _x64.on(), no_grad():
+            out = fn(*_to_tensors(args, narrow), **_to_tensors(kwargs, narrow))
+            return _to_arrays(out)
     return pure_fn
 
 
-def _jax_op(jax_fn, tree, leaves, pos):
+_WIDE = frozenset(map(np.dtype, ("float64", "int64", "uint64", "complex128")))
+
+
+def _jax_op(jax_fn, tree, leaves, pos, x64):
     """The Op running ``jax_fn`` on the arrays of the Tensor leaves at ``pos`` (the other leaves
-    fixed), and the dict where it notes its output structure."""
+    fixed), with 64-bit types as ``x64`` says unless an input is 64-bit (NOTE [ the bridge and
+    64-bit types ]), and the dict where it notes its output structure."""
     info = {}
     template = [None if i in pos else x for i, x in enumerate(leaves)]
 
@@ -107,8 +158,12 @@ def _jax_op(jax_fn, tree, leaves, pos):
         for i, a in zip(pos, arrays):
             full[i] = a
         args, kwargs = jax.tree_util.tree_unflatten(tree, full)
-        out_leaves, info["tree"] = jax.tree_util.tree_flatten(jax_fn(*args, **kwargs))
-        return tuple(jnp.asarray(o) for o in out_leaves)
+        prev = _x64.swap(x64 or any(a.dtype in _WIDE for a in arrays))
+        try:
+            out_leaves, info["tree"] = jax.tree_util.tree_flatten(jax_fn(*args, **kwargs))
+            return tuple(jnp.asarray(o) for o in out_leaves)
+        finally:
+            _x64.restore(prev)
     name = getattr(jax_fn, "__name__", type(jax_fn).__name__)
     return _dispatch.Op(f"from_jax({name})", fn, "FromJaxBackward"), info
 
@@ -126,7 +181,10 @@ def from_jax(jax_fn):
         jax_fn: a function of jax arrays (pytrees of them) returning arrays (a pytree), which
             ``jax.jit`` can trace.  Tensor leaves of the call's arguments become its arrays;
             other leaves (Python numbers, strings) are passed as they are and are part of the
-            compile cache's key.
+            compile cache's key.  It runs with JAX's 64-bit types as the process set them
+            (off by default, so ``jnp.arange(3.0)`` inside is float32 as in plain JAX), and
+            with them on when an input is float64, int64, uint64 or complex128 (NOTE [ the
+            bridge and 64-bit types ]).
 
     Returns:
         A function taking Tensors where ``jax_fn`` takes arrays and returning Tensors where
@@ -137,20 +195,28 @@ def from_jax(jax_fn):
         >>> f = torchlike.func.from_jax(lambda x, w: jnp.tanh(x @ w))
         >>> f(x, w).sum().backward()   # w.grad from jax.vjp
     """
+    return bridge_op(jax_fn)
+
+
+def bridge_op(jax_fn, x64=None):
+    """``from_jax(jax_fn)``; ``x64=True`` runs ``jax_fn`` with 64-bit types on, for jax
+    functions of torchlike's own (torch.cond's), None as ``from_jax`` does (NOTE [ the bridge
+    and 64-bit types ])."""
     ops = {}
 
     @functools.wraps(jax_fn)
     def wrapper(*args, **kwargs):
         leaves, tree = lift.flatten((args, kwargs))
         pos = [i for i, x in enumerate(leaves) if isinstance(x, Tensor)]
-        key = (tree, tuple((i, type(x), x) for i, x in enumerate(leaves)
-                           if not isinstance(x, Tensor)))
+        wide = _x64.process_setting() if x64 is None else x64
+        key = (tree, wide, tuple((i, type(x), x) for i, x in enumerate(leaves)
+                                if not isinstance(x, Tensor)))
         try:
             entry = ops.get(key)
         except TypeError:   # an unhashable argument: an op for this call only
             key, entry = None, None
         if entry is None:
-            entry = _jax_op(jax_fn, tree, leaves, pos)
+            entry = _jax_op(jax_fn, tree, leaves, pos, wide)
             if key is not None:
                 ops[key] = entry
         op, info = entry

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _func_lift as lift
-from . import _func_vmap
+from . import _func_vmap, _x64
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
@@ -142,6 +142,7 @@ class _Diff:
 
 # --- grad -----------------------------------------------------------------------------------------
 
+@_x64.scoped
 def _grad_and_value(func, argnums, has_aux, args, kwargs):
     nums, is_tuple = _argnums(argnums, len(args))
     d = _Diff(func, args, kwargs, nums)
@@ -214,6 +215,7 @@ def grad(func, argnums=0, has_aux=False):
 
 # --- vjp ------------------------------------------------------------------------------------------
 
+@_x64.scoped
 def vjp(func, *primals, has_aux=False):
     """Mirrors ``torch.func.vjp``: ``func(*primals)`` and a function computing vector-Jacobian
     products at ``primals`` (``jax.vjp``).
@@ -249,6 +251,7 @@ def vjp(func, *primals, has_aux=False):
     out_meta = [(o.shape, o.dtype) for o in outs[:n_out]]
     pull = info.pop("pull")
 
+    @_x64.scoped
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         leaves, tree = lift.flatten(cotangents)
         if tree != info["out"]:
@@ -289,6 +292,7 @@ def _check_tangents(p_leaves, t_leaves):
                                f"{list(t.shape)}.")
 
 
+@_x64.scoped
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """Mirrors ``torch.func.jvp``: ``func(*primals)`` and its Jacobian-vector product with
     ``tangents`` (``jax.jvp``).
@@ -346,6 +350,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result
 
 
+@_x64.scoped
 def linearize(func, *primals):
     """Mirrors ``torch.func.linearize``: ``func(*primals)`` and a function computing
     Jacobian-vector products at ``primals`` (``jax.linearize``: the linearization is computed
@@ -377,6 +382,7 @@ def linearize(func, *primals):
     output = _unflatten(info["out"], outs)
     f_jvp = info.pop("jvp")
 
+    @_x64.scoped
     def jvp_fn(*tangents):
         leaves, tree = lift.flatten(tangents)
         if tree != lift.flatten(tuple(primals))[1]:
@@ -457,6 +463,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     what = "vjp(f, *primals)"
 
     @functools.wraps(func)
+    @_x64.scoped
     def wrapper(*args, **kwargs):
         nums, is_tuple = _argnums(argnums, len(args))
         d = _Diff(func, args, kwargs, nums)
@@ -522,6 +529,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     what = _JVP
 
     @functools.wraps(func)
+    @_x64.scoped
     def wrapper(*args, **kwargs):
         nums, is_tuple = _argnums(argnums, len(args))
         d = _Diff(func, args, kwargs, nums, forward=True)

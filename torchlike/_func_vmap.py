@@ -18,7 +18,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from . import _func_lift as lift
+from . import _func_lift as lift, _x64
 from ._random import _draw_key
 from ._tensor import TRACED_VALUE_ERRORS, Tensor
 from .autograd.grad_mode import no_grad
@@ -206,6 +206,7 @@ def _data_dependent(e):
         "https://github.com/pytorch/pytorch/issues .")
 
 
+@_x64.scoped
 def vmap_call(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
     """One call of ``vmap(func, ...)``: see ``torchlike.func.vmap``."""
     if not args:

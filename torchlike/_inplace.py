@@ -6,7 +6,7 @@ Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
   taken of) gets a ``CopySlices`` node (the base with the view's positions replaced), and the
   view re-derives itself from the storage (its grad_fn: ``AsStridedBackward0`` of the base).
 """
-from . import _dtype as D
+from . import _dtype as D, _x64
 from ._ops import shape
 from .autograd.grad_mode import _state
 
@@ -124,6 +124,7 @@ def shape_broadcast(a, b):
         return None
 
 
+@_x64.scoped
 def copy_into_out(out, result):
     """The ``out=`` keyword: store result into out (resizing it), with no autograd."""
     if _state.grad_enabled and result.requires_grad:

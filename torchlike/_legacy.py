@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _x64
 from ._device import device as _device
 from ._size import Size, parse_size, type_name
 from ._tensor import Tensor, _c_type
@@ -146,6 +146,7 @@ def _storage_order(t):
     return arr.transpose(order).reshape(-1)
 
 
+@_x64.scoped
 def resize_(self, *sizes, memory_format=None):
     """Mirrors ``Tensor.resize_``: this tensor in place as a contiguous (or ``memory_format``)
     tensor of ``sizes`` over its storage: the elements it keeps are the first in memory order,

@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtype as D, _meta
+from . import _dtype as D, _meta, _x64
 from ._creation import (_finish, _place, _size, check_alloc, check_nonnegative,
                         get_default_device, size_arg)
 from ._device import (current_index, device as _device_cls, devices_of, from_jax_device,
@@ -374,6 +374,7 @@ def _factory_program(op, static, device, n_params):
     return jax.jit(run, out_shardings=jax.sharding.SingleDeviceSharding(device))
 
 
+@_x64.scoped
 def _sample_on(op, device, generator, *params, static):
     """A factory's sample as a jax array (eager: on ``device``; traced: as the trace places it).
     ``params`` are Python floats, or numpy uint64 values (integer samplers)."""

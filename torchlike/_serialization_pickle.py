@@ -19,7 +19,7 @@ import pickle
 import jax
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _x64
 from ._device import device as _device
 from ._layout import contiguous_strides
 from ._ops.shape import apply_chain_fn
@@ -210,6 +210,7 @@ class CheckpointPickler(pickle._Pickler):
             entry.ref = self._new_storage(entry.array, root.dtype, _location(root))
         return entry.ref
 
+    @_x64.scoped
     def _view_in_root(self, t, values):
         """(storage, offset, strides) of the view ``t`` inside its root's storage, or None."""
         root = t._root

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import pickle
 
-from . import _dtype as D
+from . import _dtype as D, _x64
 from ._device import device, to_jax_device
 from ._dispatch import Op
 from ._layout import _dense, contiguous_strides
@@ -126,6 +126,7 @@ class Storage:
         t._vc = [1]       # set_ wrote it: torch.load's tensors start at version 1
         return _into(into, t)
 
+    @_x64.scoped
     def _root(self, size, stride, dtype):
         item = dtype.itemsize
         elems = self._data[:math.prod(size) * item].view(np.dtype(dtype._np))
@@ -426,6 +427,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _set_state(ret, state)
 
 
+@_x64.scoped
 def _device_tensor(values, dtype, device_, requires_grad):
     loader = getattr(_TLS, "loader", None)
     dev = _as_device(device_ if loader is None else loader.map_device(str(device_)))

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from . import _x64
+
 PUBLIC = ()
 
 _ALIGN = 64
@@ -76,6 +78,7 @@ class UntypedStorage:
         return f"<torchlike untyped storage of {self.nbytes()} bytes on {self.device}>"
 
 
+@_x64.scoped
 def _offset_in_root(t):
     """Where ``t``'s first element sits in its root's storage, in elements of ``t``'s dtype:
     its view steps run on the root's element positions (what storage layout the root has)."""

@@ -17,7 +17,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _dtype as D, _layout
+from . import _dtype as D, _layout, _x64
 from ._device import CPU, from_jax_device, to_jax_device
 from ._layout import contiguous_strides as _contiguous_strides
 from ._meta import NO_DATA, is_meta
@@ -754,13 +754,14 @@ def check_all(t, pred, error, message):
         return
     f = _ALL_OF.get(pred)
     if f is None:
-        f = _ALL_OF[pred] = jax.jit(lambda v: jax.numpy.all(pred(v)))
+        f = _ALL_OF[pred] = _x64.scoped(jax.jit(lambda v: jax.numpy.all(pred(v))))
     defer_check((f(arr),), error, message)
 
 
 _ALL_OF = {}
 
 
+@_x64.scoped   # called eagerly, outside the op's scope
 @functools.partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def _range_flags(values, lo, hi, ignore, has_ignore):
     """(every entry in [lo, hi) or == ignore, first bad position, its value), on the device."""

@@ -29,7 +29,7 @@ Differences from torch.export:
 import jax
 import numpy as np
 
-from . import _export_capture as cap
+from . import _export_capture as cap, _x64
 from . import _export_lower as low
 from ._export_dims import Dim as Dim, dims as dims, _dynamic_dims, _symbols, _user_error
 from ._random import Generator, default_generator
@@ -175,6 +175,7 @@ class _Exported:
         """The program as StableHLO text."""
         return self._exported.mlir_module()
 
+    @_x64.scoped
     def _call(self, values, args, kwargs):
         sub_args, sub_kwargs = low.check_call(self._meta, self._exported, args, kwargs)
         if self._jitted is None:
@@ -315,6 +316,7 @@ class ExportedStep(_Exported):
         super().__init__(exported, meta)
         self.state = state
 
+    @_x64.scoped
     def run(self, state, *args, **kwargs):
         """One step: returns ``(new_state, outputs)``; ``state`` maps every name of
         :attr:`state` to a Tensor, array or number, ``args``/``kwargs`` are the batch as the
@@ -457,6 +459,7 @@ def _meta(kind, capture, exported, method, ranges, state_meta, function):
             "state": state_meta, "range_constraints": ranges, "roots": {}}
 
 
+@_x64.scoped
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, platforms=None):
     """Mirrors ``torch.export.export``: ``mod``'s forward traced into a jax.export (StableHLO)
     program, a pure function of the module's parameters and buffers and the inputs.
@@ -518,6 +521,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, platfor
     return ExportedProgram(exported, meta, state_dict, constants)
 
 
+@_x64.scoped
 def export_step(step_fn, args, kwargs=None, *, platforms=None):
     """Export a whole eager training step -- ``opt.zero_grad(); loss = F.cross_entropy(model(x),
     y); loss.backward(); opt.step(); return loss`` -- as one jax.export (StableHLO) program
@@ -599,6 +603,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
     _save(ep, f, extra_files)
 
 
+@_x64.scoped
 def load(f, *, extra_files=None, expected_opset_version=None):
     """Mirrors ``torch.export.load``: read what :func:`save` wrote -- in any process, without
     the model's code.  ``extra_files``: a dict whose keys are filled with the stored extra

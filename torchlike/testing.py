@@ -12,7 +12,7 @@ accumulation, hooks-free paths, in-place rebinding, views) independently of each
 import jax
 import numpy as np
 
-from . import _dtype as D
+from . import _dtype as D, _x64
 from ._tensor import Tensor
 from .autograd.grad_mode import no_grad
 
@@ -104,6 +104,7 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
 def to_jax_function(fn):
     """A pure function of jax arrays that runs the torchlike function ``fn`` (which takes and
     returns Tensors) on Tensors holding the arrays: what jax.grad / jax.jit can transform."""
+    @_x64.scoped
     def pure(*arrays):
         with no_grad():
             out = fn(*[Tensor._wrap(a) for a in arrays])
@@ -113,6 +114,7 @@ def to_jax_function(fn):
     return pure
 
 
+@_x64.scoped
 def grads_from_jax(fn, *inputs):
     """jax.grad of the scalar-valued torchlike function ``fn`` w.r.t. every input, as arrays."""
     arrays = [t.detach()._value() for t in inputs]

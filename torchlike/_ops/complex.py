@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
 from .._tensor import Tensor
@@ -88,6 +88,7 @@ def _count(t, op):
     return sum(1 for step, _ in t._chain if step is op)
 
 
+@_x64.scoped
 def _storage_offset(t):
     """Where ``t``'s first element sits in its root's storage, in units of t's element size."""
     root = t._root

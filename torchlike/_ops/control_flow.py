@@ -51,10 +51,10 @@ def cond(pred, true_fn, false_fn, operands=()):
     _check_operands("operands", operands)
     if taken is not None:
         return (true_fn if taken else false_fn)(*operands)
-    from ..func import from_jax, to_jax
+    from .._func_bridge import bridge_op, to_jax
     on_true, on_false = to_jax(true_fn), to_jax(false_fn)
-    return from_jax(lambda p, *xs: jax.lax.cond(p.reshape(()), on_true, on_false, *xs))(
-        pred, *operands)
+    return bridge_op(lambda p, *xs: jax.lax.cond(p.reshape(()), on_true, on_false, *xs),
+                     x64=True)(pred, *operands)
 
 
 def _same_metadata(out, carried):
@@ -95,13 +95,13 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 
 def _traced_loop(cond_fn, body_fn, carried):
-    from ..func import from_jax, to_jax
+    from .._func_bridge import bridge_op, to_jax
     test, body = to_jax(cond_fn), to_jax(body_fn)
 
     def loop(*xs):
         return jax.lax.while_loop(lambda c: test(*c).reshape(()), lambda c: tuple(body(*c)),
                                   tuple(xs))
-    return from_jax(loop)(*carried)
+    return bridge_op(loop, x64=True)(*carried)
 
 
 PUBLIC = ("cond", "while_loop")

@@ -16,6 +16,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .. import _x64
 from .._dispatch import Op, call
 
 
@@ -45,6 +46,7 @@ def _fwd(x, size, alpha, beta, k):
     return out, (x, out, scale)
 
 
+@_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
 def _bwd(size, alpha, beta, k, res, g):
     x, out, scale = res
     channels = x.shape[1]

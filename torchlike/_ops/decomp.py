@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D, _precision
+from .. import _dtype as D, _precision, _x64
 from .. import return_types as RT
 from .._creation import eye
 from .._dispatch import Op, call, with_out as _out
@@ -257,6 +257,7 @@ def _cholesky_fwd(a, upper, precision):
     return factor, factor
 
 
+@_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
 def _cholesky_bwd(upper, precision, factor, g):
     """NOTE [ linalg derivatives ]: PyTorch's gradient of ``A = L L^H`` (Murray, 2016):
     ``L^-H Phi L^-1`` with ``Phi = (tril(L^H gL) + tril(L^H gL, -1)^H) / 2``.  Hermitian for real

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .._dispatch import Op, call, with_out
 from .._tensor import _wrap_dim
 
@@ -63,6 +63,7 @@ def _index_reduce_fwd(x, index, src, reduce, include_self):
     return result, (x, index, src, result)
 
 
+@_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
 def _index_reduce_bwd(reduce, include_self, res, g):
     x, index, src, result = res
     if reduce == "prod":

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 # NOTE: jax exposes LAPACK's geqrf only privately (jax.lax.linalg has qr, which forms Q)
 from jax._src.lax.linalg import geqrf as _geqrf
 
-from .. import _dtype as D, _precision
+from .. import _dtype as D, _precision, _x64
 from .. import return_types as RT
 from .._creation import empty
 from .._dispatch import Op, call
@@ -131,6 +131,7 @@ def _cholesky_solve_fwd(b, l, upper, precision):
     return x, (b, l, x)
 
 
+@_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
 def _cholesky_solve_bwd(upper, precision, res, g):
     b, l, x = res
     gb = _potrs(g, l, upper)
@@ -154,6 +155,7 @@ def _cholesky_inverse_fwd(l, upper, precision):
     return inverse, (l, inverse)
 
 
+@_x64.scoped
 def _cholesky_inverse_bwd(upper, precision, res, g):
     l, inverse = res
     common = jnp.matmul(inverse, jnp.matmul(g + _mH(g), inverse, precision=precision),
@@ -219,6 +221,7 @@ def _lu_factors(lu, m, n, data):
 LU_UNPACK = Op("lu_unpack", _lu_factors, "LuUnpackBackward0", saves=())
 
 
+@_x64.scoped
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """Mirrors ``torch.lu_unpack``: ``return_types.lu_unpack(P, L, U)`` from ``lu_factor``'s
     packed factors and 1-based int32 pivots (empty tensors for the parts not unpacked)."""

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _x64
 from .._dispatch import Op, call
 from .._tensor import Tensor, host_values
 from . import shape as S
@@ -115,6 +116,7 @@ def _ctc_fwd(lp, labels, in_len, tg_len, blank, zero_infinity):
     return _ctc_forward(lp, labels, in_len, tg_len, blank)
 
 
+@_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
 def _ctc_bwd(blank, zero_infinity, res, g):
     # NOTE [ ctc gradient ]: PyTorch's convention, from alpha * beta collected per class.
     lp, labels, in_len, tg_len, alphas, nll = res

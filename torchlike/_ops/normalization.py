@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D, _meta
+from .. import _dtype as D, _meta, _x64
 from .._dispatch import Op, _is_traced, _raw_fn, call, forward_fn, wrap_outputs
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
@@ -64,6 +64,7 @@ def _check_mixed(input, *params):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+@_x64.scoped
 def _run_updating(op, update_op, args, targets, static):
     """Run ``update_op`` (returning the output, then new values for ``targets``) in one jit, store
     the new values into ``targets`` and record ``op`` (the output alone) as the backward node."""

@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
 from .._inplace import inplace
 from .._tensor import Tensor
@@ -153,6 +153,7 @@ def mul(input, other, *, out=None):
     return _out(call(MUL, input, _scalar_or_tensor(other, "mul")), out)
 
 
+@_x64.scoped
 def _check_integer_division(input, other):
     """Integer division by zero raises in PyTorch (it has no inf to return).  Needs the values,
     so it is checked in eager mode only."""

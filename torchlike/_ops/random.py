@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .._creation import size_arg, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
 from .._meta import is_meta
@@ -178,6 +178,7 @@ def _in_range(a, lo, hi):
     return jnp.all((a >= lo) & (a <= hi))
 
 
+@_x64.scoped
 def _all_true(arr, lo, hi=math.inf):
     """Whether every element of ``arr`` lies in [lo, hi] (False for nan); True for a traced
     array (the check is eager only).  A few CPU values are checked on the host (no device

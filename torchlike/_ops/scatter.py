@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
 from .._tensor import Tensor, _wrap_dim, check_index_range, host_values, values_for_shape
@@ -440,6 +440,7 @@ def _components_of(x, items):
     return items
 
 
+@_x64.scoped
 def _check_values_shape(x, structure, arrays, values):
     shape = jax.eval_shape(functools.partial(_index, structure=structure),
                            jax.ShapeDtypeStruct(x.shape, x._value().dtype),

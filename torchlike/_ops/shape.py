@@ -8,7 +8,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _layout, _meta
+from .. import _layout, _meta, _x64
 from .._meta import is_meta
 from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
 from .._size import int_arg, parse_size
@@ -210,6 +210,7 @@ def _cached_chain(cache, chain, make):
     return f, values
 
 
+@_x64.scoped
 def apply_chain(root_arr, chain):
     """The array a view with this chain of steps reads from its root's array."""
     if isinstance(root_arr, jax.core.Tracer):
@@ -236,6 +237,7 @@ def _scatter_fn(chain):
     return scatter
 
 
+@_x64.scoped
 def scatter_chain(root_arr, chain, value):
     """The root's array with the view positions given by ``chain`` replaced by ``value``."""
     if isinstance(root_arr, jax.core.Tracer) or isinstance(value, jax.core.Tracer):

@@ -1,4 +1,5 @@
 """torchlike.autograd: backward / grad over the graph torchlike records (mirrors torch.autograd)."""
+from .. import _x64
 from .._tensor import Tensor
 from . import graph
 from .anomaly_mode import detect_anomaly as detect_anomaly
@@ -26,6 +27,7 @@ def _tensors(x):
     return list(x)
 
 
+@_x64.scoped
 def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
     """The gradient to start from at each output (PyTorch's _make_grads)."""
     grads = []

@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _meta, _trace_context
+from .. import _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
 from .._tensor import ArrayImpl, Tensor
@@ -158,6 +158,7 @@ def _discover(roots):
     return order
 
 
+@_x64.scoped
 def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec_targets=None):
     """Propagate ``root_grads`` from the root edges.
 

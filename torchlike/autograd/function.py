@@ -11,6 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from .. import _x64
 from .._tensor import Tensor
 from . import anomaly_mode
 from .graph import INFERENCE_SAVED_ERROR, Node, RELEASED_ERROR, _seq
@@ -249,6 +250,7 @@ def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs):
         keep["ctx"] = ctx
         return out, (tuple(t._value() for t in ctx._saved), arrays)
 
+    @_x64.scoped   # NOTE [ custom_vjp rules and 64-bit types ] in _x64.py
     def bwd(res, gs):
         saved, arrays = res
         ctx = keep["ctx"]

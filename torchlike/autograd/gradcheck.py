@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from .. import _x64
 from .._dtype import float64
 from . import functional as _F
 from . import grad as _grad
@@ -550,10 +551,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
     try:
-        return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol,
-                                 check_undefined_grad, check_grad_dtypes, check_batched_grad,
-                                 check_batched_forward_grad, check_forward_ad,
-                                 check_backward_ad, fast_mode, masked)
+        with _x64.on():
+            return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol,
+                                     check_undefined_grad, check_grad_dtypes, check_batched_grad,
+                                     check_batched_forward_grad, check_forward_ad,
+                                     check_backward_ad, fast_mode, masked)
     except GradcheckError:
         if raise_exception:
             raise
@@ -588,6 +590,7 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     return True
 
 
+@_x64.scoped
 def _random_grad_output(x, rng, noncontiguous):
     """Uniform [-1, 1) values shaped like ``x`` that require grad (PyTorch's make_tensor);
     with ``noncontiguous`` a strided view into a buffer twice as wide."""

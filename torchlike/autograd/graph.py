@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from . import anomaly_mode
-from .. import _dispatch, _meta
+from .. import _dispatch, _meta, _x64
 from .._tensor import Tensor
 
 _seq = itertools.count()
@@ -109,6 +109,7 @@ class Node:
     def release(self):
         """Free what this node saved for backward (nothing, by default)."""
 
+    @_x64.scoped
     def __call__(self, *grads):
         from .engine import call_node
         return call_node(self, grads)

@@ -17,7 +17,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from .. import _precision
+from .. import _precision, _x64
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer
@@ -270,6 +270,7 @@ class LBFGS(Optimizer):
             p._write(value)
         return loss, flat_grad
 
+    @_x64.scoped
     def step(self, closure):
         """Mirrors ``LBFGS.step``: up to ``max_iter`` L-BFGS iterations.
 

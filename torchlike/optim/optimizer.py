@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _trace_context
+from .. import _trace_context, _x64
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle
@@ -278,6 +278,7 @@ class Optimizer:
     def _rule(p, g, state, h, flags):
         raise NotImplementedError  # PyTorch's Optimizer.step is abstract too
 
+    @_x64.scoped
     def _update(self):
         """Run ``_rule`` over every parameter with a gradient, in one program."""
         groups, tensors = [], []

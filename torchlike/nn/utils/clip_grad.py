@@ -14,7 +14,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from ... import _creation
+from ... import _creation, _x64
 from ..._dispatch import _is_traced
 from ..._ops.reduce import _vector_norm
 from ..._tensor import Tensor
@@ -86,6 +86,7 @@ def _check_finite(total, norm_type, error_if_nonfinite):
             "by the non-finite norm anyway, set `error_if_nonfinite=False`")
 
 
+@_x64.scoped
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Mirrors ``torch.nn.utils.get_total_norm``: the ``norm_type``-norm of all ``tensors``
     viewed as one vector (computed as the norm of their individual norms).
@@ -110,6 +111,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return Tensor._wrap(total)
 
 
+@_x64.scoped
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Mirrors ``torch.nn.utils.clip_grads_with_norm_``: scale every gradient in place by
     ``min(max_norm / (total_norm + 1e-6), 1)`` for a total norm computed beforehand (e.g. by
@@ -155,6 +157,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         if is_generator and not parameters:
             warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
                           stacklevel=2)
+    return _clip_norm(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+@_x64.scoped
+def _clip_norm(parameters, max_norm, norm_type, error_if_nonfinite):
     grads = _grads(parameters)
     norm_type = float(norm_type)
     max_norm = float(max_norm)
@@ -179,6 +186,7 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
+@_x64.scoped
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Mirrors ``torch.nn.utils.clip_grad_value_``: clamp every gradient of ``parameters`` in
     place to ``[-clip_value, clip_value]``.  Returns None."""

@@ -6,7 +6,7 @@ import enum
 
 import jax.numpy as jnp
 
-from ... import _creation, _precision, _random
+from ... import _creation, _precision, _random, _x64
 from ..._dispatch import Op, call
 from ..._info import finfo
 from ..._ops import pointwise as _pointwise, shape as _shape
@@ -45,6 +45,7 @@ def householder_product(A, tau):
     return call(HOUSEHOLDER_PRODUCT, A, tau, static=_precision.static())
 
 
+@_x64.scoped
 def _geqrf(A):
     """(reflectors, tau) of LAPACK's QR factorization (torch.geqrf's output), no autograd."""
     from jax._src.lax import linalg as lax_linalg   # jax keeps geqrf out of its public API
@@ -59,6 +60,7 @@ def _is_orthogonal(Q):
     return _pointwise.allclose(matmul(Q.mT.conj(), Q), eye, atol=eps)
 
 
+@_x64.scoped
 def _make_orthogonal(A):
     """The Q of A's QR factorization, signed so that R has a positive diagonal."""
     q, r = jnp.linalg.qr(A._value())
