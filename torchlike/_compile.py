@@ -849,35 +849,36 @@ class CompiledFunction:
             self._warmed_up = True
             compiler.counters["eager_calls"] += 1
             return self._fn(*args, **kwargs)
-        last = self._last
-        if last is not None:
-            state = last.state_for(args, kwargs)
-            if state is not None:
-                try:
-                    out = _run(last.program, state, sealed=True, hypers=last.hypers(),
-                               writes=last.writes)
-                except _Retrace:   # new shapes or dtypes: find the program as below
-                    pass
-                else:
-                    compiler.counters["calls"] += 1
-                    return out
-        self._last = None
-        seen = _Replay.snapshot()
-        state = _find_state(self._fn, args, kwargs)
-        key = _guard_key(state)
-        program = self._programs.get(key)
-        if program is not None and program.plan.bind and not _binds_hold(program.plan, state):
-            program = None   # the step's created state now lives elsewhere: trace it there
-        if program is None:
-            program = self._compile(state, args, kwargs, key)
-            if program is None:   # fell back to eager
-                compiler.counters["eager_calls"] += 1
-                return self._fn(*args, **kwargs)
-        compiler.counters["calls"] += 1
-        out = _run(program, state)
-        if self._programs.get(key) is program:
-            self._last = _Replay(seen, state, program)
-        return out
+        with _x64.on():   # NOTE [ 64-bit types in torchlike's scope ] in _x64.py
+            last = self._last
+            if last is not None:
+                state = last.state_for(args, kwargs)
+                if state is not None:
+                    try:
+                        out = _run(last.program, state, sealed=True, hypers=last.hypers(),
+                                   writes=last.writes)
+                    except _Retrace:   # new shapes or dtypes: find the program as below
+                        pass
+                    else:
+                        compiler.counters["calls"] += 1
+                        return out
+            self._last = None
+            seen = _Replay.snapshot()
+            state = _find_state(self._fn, args, kwargs)
+            key = _guard_key(state)
+            program = self._programs.get(key)
+            if program is not None and program.plan.bind and not _binds_hold(program.plan, state):
+                program = None   # the step's created state now lives elsewhere: trace it there
+            if program is None:
+                program = self._compile(state, args, kwargs, key)
+                if program is None:   # fell back to eager
+                    compiler.counters["eager_calls"] += 1
+                    return self._fn(*args, **kwargs)
+            compiler.counters["calls"] += 1
+            out = _run(program, state)
+            if self._programs.get(key) is program:
+                self._last = _Replay(seen, state, program)
+            return out
 
     def _compile(self, state, args, kwargs, key):
         plan = _Plan()
@@ -886,8 +887,7 @@ class CompiledFunction:
         try:
             program = _program(self._fn, args, kwargs, state, plan, devices,
                                checks=compiler.config.index_checks)
-            with _x64.on():
-                jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
+            jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
         except Exception as e:
             if not _is_graph_break(e):
                 raise
@@ -982,7 +982,6 @@ class _Replay:
         self.writes = (_Writes(program.plan, state)
                        if all(i < state.fixed for i in program.plan.changed) else None)
 
-    @_x64.scoped
     def hypers(self):
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
         put on the device again only after state_for saw a value set anew."""
@@ -1079,7 +1078,6 @@ class _Writes:
             t._write(changed[k])
 
 
-@_x64.scoped
 def _run(program, state, sealed=False, hypers=None, writes=None):
     plan = program.plan
     arrays, grads, hypers, gens = _inputs(state, hypers)

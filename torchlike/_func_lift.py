@@ -29,7 +29,7 @@ import itertools
 
 import jax
 
-from . import _dispatch, _x64
+from . import _dispatch
 from ._tensor import Tensor
 from .autograd.grad_mode import _state as _grad_state
 from .autograd.graph import OpNode
@@ -220,7 +220,6 @@ def _node_class(name):
     return cls
 
 
-@_x64.scoped
 def record(name, fn, arrays, edges, args=(), out=None):
     """Tensors for the outputs of ``fn(*arrays)`` (a tuple of arrays; ``out`` when already
     computed).  Where an entry of ``edges`` is not None the outputs get a node named
@@ -255,7 +254,6 @@ def used_inputs(fn, arrays):
     return list(used)
 
 
-@_x64.scoped
 def lifted_call(name, fn, inputs, state, extra=(), out=None):
     """The outputs of ``fn(*input arrays, *extra)`` (a tuple of arrays) as Tensors, recorded as
     one op when autograd needs it (``state``: from ``capture``).

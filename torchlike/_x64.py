@@ -14,8 +14,12 @@ starts and puts back what was there where it ends:
   export, the ``func`` transforms and the other places that call jax themselves;
 - ``func.to_jax``'s pure function turns it on around the torchlike code it runs (inside the
   user's ``jax.grad`` / ``jax.jit``, whose own code keeps the user's setting), and
-  ``func.from_jax`` runs the user's jax function with the user's setting (NOTE [ the bridge and
-  64-bit types ] in _func_bridge.py).
+  ``func.from_jax`` runs the user's jax function with the process's setting (NOTE [ the bridge
+  and 64-bit types ] in _func_bridge.py).
+
+A thread starts with the process's value, and the scopes set the thread's own, so torchlike code
+run from any thread (a user's, a data-loading one) gets the 64-bit types and leaves the other
+threads alone.
 
 Code outside these scopes, the user's JAX code included, sees jax's own defaults (or whatever the
 user set).  Arrays torchlike made keep their dtypes there: reading them (``np.asarray``,
@@ -26,23 +30,27 @@ torchlike gradient with ``jax.grad``, turns the flag on for the process as usual
 
     jax.config.update("jax_enable_x64", True)
 
-NOTE [ custom_vjp rules and 64-bit types ]
-jax calls a ``custom_vjp``'s backward rule when it runs the backward pass: inside torchlike's
-scope when torchlike's engine differentiates, but in the caller's setting when the user's
-``jax.grad`` differentiates a ``func.to_jax`` function.  So torchlike's backward rules carry a
-scope of their own (``@_x64.scoped``).  Forward rules and ``custom_jvp`` rules run while the
-function is traced, inside the scope already.
-
-Cost: a scope is ``swap_local`` / ``set_local`` on the flag's state, about 0.3 µs (a
-``with jax.enable_x64(True):`` block builds a context-manager object and costs about 2 µs); an
-eager op costs 5-10 µs.  A scope inside a scope costs the same and changes nothing.
+Cost: a scope is ``swap_local`` / ``set_local`` on the flag's state, about 0.2 µs (a
+``with jax.enable_x64(True):`` block builds a context-manager object and costs about 1 µs); an
+eager op costs 5-10 µs.  A scope inside a scope costs the same and changes nothing, so scopes sit
+where torchlike's code is entered (a public function, a function it returns, a rule jax calls
+back), not around every helper.
 
 Code of torchlike's that calls jax outside these places (a new jitted helper, an eager jnp call
 on a Tensor's array, an array made from host data) needs a scope of its own: ``@_x64.scoped``
 on a function that issues no ``warnings.warn(..., stacklevel=n)`` (the wrapper is one more
 frame), else ``with _x64.on():`` around the jax part.  Without it the call computes in 32 bits
-(or warns that jax truncated a 64-bit array); tests/test_jax_defaults.py runs a sample of the
-API with jax's truncation made an error.
+(or warns that jax truncated a 64-bit array).  The test suite runs with that truncation made an
+error (NOTE [ 64-bit types in tests ] in tests/conftest.py), and tests/test_jax_defaults.py
+runs a sample of every family of the API that calls jax itself.
+
+NOTE [ custom_vjp rules and 64-bit types ]
+jax calls a ``custom_vjp``'s backward rule when it runs the backward pass: inside torchlike's
+scope when torchlike's engine differentiates, but in the caller's setting when the user's
+``jax.grad`` differentiates a ``func.to_jax`` function.  So torchlike's backward rules carry a
+scope of their own (``@_x64.scoped``; tests/test_jax_defaults.py checks every ``defvjp``'s).
+Forward rules and ``custom_jvp`` rules run while the function is traced, inside the scope
+already.
 """
 import functools
 

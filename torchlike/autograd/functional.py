@@ -237,7 +237,6 @@ def _double_back(outputs, inputs, strict):
 
 # --- public API ---------------------------------------------------------------------------
 
-@_x64.scoped
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """Mirrors ``torch.autograd.functional.vjp``: ``v^T J`` of ``func`` at ``inputs``.
 
@@ -261,7 +260,6 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
 
 
-@_x64.scoped
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """Mirrors ``torch.autograd.functional.jvp``: ``J v`` by the double-backward trick
     (NOTE [ double-backward trick ]).
@@ -466,7 +464,6 @@ def _jacrev_vectorized(outputs, inputs, create_graph):
     return tuple(zip(*by_input))   # [input][output] -> [output][input]
 
 
-@_x64.scoped
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """Mirrors ``torch.autograd.functional.hessian``: the jacobian of the (reverse-mode)
@@ -521,7 +518,6 @@ def _scalar_fn_gradient(name, func, inputs, v, create_graph, strict):
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
 
 
-@_x64.scoped
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """Mirrors ``torch.autograd.functional.vhp``: ``v^T H`` of a scalar function.
 
@@ -545,7 +541,6 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
             _tuple_postprocess(_grad_postprocess(result, create_graph), is_inputs_tuple))
 
 
-@_x64.scoped
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """Mirrors ``torch.autograd.functional.hvp``: ``H v`` of a scalar function, by the
     double-backward trick applied to its gradient (slower than ``vhp``; equal to it when the
