@@ -10,15 +10,18 @@ transform of the caller's traces it.  When they are off for the caller (jax's de
 its array arguments as that JAX code does: a numpy float64 / complex128 array as float32 /
 complex64 (as ``jnp.asarray`` reads it), and an int32 array -- JAX's integer then -- as
 PyTorch's int64 (``F.cross_entropy`` takes int64 targets only, as in PyTorch).  A jax float64 /
-complex128 array (a float64 module's parameters) raises TypeError: the caller's transforms
-cannot carry it (jax.grad's backward pass makes float32 zeros for its cotangents and fails), so
-the message names the line that turns 64-bit types on for the process.  Results are returned as
-torchlike computed them.
+complex128 array (a float64 module's parameters) raises TypeError naming the line that turns
+64-bit types on for the process: the caller's transforms run their own part (jax.grad's backward
+pass, its transposes) with the caller's setting, so they would compute a float64 model's
+gradient in 32 bits and hand it back as float64 (a small float64 MLP's: 6e-8 from the float64
+gradient).  Results are returned as torchlike computed them (an int64 result stays int64).
 
 ``from_jax``'s function is the user's JAX code: it runs with the process's setting (not the
 thread's: inside torchlike.compile or to_jax the thread's value is torchlike's), so it computes
-what it computes in plain JAX, except that an input that is 64-bit (float64, int64, uint64,
-complex128) turns them on, since without them jax would truncate that input.
+what it computes in plain JAX.  With 64-bit types off it gets int64 / uint64 inputs as int32 /
+uint32, as JAX reads 64-bit integer data then (an index Tensor is int64 in PyTorch; values past
+32 bits do not fit, as in ``jnp.asarray``); a float64 or complex128 input turns the 64-bit types on
+for the call instead, since its precision is what the caller asked for.
 """
 import functools
 
@@ -50,8 +53,8 @@ def _to_tensors(tree, narrow):
                 if not isinstance(x, np.ndarray):
                     raise TypeError(
                         f"a function made by torchlike.func.to_jax got a {x.dtype} array, but "
-                        f"JAX's 64-bit types are off (JAX's transforms cannot carry {x.dtype} "
-                        f"then); turn them on for the process first: {_X64_LINE}")
+                        f"JAX's 64-bit types are off, so JAX's transforms of it would compute "
+                        f"in 32 bits; turn them on for the process first: {_X64_LINE}")
                 x = x.astype(_NARROW[x.dtype])
             elif x.dtype == np.int32:
                 x = x.astype(np.int64)
@@ -143,22 +146,27 @@ def to_jax(fn_or_module, *, with_buffers=False):
     return pure_fn
 
 
-_WIDE = frozenset(map(np.dtype, ("float64", "int64", "uint64", "complex128")))
+_WIDE = frozenset(map(np.dtype, ("float64", "complex128")))
+_NARROW_INT = {np.dtype("int64"): np.int32, np.dtype("uint64"): np.uint32}
 
 
 def _jax_op(jax_fn, tree, leaves, pos, x64):
     """The Op running ``jax_fn`` on the arrays of the Tensor leaves at ``pos`` (the other leaves
-    fixed), with 64-bit types as ``x64`` says unless an input is 64-bit (NOTE [ the bridge and
-    64-bit types ]), and the dict where it notes its output structure."""
+    fixed), with 64-bit types as ``x64`` says unless an input is float64 or complex128 (NOTE
+    [ the bridge and 64-bit types ]), and the dict where it notes its output structure."""
     info = {}
     template = [None if i in pos else x for i, x in enumerate(leaves)]
 
     def fn(*arrays):
+        wide = x64 or any(a.dtype in _WIDE for a in arrays)
+        if not wide:   # converted while torchlike's 64-bit types are still on
+            arrays = [a.astype(_NARROW_INT[a.dtype]) if a.dtype in _NARROW_INT else a
+                      for a in arrays]
         full = list(template)
         for i, a in zip(pos, arrays):
             full[i] = a
         args, kwargs = jax.tree_util.tree_unflatten(tree, full)
-        prev = _x64.swap(x64 or any(a.dtype in _WIDE for a in arrays))
+        prev = _x64.swap(wide)
         try:
             out_leaves, info["tree"] = jax.tree_util.tree_flatten(jax_fn(*args, **kwargs))
             return tuple(jnp.asarray(o) for o in out_leaves)
@@ -182,9 +190,9 @@ def from_jax(jax_fn):
             ``jax.jit`` can trace.  Tensor leaves of the call's arguments become its arrays;
             other leaves (Python numbers, strings) are passed as they are and are part of the
             compile cache's key.  It runs with JAX's 64-bit types as the process set them
-            (off by default, so ``jnp.arange(3.0)`` inside is float32 as in plain JAX), and
-            with them on when an input is float64, int64, uint64 or complex128 (NOTE [ the
-            bridge and 64-bit types ]).
+            (off by default, so ``jnp.arange(3.0)`` inside is float32 and an int64 index
+            Tensor arrives as int32, as in plain JAX), and with them on when an input is
+            float64 or complex128 (NOTE [ the bridge and 64-bit types ]).
 
     Returns:
         A function taking Tensors where ``jax_fn`` takes arrays and returning Tensors where
