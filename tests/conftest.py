@@ -7,6 +7,13 @@ for them (--xla_backend_optimization_level=0: LLVM does far less work; measured 
 less compile time).  The benchmarks in scripts/ run with XLA's defaults.  Set before jax
 creates its backend, which happens at the first computation, after this file is imported.
 
+NOTE [ 64-bit types in tests ]
+torchlike turns jax's 64-bit types on only while its own code runs (NOTE [ 64-bit types in
+torchlike's scope ] in torchlike/_x64.py).  A path of torchlike's that calls jax outside such a
+scope computes in 32 bits, and jax only warns.  The suite makes that an error
+(JAX_EXPLICIT_X64_DTYPES=error, inherited by the subprocesses and notebooks the tests start), so
+every test that touches an int64 / float64 tensor also checks that its path runs in the scope.
+
 NOTE [ torch is required ]
 Real PyTorch is the oracle of most tests, so they import it at the top of the file, never through
 pytest.importorskip: a run without torch (or with a broken one) fails at collection instead of
@@ -18,5 +25,6 @@ import os
 # starts it in a subprocess (NOTE [ devices ] in torchlike/_device.py)
 collect_ignore = [] if os.environ.get("TORCHLIKE_CPU_AS_CUDA") == "1" else ["devices"]
 
+os.environ.setdefault("JAX_EXPLICIT_X64_DTYPES", "error")   # NOTE [ 64-bit types in tests ]
 os.environ["XLA_FLAGS"] = " ".join(
     filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
