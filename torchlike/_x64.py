@@ -51,6 +51,19 @@ scope when torchlike's engine differentiates, but in the caller's setting when t
 scope of their own (``@_x64.scoped``; tests/test_jax_defaults.py checks every ``defvjp``'s).
 Forward rules and ``custom_jvp`` rules run while the function is traced, inside the scope
 already.
+
+NOTE [ lowering in the caller's setting ]
+A program of torchlike's is lowered to XLA where it is compiled: inside the scope for its own
+jitted ops, compile and export, but in the caller's setting when the caller's ``jax.jit`` (or
+other transform) compiles a ``func.to_jax`` function.  jax lowers a few primitives by tracing
+Python that builds constants of the types it finds then, so with 64-bit types off the lowering
+of a 64-bit operation fails (jax's own ``with jax.enable_x64(True)`` inside a ``jax.jit`` fails
+the same way).  ``jnp.argmax`` is the one torchlike met: its int64 index becomes an int32
+``iota`` ("type of return operand ... tensor<i32> doesn't match ... tensor<i64>").  So
+torchlike's ops take indices from :func:`argmax` below (an int32 index, widened where PyTorch
+returns int64), and tests/test_jax_defaults.py compiles a sample of ops under a caller's
+``jax.jit`` with 64-bit types off.  float64 work inside a ``to_jax`` function needs the
+caller's 64-bit types on anyway (NOTE [ the bridge and 64-bit types ] in _func_bridge.py).
 """
 import functools
 
@@ -102,6 +115,19 @@ class on:
 
     def __exit__(self, *exc):
         restore(self._prev)
+
+
+def argmax(a, axis=None, keepdims=False):
+    """``jnp.argmax`` with an int32 index, whose lowering builds no 64-bit constant (NOTE
+    [ lowering in the caller's setting ]); the same positions, NaN counting as the largest."""
+    import jax.numpy as jnp
+    if axis is None:
+        a, axis, dims = a.ravel(), 0, tuple(range(a.ndim))
+    else:
+        axis = axis % a.ndim
+        dims = (axis,)
+    index = jax.lax.argmax(a, axis, jnp.int32)
+    return jnp.expand_dims(index, dims) if keepdims else index
 
 
 def enabled():

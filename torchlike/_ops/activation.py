@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .. import special as _special
 from .._dispatch import Op, call, elementwise_op
 from .._inplace import inplace as _inplace
@@ -593,7 +593,7 @@ def _gumbel_noise(logits, key):
 def _straight_through(y_soft, dim):
     """one_hot(argmax(y_soft)) - y_soft: added to y_soft it gives the hard sample whose gradient
     is y_soft's."""
-    idx = jnp.argmax(y_soft, axis=dim, keepdims=True)
+    idx = _x64.argmax(y_soft, dim, keepdims=True)   # NOTE [ lowering in the caller's setting ]
     hard = (jnp.arange(y_soft.shape[dim]).reshape(
         [-1 if d == dim else 1 for d in range(y_soft.ndim)]) == idx).astype(y_soft.dtype)
     return hard - y_soft

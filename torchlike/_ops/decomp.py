@@ -92,7 +92,7 @@ def _lu_info(a):
     0 when there is none."""
     lu = jax.lax.linalg.lu(jax.lax.stop_gradient(a))[0]
     zero = jnp.diagonal(lu, axis1=-2, axis2=-1) == 0
-    return jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
+    return jnp.where(zero.any(-1), _x64.argmax(zero, -1) + 1, 0).astype(jnp.int32)
 
 
 def _cholesky_info(h):

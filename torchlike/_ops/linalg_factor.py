@@ -10,7 +10,7 @@ errors of singular input follow NOTE [ linalg errors ] in decomp.py.
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
 from .decomp import _raise_on_info
@@ -47,7 +47,7 @@ def _getrf(a, pivot):
         lu = _lu_no_pivot(a)
         piv = jnp.broadcast_to(jnp.arange(1, k + 1, dtype=jnp.int32), a.shape[:-2] + (k,))
     zero = jnp.diagonal(lu, axis1=-2, axis2=-1)[..., :k] == 0
-    info = jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
+    info = jnp.where(zero.any(-1), _x64.argmax(zero, -1) + 1, 0).astype(jnp.int32)
     return lu, piv.astype(jnp.int32), info
 
 

@@ -17,7 +17,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
 from .decomp import _raise_on_info
@@ -60,7 +60,7 @@ def _sytf2(a, hermitian):
         col = a[:, k]
         absakk = diag_abs(a[k, k])
         below = jnp.where(idx > k, _cabs1(col), -1)
-        imax = jnp.argmax(below)
+        imax = _x64.argmax(below)
         colmax = jnp.where(k < n - 1, below[imax], 0)
         zero = (jnp.maximum(absakk, colmax) == 0) | jnp.isnan(absakk)
         row = jnp.where((idx >= k) & (idx < imax), _cabs1(a[imax, :]), -1)

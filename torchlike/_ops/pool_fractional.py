@@ -16,6 +16,7 @@ import math
 
 import jax.numpy as jnp
 
+from .. import _x64
 from .._dispatch import Op, call
 
 
@@ -49,8 +50,8 @@ def _fractional_max_pool(x, samples, kernel, output_size, order):
     index = index.reshape(lead + tuple(output_size) + (-1,))          # window in scan order
     window = jnp.take_along_axis(flat, index.reshape(lead + (-1,)), -1).reshape(index.shape)
     nan = jnp.isnan(window)
-    last_nan = window.shape[-1] - 1 - jnp.argmax(nan[..., ::-1], -1)
-    pick = jnp.where(nan.any(-1), last_nan, jnp.argmax(window, -1))
+    last_nan = window.shape[-1] - 1 - _x64.argmax(nan[..., ::-1], -1)
+    pick = jnp.where(nan.any(-1), last_nan, _x64.argmax(window, -1))
     indices = jnp.take_along_axis(index, pick[..., None], -1)[..., 0]
     values = jnp.take_along_axis(flat, indices.reshape(lead + (-1,)), -1).reshape(indices.shape)
     return values, indices

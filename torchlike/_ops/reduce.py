@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D
+from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
 from .._tensor import Tensor, _wrap_dim
@@ -554,7 +554,7 @@ def _mode(x, dim, keepdim):
     best = count == jnp.max(count, axis=-1, keepdims=True)
     # the smallest of the most frequent values, at its last occurrence (PyTorch's choice)
     smallest = best & jnp.all((v[..., :, None] <= v[..., None, :]) | ~best[..., None, :], axis=-1)
-    idx = (n - 1 - jnp.argmax(smallest[..., ::-1], axis=-1))[..., None]
+    idx = (n - 1 - _x64.argmax(smallest[..., ::-1], -1))[..., None]
     values = jnp.take_along_axis(v, idx, axis=-1)
     values, idx = jnp.moveaxis(values, -1, dim), jnp.moveaxis(idx, -1, dim)
     return _squeeze_kept(values, dim, keepdim), _squeeze_kept(idx.astype(jnp.int64), dim, keepdim)
@@ -611,6 +611,7 @@ def _quantile(x, q, dim, keepdim, interpolation, ignore_nan, scalar_q):
 QUANTILE = Op("quantile", _quantile, "SqueezeBackward4", saves={0: ()}, inputs=1)
 
 
+@_x64.scoped   # reads q's values eagerly, outside the op's scope
 def _quantile_public(name, ignore_nan, input, q, dim, keepdim, interpolation, out):
     if input.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
