@@ -480,5 +480,6 @@ def test_traced():
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s) for s in ((2, 3, 4), (4, 4), (4,), (3, 3))]
     eager = program(*[tl.tensor(a) for a in args]).numpy()
-    traced = jax.jit(to_jax_function(program))(*args)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        traced = jax.jit(to_jax_function(program))(*args)
     np.testing.assert_allclose(np.asarray(traced), eager, rtol=1e-12)

@@ -315,5 +315,6 @@ def test_traced_matches_eager():
     arrays = [rng.standard_normal(X), rng.standard_normal(X), rng.standard_normal(X),
               np.array([1, -1, 1])]
     eager = _traced(*[tl.tensor(v) for v in arrays])
-    traced = jax.jit(to_jax_function(_traced))(*arrays)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        traced = jax.jit(to_jax_function(_traced))(*arrays)
     np.testing.assert_allclose(np.asarray(traced), eager.numpy(), rtol=1e-12)

@@ -413,7 +413,8 @@ def test_backward_under_jit():
         return y._value(), x.grad._value()
     start = tl.get_rng_state()
     try:
-        y, gx = jax.jit(grads)(np.ones(64, np.float32), start._value())
+        with jax.enable_x64(True):   # its JAX code reads 64-bit data
+            y, gx = jax.jit(grads)(np.ones(64, np.float32), start._value())
     finally:
         tl.default_generator.set_state(start)
     np.testing.assert_array_equal(np.asarray(gx), np.asarray(y))

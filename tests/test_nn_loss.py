@@ -472,7 +472,8 @@ def test_traced_matches_eager():
               rng.uniform(0.1, 0.9, X), rng.standard_normal((6, 2, 4)),
               np.array([1, 2, 2, 1, 3]), np.array([6, 5]), np.array([3, 2])]
     eager = _traced_losses(*[tl.tensor(v) for v in arrays])
-    traced = jax.jit(to_jax_function(_traced_losses))(*arrays)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        traced = jax.jit(to_jax_function(_traced_losses))(*arrays)
     np.testing.assert_allclose(np.asarray(traced), eager.numpy(), rtol=1e-12)
 
 
@@ -493,7 +494,9 @@ def test_backward_under_jit():
     (torch.nn.functional.cross_entropy(xt, target, label_smoothing=0.2)
      + torch.nn.functional.ctc_loss(xt.unsqueeze(1).log_softmax(2), target.unsqueeze(0), [3],
                                     [3])).backward()
-    np.testing.assert_allclose(np.asarray(jax.jit(grads)(x, y)), xt.grad.numpy(), rtol=1e-10)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        got = jax.jit(grads)(x, y)
+    np.testing.assert_allclose(np.asarray(got), xt.grad.numpy(), rtol=1e-10)
 
 
 def test_double_backward():

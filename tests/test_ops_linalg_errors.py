@@ -446,7 +446,8 @@ def test_traced(name, fn, spec):
     rng = np.random.default_rng(seed_of(name))
     arrays = [x.values(rng) for x in _inputs(spec, "float64")]
     eager = fn(*[tl.tensor(a) for a in arrays])
-    traced = jax.jit(to_jax_function(fn))(*arrays)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        traced = jax.jit(to_jax_function(fn))(*arrays)
     np.testing.assert_allclose(np.asarray(traced), eager.numpy(), rtol=1e-10, atol=1e-12)
 
 
@@ -460,7 +461,9 @@ def test_traced_lstsq_residuals():
     """Traced, residuals always come for m > n (the rank cannot be read)."""
     a = M((4, 2), "float64", "svd").values(np.random.default_rng(1))
     b = np.ones((4, 1))
-    res = jax.jit(to_jax_function(lambda a, b: tl.linalg.lstsq(a, b, driver="gelsd")[1]))(a, b)
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        res = jax.jit(to_jax_function(lambda a, b: tl.linalg.lstsq(a, b, driver="gelsd")[1]))(
+            a, b)
     eager = tl.linalg.lstsq(tl.tensor(a), tl.tensor(b), driver="gelsd").residuals
     np.testing.assert_allclose(np.asarray(res), eager.numpy(), rtol=1e-10)
 

@@ -625,8 +625,9 @@ def test_traced_program_matches_eager_and_backward():
     rng = np.random.default_rng(5)
     xv, yv = rng.uniform(0.1, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3))
     eager = _traced_program(tl.tensor(xv), tl.tensor(yv))
-    traced = jax.jit(to_jax_function(_traced_program))(tl.tensor(xv)._value(),
-                                                       tl.tensor(yv)._value())
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        traced = jax.jit(to_jax_function(_traced_program))(tl.tensor(xv)._value(),
+                                                           tl.tensor(yv)._value())
     np.testing.assert_allclose(np.asarray(traced), eager.numpy(), rtol=1e-12)
 
     def grad_of_x(x_arr, y_arr):
@@ -635,5 +636,6 @@ def test_traced_program_matches_eager_and_backward():
         return x.grad._value()
     leaf = tl.tensor(xv, requires_grad=True)
     _traced_program(leaf, tl.tensor(yv)).backward()
-    got = jax.jit(grad_of_x)(tl.tensor(xv)._value(), tl.tensor(yv)._value())
+    with jax.enable_x64(True):
+        got = jax.jit(grad_of_x)(tl.tensor(xv)._value(), tl.tensor(yv)._value())
     np.testing.assert_allclose(np.asarray(got), leaf.grad.numpy(), rtol=1e-10)

@@ -436,6 +436,7 @@ def test_traced_program():
     leaf = x.clone().requires_grad_()
     eager = _program(leaf)
     eager.backward()
-    value, grad = jax.jit(jax.value_and_grad(to_jax_function(_program)))(x._value())
+    with jax.enable_x64(True):   # its JAX code reads 64-bit data
+        value, grad = jax.jit(jax.value_and_grad(to_jax_function(_program)))(x._value())
     assert_close(np.asarray(value), eager.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert_close(np.asarray(grad), leaf.grad.numpy(), rtol=1e-12, atol=1e-12)
