@@ -12,6 +12,7 @@ import ast
 import io
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import threading
@@ -502,6 +503,56 @@ def test_backward_against_jax_grad_in_float32_and_after_the_one_line_in_float64(
         _f_tl(tl.tensor(X.astype(dtype)), wt).backward()
         assert str(wt.grad.dtype) == f"torch.{want.dtype}" == f"torch.{np.dtype(dtype)}"
         np.testing.assert_allclose(wt.grad.numpy(), want, rtol=rtol, atol=rtol)
+
+
+def _lowered_rows(T):
+    """Ops whose programs hold index computations: (name, fn of a (4, 6) float32 Tensor)."""
+    F = T.nn.functional
+    square = lambda a: a[:, :4] @ a[:, :4].T + T.eye(4)
+    return [
+        ("mode", lambda a: a.round().mode(1)),
+        ("inv_ex info", lambda a: T.linalg.inv_ex(square(a) * 0).info),
+        ("solve_ex info", lambda a: T.linalg.solve_ex(square(a), a[:, :2]).info),
+        ("ldl_factor", lambda a: T.linalg.ldl_factor(square(a))),
+        ("fractional_max_pool2d", lambda a: F.fractional_max_pool2d(
+            a[None, None], 2, output_size=2, return_indices=True,
+            _random_samples=T.full((1, 1, 2), 0.5))),
+        ("argmax, max, topk, sort", lambda a: (a.argmax(), a.max(1), a.topk(2), a.sort(0))),
+        ("cross_entropy and accuracy", lambda a: (
+            F.cross_entropy(a, T.tensor([0, 5, 2, 1])),
+            (a.argmax(1) == T.tensor([0, 5, 2, 1])).float().mean())),
+    ]
+
+
+def _leaves(x):
+    return [v for item in x for v in _leaves(item)] if isinstance(x, (tuple, list)) else [x]
+
+
+@pytest.mark.parametrize("row", range(len(_lowered_rows(tl))),
+                         ids=[r[0] for r in _lowered_rows(tl)])
+def test_to_jax_compiles_under_the_callers_jit_with_jax_defaults(row):
+    """The caller's jax.jit lowers what to_jax traced, in the caller's setting (NOTE [ lowering
+    in the caller's setting ] in _x64.py): the programs hold no 64-bit constant jax would have
+    to build then."""
+    x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    got = jax.jit(tl.func.to_jax(_lowered_rows(tl)[row][1]))(jnp.asarray(x))
+    want = _lowered_rows(torch)[row][1](torch.tensor(x))
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype).replace("torch.", "")
+        np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_torchlike_takes_no_index_from_jnp_argmax():
+    """jnp.argmax's int64 index cannot be lowered with 64-bit types off (NOTE [ lowering in the
+    caller's setting ]): torchlike's ops use _x64.argmax."""
+    package = pathlib.Path(tl.__file__).parent
+    call = re.compile(r"(jnp|jax\.numpy)\.(nan)?argm(ax|in)\(")
+    calls = [(path.name, n) for path in package.rglob("*.py")
+             for n, line in enumerate(path.read_text().splitlines(), 1) if call.search(line)
+             and path.name not in ("_tensor.py", "_trace_context.py")]   # lowered in a scope
+    assert calls == []
 
 
 def _scaled(x, w):
