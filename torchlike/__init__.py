@@ -232,7 +232,7 @@ from ._settings import (  # noqa: E402
     use_deterministic_algorithms as use_deterministic_algorithms)
 from ._streams import Event as Event, Stream as Stream  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
-from ._func_vmap import vmap as vmap  # noqa: E402
+from .func._vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
