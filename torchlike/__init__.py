@@ -145,7 +145,7 @@ from ._ops.pointwise import (  # noqa: E402
     can_cast as can_cast, divide as divide, greater as greater, greater_equal as greater_equal,
     is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
     not_equal as not_equal, result_type as result_type, subtract as subtract)
-from ._ops.random import (  # noqa: E402
+from ._ops.sampling import (  # noqa: E402
     bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
 from ._ops.reduce import (  # noqa: E402
     all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
