@@ -9,7 +9,7 @@ import torchlike
 
 FAMILIES = ["_ops.pointwise", "_ops.unary", "_ops.binary", "_ops.reduce", "_ops.scatter",
             "_ops.sorting", "_ops.shape", "_ops.join", "_ops.linalg", "_ops.complex",
-            "_ops.random", "_random", "_ops.activation", "_ops.dropout", "_ops.conv", "_ops.pool",
+            "_ops.sampling", "_random", "_ops.activation", "_ops.dropout", "_ops.conv", "_ops.pool",
             "_ops.normalization", "_ops.embedding", "_ops.loss", "_ops.loss_margin",
             "_ops.loss_ctc", "_ops.distance", "_ops.rnn", "_ops.spatial", "_ops.attention",
             "nn.utils.convert_parameters", "nn.utils.weight_norm", "_legacy", "_storage",

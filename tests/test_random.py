@@ -1,4 +1,4 @@
-"""Tests for random sampling (torchlike/_random.py, torchlike/_ops/random.py).
+"""Tests for random sampling (torchlike/_random.py, torchlike/_ops/sampling.py).
 
 torchlike draws from jax's streams, not PyTorch's (NOTE [ random streams ]), so values are never
 compared with torch.  Against torch (spec tables): dtypes, shapes, devices, requires_grad,

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import torchlike as tl
 from torchlike import _dtype, serialization as S
-from torchlike._serialization_unpickle import TORCH_GLOBALS, StorageType, _safe_globals
+from torchlike.serialization._unpickler import TORCH_GLOBALS, StorageType, _safe_globals
 
 # --- pickles by hand ------------------------------------------------------------------------------
 
@@ -589,7 +589,7 @@ def test_huge_stride_zero_tensor_loads_as_a_view_of_its_storage():
 _KILLED_SAVER = textwrap.dedent("""
     import sys
     import torchlike as tl
-    from torchlike import _serialization_zip as Z
+    from torchlike.serialization import _zip as Z
     real = Z.ZipWriter.write
 
     def write(self, name, data):

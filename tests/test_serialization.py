@@ -236,7 +236,7 @@ def test_archive_layout_matches_torch(tmp_path):
 
 def test_zip64_records(tmp_path, monkeypatch):
     """Entries, offsets and counts past the classic limits use zip64 fields (limits lowered)."""
-    from torchlike import _serialization_zip as Z
+    from torchlike.serialization import _zip as Z
     monkeypatch.setattr(Z, "ZIP64_LIMIT", 100)
     monkeypatch.setattr(Z, "ZIP64_COUNT_LIMIT", 3)
     values = RNG.standard_normal(40).astype(np.float32)
@@ -375,7 +375,7 @@ def test_whole_torchlike_objects_round_trip(tmp_path):
 # --- map_location -------------------------------------------------------------------------------
 
 def test_map_location(tmp_path, monkeypatch):
-    from torchlike import _serialization_pickle as P
+    from torchlike.serialization import _pickler as P
     values = RNG.standard_normal(3).astype(np.float32)
     with monkeypatch.context() as m:       # a checkpoint whose storages were on cuda:0
         m.setattr(P, "_location", lambda t: "cuda:0")
@@ -539,7 +539,7 @@ def test_failed_save_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
         S.save({"w": tl.zeros(3), "f": lambda: 0}, path)
     assert path.read_bytes() == before and sorted(os.listdir(tmp_path)) == listing
 
-    from torchlike import _serialization_zip as Z
+    from torchlike.serialization import _zip as Z
     real_write = Z.ZipWriter.write
 
     def failing_write(self, name, data):   # fail half-way through writing the archive

@@ -145,7 +145,7 @@ from ._ops.pointwise import (  # noqa: E402
     can_cast as can_cast, divide as divide, greater as greater, greater_equal as greater_equal,
     is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
     not_equal as not_equal, result_type as result_type, subtract as subtract)
-from ._ops.random import (  # noqa: E402
+from ._ops.sampling import (  # noqa: E402
     bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
 from ._ops.reduce import (  # noqa: E402
     all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
@@ -232,7 +232,7 @@ from ._settings import (  # noqa: E402
     use_deterministic_algorithms as use_deterministic_algorithms)
 from ._streams import Event as Event, Stream as Stream  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
-from ._func_vmap import vmap as vmap  # noqa: E402
+from .func._vmap import vmap as vmap  # noqa: E402
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402

@@ -12,7 +12,7 @@ from ._dispatch import Op, call
 from ._inplace import inplace
 from ._meta import META, NO_DATA, is_meta
 from ._ops import binary, complex as cplx, index, join, linalg, pointwise as pw, reduce, scatter
-from ._ops import activation, random, shape, sorting, unary
+from ._ops import activation, sampling, shape, sorting, unary
 from ._ops import distance, host, index_reduce, lapack, normalization, signal, stats, strided
 from ._tensor import Tensor
 from .autograd import graph
@@ -304,7 +304,7 @@ def install():
         setattr(Tensor, name, fn)
     # op families add their own methods (see TENSOR_METHODS in each _ops module)
     for family in (pw, unary, binary, reduce, scatter, sorting, shape, join, linalg, cplx,
-                   random, activation, stats, distance, normalization, lapack, strided, host,
+                   sampling, activation, stats, distance, normalization, lapack, strided, host,
                    index_reduce, signal, _legacy, _storage):
         for name, fn in family.TENSOR_METHODS.items():
             setattr(Tensor, name, fn)

@@ -1,7 +1,7 @@
 """Random numbers: ``Generator``, seeding and RNG state, and the sampling factories (``rand``,
 ``randn``, ``randint``, ``randperm`` and the ``_like`` forms).  Sampling from tensors of
 parameters (``normal``, ``bernoulli``, ``multinomial``, ``poisson``) and the in-place samplers
-(``x.uniform_()``, ``x.normal_()``, ...) live in _ops/random.py; their public names are
+(``x.uniform_()``, ``x.normal_()``, ...) live in _ops/sampling.py; their public names are
 re-exported here.
 
 NOTE [ random streams ]

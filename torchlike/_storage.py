@@ -85,7 +85,7 @@ def _offset_in_root(t):
     root = t._root
     if root is None or not t._chain or not t.numel():
         return 0
-    from ._serialization_pickle import _positions
+    from .serialization._pickler import _positions
     pos = _positions(tuple(root.shape), root.stride())
     for op, static in t._chain:   # a step that reinterprets the bytes ends the walk
         try:

@@ -15,7 +15,7 @@ starts and puts back what was there where it ends:
 - ``func.to_jax``'s pure function turns it on around the torchlike code it runs (inside the
   user's ``jax.grad`` / ``jax.jit``, whose own code keeps the user's setting), and
   ``func.from_jax`` runs the user's jax function with the process's setting (NOTE [ the bridge
-  and 64-bit types ] in _func_bridge.py).
+  and 64-bit types ] in func/_bridge.py).
 
 A thread starts with the process's value, and the scopes set the thread's own, so torchlike code
 run from any thread (a user's, a data-loading one) gets the 64-bit types and leaves the other
@@ -63,7 +63,7 @@ the same way).  ``jnp.argmax`` is the one torchlike met: its int64 index becomes
 torchlike's ops take indices from :func:`argmax` below (an int32 index, widened where PyTorch
 returns int64), and tests/test_jax_defaults.py compiles a sample of ops under a caller's
 ``jax.jit`` with 64-bit types off.  float64 work inside a ``to_jax`` function needs the
-caller's 64-bit types on anyway (NOTE [ the bridge and 64-bit types ] in _func_bridge.py).
+caller's 64-bit types on anyway (NOTE [ the bridge and 64-bit types ] in func/_bridge.py).
 """
 import functools
 

@@ -51,7 +51,7 @@ def cond(pred, true_fn, false_fn, operands=()):
     _check_operands("operands", operands)
     if taken is not None:
         return (true_fn if taken else false_fn)(*operands)
-    from .._func_bridge import bridge_op, to_jax
+    from ..func._bridge import bridge_op, to_jax
     on_true, on_false = to_jax(true_fn), to_jax(false_fn)
     return bridge_op(lambda p, *xs: jax.lax.cond(p.reshape(()), on_true, on_false, *xs),
                      x64=True)(pred, *operands)
@@ -95,7 +95,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 
 def _traced_loop(cond_fn, body_fn, carried):
-    from .._func_bridge import bridge_op, to_jax
+    from ..func._bridge import bridge_op, to_jax
     test, body = to_jax(cond_fn), to_jax(body_fn)
 
     def loop(*xs):

@@ -23,7 +23,7 @@ from .._inplace import inplace as _inplace
 from .._random import _key
 from . import pointwise as _pw
 from . import shape as _shape
-from .random import _bernoulli
+from .sampling import _bernoulli
 
 _ALPHA = 1.7580993408473766   # selu's alpha * scale: where alpha dropout sends dropped units
 

@@ -26,7 +26,7 @@ import warnings
 
 import jax
 
-from .. import _func_lift as lift
+from ..func import _lift as lift
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state, no_grad
 

@@ -8,7 +8,7 @@ import itertools
 
 from ... import _dtype as D, _random
 from ..._creation import as_tensor, empty
-from ..._ops.random import multinomial
+from ..._ops.sampling import multinomial
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]

@@ -29,13 +29,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dispatch
-from . import _func_lift as lift
-from . import _x64
-from ._tensor import Tensor
-from .autograd.grad_mode import no_grad
-from .nn.modules.module import Module
-from .nn.utils.stateless import _functional_call
+from .. import _dispatch
+from .. import _x64
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from ..nn.modules.module import Module
+from ..nn.utils.stateless import _functional_call
+from . import _lift as lift
 
 
 _NARROW = {np.dtype("float64"): np.float32, np.dtype("complex128"): np.complex64}

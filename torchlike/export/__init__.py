@@ -20,7 +20,7 @@ Differences from torch.export:
 - ``ep.module()`` runs the program: its outputs carry no autograd history.
 - Dynamic dimensions are jax.export symbolic dimensions, always at least 1 (a ``Dim`` minimum
   below 1 means 1), and an example size of 1 is not specialized.  Derived dimensions
-  (``2 * batch``) are not supported.  See NOTE [ symbolic batch ] in _export_lower.py for how a
+  (``2 * batch``) are not supported.  See NOTE [ symbolic batch ] in _lower.py for how a
   forward whose shape logic needs concrete sizes is exported per example.
 - Bad inputs raise ``AssertionError("Guard failed: x.size()[1] == 4")`` as torch's module does,
   and also for a wrong rank or dtype, which torch leaves to the first op that fails.
@@ -29,14 +29,15 @@ Differences from torch.export:
 import jax
 import numpy as np
 
-from . import _export_capture as cap, _x64
-from . import _export_lower as low
-from ._export_dims import Dim as Dim, dims as dims, _dynamic_dims, _symbols, _user_error
-from ._random import Generator, default_generator
-from ._tensor import Tensor
-from .nn.modules.module import Module
-from .nn.parameter import Parameter
-from .optim.optimizer import Optimizer
+from .. import _x64
+from .._random import Generator, default_generator
+from .._tensor import Tensor
+from ..nn.modules.module import Module
+from ..nn.parameter import Parameter
+from ..optim.optimizer import Optimizer
+from . import _capture as cap
+from . import _lower as low
+from ._dims import Dim as Dim, dims as dims, _dynamic_dims, _symbols, _user_error
 
 __all__ = ["Dim", "dims", "export", "export_step", "save", "load", "ExportedProgram",
            "ExportedStep", "ExportGraphSignature", "InputSpec", "OutputSpec"]
@@ -306,7 +307,7 @@ class ExportedStep(_Exported):
     Attributes:
         state: the step's state when it was exported, by name (``model.0.weight``,
             ``model.0.weight.grad``, ``opt.state.0.momentum_buffer``,
-            ``opt.param_groups.0.lr``, ``rng``; NOTE [ export capture ] in _export_capture.py
+            ``opt.param_groups.0.lr``, ``rng``; NOTE [ export capture ] in _capture.py
             says how names are made), as Tensors (hyper-parameters: 0-d float64 or int64).
         graph_signature: its inputs and outputs; outputs of kind ``*_MUTATION`` are the state
             the step writes.
@@ -598,7 +599,7 @@ def save(ep, f, *, extra_files=None, opset_version=None, pickle_protocol=None):
     zip with the jax.export program (``program.jaxexport``: StableHLO), the state
     (``state.npz``) and ``manifest.json``.  ``extra_files`` ({name: str}) are stored too;
     ``opset_version`` and ``pickle_protocol`` are accepted (nothing is pickled)."""
-    from ._export_io import save as _save
+    from ._io import save as _save
     del opset_version, pickle_protocol
     _save(ep, f, extra_files)
 
@@ -608,6 +609,6 @@ def load(f, *, extra_files=None, expected_opset_version=None):
     """Mirrors ``torch.export.load``: read what :func:`save` wrote -- in any process, without
     the model's code.  ``extra_files``: a dict whose keys are filled with the stored extra
     files.  Returns an :class:`ExportedProgram` or :class:`ExportedStep`."""
-    from ._export_io import load as _load
+    from ._io import load as _load
     del expected_opset_version
     return _load(f, extra_files)

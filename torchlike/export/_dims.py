@@ -1,12 +1,12 @@
 """torch.export's dynamic dimensions (``Dim``) and ``dynamic_shapes``, mapped onto jax.export
-symbolic dimensions (NOTE [ symbolic batch ] in _export_lower.py)."""
+symbolic dimensions (NOTE [ symbolic batch ] in _lower.py)."""
 import itertools
 import math
 
 import jax
 import numpy as np
 
-from . import _export_capture as cap
+from . import _capture as cap
 
 
 # --- dynamic dimensions ---------------------------------------------------------------------------

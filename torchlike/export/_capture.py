@@ -23,13 +23,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _compile
-from ._random import Generator, default_generator
-from ._tensor import Tensor
-from .autograd.grad_mode import enable_grad, no_grad
-from .nn.modules.module import Module
-from .optim._lr_scheduler_base import LRScheduler
-from .optim.optimizer import Optimizer
+from .. import _compile
+from .._random import Generator, default_generator
+from .._tensor import Tensor
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..nn.modules.module import Module
+from ..optim._lr_scheduler_base import LRScheduler
+from ..optim.optimizer import Optimizer
 
 try:
     from jax.extend.core import Literal

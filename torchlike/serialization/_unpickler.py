@@ -1,6 +1,6 @@
 """Reading the pickle of a torch checkpoint into torchlike objects (the reading half of
 ``torchlike.load``): torch's globals mapped onto torchlike's, the ``weights_only`` allow-list
-(enforced by _serialization_weights_only.py), storages and the tensor rebuild functions.
+(enforced by _weights_only.py), storages and the tensor rebuild functions.
 
 NOTE [ loaded storages ]
 A checkpoint holds each storage once, and its tensors are (offset, size, stride) windows on it;
@@ -29,13 +29,13 @@ import jax.numpy as jnp
 import numpy as np
 import pickle
 
-from . import _dtype as D, _x64
-from ._device import device, to_jax_device
-from ._dispatch import Op
-from ._layout import _dense, contiguous_strides
-from ._ops import complex as _complex
-from ._size import Size
-from ._tensor import Tensor
+from .. import _dtype as D, _x64
+from .._device import device, to_jax_device
+from .._dispatch import Op
+from .._layout import _dense, contiguous_strides
+from .._ops import complex as _complex
+from .._size import Size
+from .._tensor import Tensor
 
 BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
@@ -245,7 +245,7 @@ def jax_device(dev):
     except RuntimeError:
         if dev.type != "cuda":
             raise
-        from ._device import devices_of
+        from .._device import devices_of
         count = len(devices_of("cuda"))
         if count == 0:
             raise RuntimeError(
@@ -406,7 +406,7 @@ def _set_state(obj, state):
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from .nn.parameter import Parameter
+    from ..nn.parameter import Parameter
     param = Parameter(data, requires_grad)
     param._vc = data._version_counter()    # torch's Parameter shares its data's
     loader = getattr(_TLS, "loader", None)
@@ -448,7 +448,7 @@ def _rebuild_device_tensor_from_numpy(data, dtype, device_, requires_grad):
 # --- torch's globals, mapped onto torchlike -----------------------------------------------------
 
 def _torch_globals():
-    from .nn.parameter import Parameter
+    from ..nn.parameter import Parameter
     g = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
@@ -620,7 +620,7 @@ class Loader:
 
     def find_class(self, module, name, fallback):
         """A trusted (``weights_only=False``) load's global: torch's names mapped onto
-        torchlike (_serialization_weights_only.py answers a ``weights_only`` load's)."""
+        torchlike (_weights_only.py answers a ``weights_only`` load's)."""
         module, name = python3_name(module, name)
         path = f"{module}.{name}"
         found = TORCH_GLOBALS.get(path)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._tensor import Tensor
+from .._tensor import Tensor
 
 _FORMAT = "torchlike.export"
 
@@ -48,7 +48,7 @@ def _arrays(ep):
 
 
 def save(ep, f, extra_files=None):
-    from .export import ExportedProgram, ExportedStep
+    from . import ExportedProgram, ExportedStep
     if not isinstance(ep, (ExportedProgram, ExportedStep)):
         raise TypeError(f"The 'ep' parameter must be an instance of 'ExportedProgram', got "
                         f"'{type(ep).__name__}' instead.")
@@ -89,7 +89,7 @@ def save(ep, f, extra_files=None):
 
 
 def load(f, extra_files=None):
-    from .export import ExportedProgram, ExportedStep
+    from . import ExportedProgram, ExportedStep
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
             data = fh.read()

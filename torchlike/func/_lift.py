@@ -29,10 +29,10 @@ import itertools
 
 import jax
 
-from . import _dispatch
-from ._tensor import Tensor
-from .autograd.grad_mode import _state as _grad_state
-from .autograd.graph import OpNode
+from .. import _dispatch
+from .._tensor import Tensor
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.graph import OpNode
 
 _Tracer = jax.core.Tracer
 
@@ -76,7 +76,7 @@ class Captured:
     and the generators it may draw from (replayed when the op's function runs again)."""
 
     def __init__(self, fn, args, kwargs, explicit):
-        from ._compile import _find_state
+        from .._compile import _find_state
         state = _find_state(fn, args, kwargs)
         ids = {id(t) for t in explicit}
         self.reachable = [t for t in state.tensors if id(t) not in ids]

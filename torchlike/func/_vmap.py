@@ -18,10 +18,11 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from . import _func_lift as lift, _x64
-from ._random import _draw_key
-from ._tensor import TRACED_VALUE_ERRORS, Tensor
-from .autograd.grad_mode import no_grad
+from .. import _x64
+from .._random import _draw_key
+from .._tensor import TRACED_VALUE_ERRORS, Tensor
+from ..autograd.grad_mode import no_grad
+from . import _lift as lift
 
 _RANDOMNESS = ("error", "different", "same")
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "

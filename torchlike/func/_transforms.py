@@ -1,6 +1,6 @@
 """torch.func's autodiff transforms on JAX's: grad, grad_and_value, vjp, jvp, jacrev, jacfwd,
 hessian and linearize.  Each is the JAX transform of ``func`` run on Tensors holding the traced
-arrays, recorded as one op of the eager graph (NOTE [ lifted transforms ] in _func_lift.py), so
+arrays, recorded as one op of the eager graph (NOTE [ lifted transforms ] in _lift.py), so
 transforms nest (``grad(grad(f))``, ``vmap(grad(f))``, ``jacrev(jacrev(f))``) and their results
 stay differentiable by ``.backward()``.
 """
@@ -10,10 +10,11 @@ import math
 import jax
 import jax.numpy as jnp
 
-from . import _func_lift as lift
-from . import _func_vmap, _x64
-from ._tensor import Tensor
-from .autograd.grad_mode import no_grad
+from .. import _x64
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from . import _lift as lift
+from . import _vmap
 
 
 # --- argument handling ----------------------------------------------------------------------------
@@ -525,7 +526,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
         >>> torchlike.func.jacfwd(torchlike.sin)(x)   # == torchlike.diag(x.cos())
     """
-    _func_vmap.check_randomness(randomness)
+    _vmap.check_randomness(randomness)
     what = _JVP
 
     @functools.wraps(func)
@@ -537,7 +538,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         gens = state.generators
         cols = [(p.shape, p._value().dtype) for p in d.leaves]
         total = sum(math.prod(s) for s, _ in cols)
-        seeds = _func_vmap.random_seeds(randomness, gens, total)
+        seeds = _vmap.random_seeds(randomness, gens, total)
         info = {}
 
         def fn(*arrays):
@@ -553,9 +554,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 out, tan, aux = jax.jvp(f, (primal,), (list(tangent),), has_aux=True)
                 return out, tan, aux
             basis = _basis(cols, range(total), lambda dt: dt)
-            out, tan, aux = _func_vmap.batched_call(push, [0] * len(basis), basis, total,
-                                                    randomness, gens,
-                                                    list(arrays[len(d.tensors):]))
+            out, tan, aux = _vmap.batched_call(push, [0] * len(basis), basis, total,
+                                               randomness, gens,
+                                               list(arrays[len(d.tensors):]))
             rows = [(o.shape[1:], o.dtype) for o in out]
             # tan[i]: (total, *out_i); split along the inputs, then move the input axes last
             blocks = _split_rows(tan, cols, rows, row_major=False)

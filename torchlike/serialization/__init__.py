@@ -6,7 +6,7 @@ bytes per storage, ``byteorder``, ``version``, ...), whose pickle names only tor
 ``torch.load(f, weights_only=True)`` opens it; ``torchlike.load`` reads what ``torch.save``
 wrote (zip or the legacy format) into torchlike Tensors, Parameters, ``torchlike.Size`` and
 dtypes.  Loading is ``weights_only=True`` by default, as in torch >= 2.6 (NOTE [ weights_only ]
-in _serialization_weights_only.py).  Saving to a path is atomic: a failed save leaves the old
+in _weights_only.py).  Saving to a path is atomic: a failed save leaves the old
 file, and a save killed outright leaves a temporary the next save removes (NOTE [ stale
 temporaries ]).
 """
@@ -30,10 +30,10 @@ try:
 except ImportError:   # Windows (NOTE [ stale temporaries ])
     fcntl = None
 
-from ._serialization_pickle import pickler_class
-from ._serialization_unpickle import Loader, _safe_globals, scan_storage_ids
-from ._serialization_weights_only import WeightsOnlyUnpickler, allowed_names, globals_in_pickle
-from ._serialization_zip import ZipReader, ZipWriter, is_zip
+from ._pickler import pickler_class
+from ._unpickler import Loader, _safe_globals, scan_storage_ids
+from ._weights_only import WeightsOnlyUnpickler, allowed_names, globals_in_pickle
+from ._zip import ZipReader, ZipWriter, is_zip
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint", "DEFAULT_PROTOCOL"]
@@ -292,7 +292,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         The saved object, with torchlike Tensors (Parameters as ``torchlike.nn.Parameter``)
         in place of torch's.  Tensors that shared a storage when saved share it again (a write
         through one shows in the others), and a tensor costs no more memory than the storage
-        it views (NOTE [ loaded storages ] in _serialization_unpickle.py).
+        it views (NOTE [ loaded storages ] in _unpickler.py).
 
     Example::
 

@@ -4,14 +4,14 @@ JAX (``to_jax`` / ``from_jax``, which torch does not have).
 
 Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``, ``jacrev(jacrev(f))``) and their results
 are part of the eager autograd graph of their inputs and of the tensors requiring grad that the
-function reads (NOTE [ lifted transforms ] in _func_lift.py).
+function reads (NOTE [ lifted transforms ] in _lift.py).
 """
-from ._func_bridge import from_jax as from_jax, to_jax as to_jax
-from ._func_transforms import (
+from ..nn.utils.stateless import _functional_call
+from ._bridge import from_jax as from_jax, to_jax as to_jax
+from ._transforms import (
     grad as grad, grad_and_value as grad_and_value, hessian as hessian, jacfwd as jacfwd,
     jacrev as jacrev, jvp as jvp, linearize as linearize, vjp as vjp)
-from ._func_vmap import vmap as vmap
-from .nn.utils.stateless import _functional_call
+from ._vmap import vmap as vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian", "vmap", "linearize", "stack_module_state", "to_jax", "from_jax"]
@@ -34,7 +34,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 
 def _stacked_leaf(tensors, name):
-    from ._ops.shape import stack
+    from .._ops.shape import stack
     grads = {t.requires_grad for t in tensors}
     if len(grads) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")

@@ -19,13 +19,13 @@ import pickle
 import jax
 import numpy as np
 
-from . import _dtype as D, _x64
-from ._device import device as _device
-from ._layout import contiguous_strides
-from ._ops.shape import apply_chain_fn
-from ._serialization_unpickle import STORAGE_VIEW
-from ._size import Size
-from ._tensor import Tensor
+from .. import _dtype as D, _x64
+from .._device import device as _device
+from .._layout import contiguous_strides
+from .._ops.shape import apply_chain_fn
+from .._size import Size
+from .._tensor import Tensor
+from ._unpickler import STORAGE_VIEW
 
 
 class TorchGlobal:
@@ -292,7 +292,7 @@ class CheckpointPickler(pickle._Pickler):
         return NotImplemented
 
     def _reduce_tensor(self, t):
-        from .nn.parameter import Buffer, Parameter
+        from ..nn.parameter import Buffer, Parameter
         # Python attributes a user set on the tensor (torchlike's own state is underscored;
         # Buffer's ``persistent`` is module bookkeeping, not tensor state)
         state = {k: v for k, v in t.__dict__.items()

@@ -28,10 +28,10 @@ import struct
 import sys
 import warnings
 
-from ._serialization_unpickle import (
+from .._tensor import Tensor
+from ._unpickler import (
     BLOCKED_MODULES, TORCH_GLOBALS, _NO_EQUIVALENT, _ascii, no_equivalent, python3_name, set_,
     tensor_setstate, user_globals)
-from ._tensor import Tensor
 
 _OPS = {}    # opcode byte -> (WeightsOnlyUnpickler method, bytes of its argument; None: varies)
 
@@ -129,7 +129,7 @@ def _global(u):
 
 @_op(pickle.NEWOBJ)
 def _newobj(u):
-    from .nn.parameter import Parameter
+    from ..nn.parameter import Parameter
     args = u.stack.pop()
     cls = u.stack.pop()
     if cls is Parameter:
@@ -155,7 +155,7 @@ def _reduce(u):
 
 @_op(pickle.BUILD)
 def _build(u):
-    from .nn.parameter import Parameter
+    from ..nn.parameter import Parameter
     state = u.stack.pop()
     inst = u.stack[-1]
     cls = type(inst)

@@ -1,4 +1,4 @@
-"""Lowering a ``_export_capture.Capture`` with jax.export, and checking a call's inputs against
+"""Lowering a ``_capture.Capture`` with jax.export, and checking a call's inputs against
 the exported signature.
 
 NOTE [ symbolic batch ]
@@ -18,9 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _export_capture as cap
-from ._tensor import Tensor
-from .autograd.grad_mode import no_grad
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+from . import _capture as cap
 
 
 def dim_str(d):
