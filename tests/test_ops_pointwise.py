@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import A, both, cases, check_op
+from parity import A, both, cases, check_op
 
 
 class L:

@@ -15,7 +15,7 @@ import torchlike as tl
 
 # The oracle harness lives beside this file (tests/ is on sys.path under pytest's default
 # "prepend" import mode).
-from test_parity_ops import Raised, both, gname, next_names
+from parity import Raised, both, gname, next_names, run
 
 
 def catch(f):
@@ -2067,6 +2067,5 @@ ENGINE_CASES = ACCUMULATE + HOOKS + BACKWARD + INPLACE + GRAD_MODES + FUNCTION +
 def test_cases_again_once_graph_shapes_repeat(fn, match):
     """A graph shape seen before runs its backward as one program (NOTE [ fused backward ] in
     torchlike/autograd/fused.py) wherever the graph is plain: results must still be torch's."""
-    from test_parity_ops import run
     run(fn, tl)
     both(fn, match=match, raises=getattr(fn, "raises", False))
