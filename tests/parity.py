@@ -207,6 +207,20 @@ class A:
         return t
 
 
+class L:
+    """An explicit input: the values ``v`` as a tensor of ``dtype``; floats require grad."""
+
+    def __init__(self, v, dtype="float32"):
+        self.v, self.dtype = v, dtype
+
+    def values(self, rng):
+        return np.asarray(self.v, self.dtype)
+
+    def make(self, T, values):
+        t = T.tensor(values, dtype=getattr(T, self.dtype))
+        return t.requires_grad_() if t.dtype.is_floating_point else t
+
+
 def seed_of(name):
     return zlib.crc32(name.encode())
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from parity import A, both, cases, check_op, gname, seed_of
+from parity import A, L, both, cases, check_op, gname, seed_of
 
 # ------------------------------------------------------------------------------------------------
 # Unary pointwise ops: value, dtype, grad_fn, grads; float32 and float64; 2-D and 0-dim
@@ -823,20 +823,6 @@ EDGE = [
     ("sum_then_relu", lambda T, x: T.relu(x.sum() - 2.5), [V]),
     ("mean_of_abs", lambda T, x: x.abs().mean(), [V]),
 ]
-
-
-class L:
-    """An explicit float32 input that requires grad."""
-
-    def __init__(self, v):
-        self.v = v
-
-    def values(self, rng):
-        return np.asarray(self.v, np.float32)
-
-    def make(self, T, values):
-        return T.tensor(values, requires_grad=True)
-
 
 
 @pytest.mark.parametrize("name,fn,inputs", cases(EDGE))
