@@ -1,6 +1,7 @@
-"""Parity tests: torchlike ops against real PyTorch (CPU), through the harness of parity.py.
+"""Parity tests: creating and converting tensors against real PyTorch (CPU): creation functions,
+the default dtype, conversions and casts, metadata, DLPack, repr.
 
-Cases are spec tables: one row per case (STYLE.md §9).
+Cases are spec tables run through the harness of parity.py: one row per case (STYLE.md §9).
 """
 import math
 import operator
