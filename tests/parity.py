@@ -36,11 +36,16 @@ class Raised:
         return f"Raised({type(self.exc).__name__}: {self.exc})"
 
 
-def run(fn, T):
+def catch(f):
+    """Call ``f``; return what it raised (as Raised) instead of raising it."""
     try:
-        return fn(T)
+        return f()
     except Exception as e:  # noqa: BLE001 - the exception itself is the result under test
         return Raised(e)
+
+
+def run(fn, T):
+    return catch(lambda: fn(T))
 
 
 def dname(d):
@@ -258,5 +263,42 @@ def check_op(name, fn, inputs, upstream=True, rtol=None, atol=None, match=None, 
 
 
 def cases(table):
-    """One pytest.param per spec-table row, its id the row's name."""
-    return [pytest.param(*row, id=str(row[0])) for row in table]
+    """One pytest.param per spec-table row, its id the row's name (a case function's own)."""
+    return [pytest.param(*row, id=getattr(row[0], "__name__", str(row[0]))) for row in table]
+
+
+# ------------------------------------------------------------------------------------------------
+# Engine cases (test_parity_autograd_*.py): a case is a function of the library module ``T``; it
+# runs once with ``torch`` and once with ``torchlike`` and whatever it returns (tensors, grads,
+# flags, recorded hook calls, raised errors) must agree.  A table row is (case, match).
+# ------------------------------------------------------------------------------------------------
+
+X3 = [1.0, -2.0, 0.5]
+M23 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+VERSION_ERR = "one of the variables needed for gradient computation has been modified by an " \
+    "inplace operation"
+
+
+def raising(case):
+    """Marks a case whose result in torch is an exception (raised, or caught and returned): it is
+    compared with torchlike's; every other case must return a value."""
+    case.raises = True
+    return case
+
+
+def leaf(T, values, dtype=None):
+    return T.tensor(values, dtype=dtype or T.float32, requires_grad=True)
+
+
+def vals(t):
+    """A tensor without its graph: compare values/dtype/shape and requires_grad, not node names
+    (used for higher-order results, whose node names are an implementation detail)."""
+    return (t.detach(), t.requires_grad)
+
+
+def both_again(fn, match):
+    """``both`` for a case that has run once in torchlike before: a graph shape seen before runs
+    its backward as one program (NOTE [ fused backward ] in torchlike/autograd/fused.py) wherever
+    the graph is plain; results must still be torch's."""
+    run(fn, tl)
+    both(fn, match=match, raises=getattr(fn, "raises", False))

@@ -12,39 +12,8 @@ import pytest
 import torch
 
 import torchlike as tl
-
-# The oracle harness lives beside this file (tests/ is on sys.path under pytest's default
-# "prepend" import mode).
-from parity import Raised, both, gname, next_names, run
-
-
-def catch(f):
-    """Call ``f``; return what it raised (as Raised) instead of raising it."""
-    try:
-        return f()
-    except Exception as e:  # noqa: BLE001 - the exception is the result under test
-        return Raised(e)
-
-
-def raising(case):
-    """Marks a case whose result in torch is an exception (raised, or caught and returned): it is
-    compared with torchlike's; every other case must return a value."""
-    case.raises = True
-    return case
-
-
-def leaf(T, values, dtype=None):
-    return T.tensor(values, dtype=dtype or T.float32, requires_grad=True)
-
-
-def vals(t):
-    """A tensor without its graph: compare values/dtype/shape and requires_grad, not node names
-    (used for higher-order results, whose node names are an implementation detail)."""
-    return (t.detach(), t.requires_grad)
-
-
-X3 = [1.0, -2.0, 0.5]
-M23 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+from parity import (M23, VERSION_ERR, X3, Raised, both, both_again, cases, catch, gname, leaf,
+                    next_names, raising, vals)
 
 # ------------------------------------------------------------------------------------------------
 # Accumulation and graph freeing
@@ -169,10 +138,6 @@ ACCUMULATE = [
     (diamond, None),
     (deep_chain, None),
 ]
-
-
-def cases(table):
-    return [pytest.param(fn, match, id=fn.__name__) for fn, match in table]
 
 
 @pytest.mark.parametrize("fn,match", cases(ACCUMULATE))
@@ -835,9 +800,6 @@ def test_create_graph(fn, match):
 # ------------------------------------------------------------------------------------------------
 # In-place semantics, views, versions
 # ------------------------------------------------------------------------------------------------
-
-VERSION_ERR = "one of the variables needed for gradient computation has been modified by an " \
-    "inplace operation"
 
 
 @raising
@@ -2065,7 +2027,4 @@ ENGINE_CASES = ACCUMULATE + HOOKS + BACKWARD + INPLACE + GRAD_MODES + FUNCTION +
 
 @pytest.mark.parametrize("fn,match", cases(ENGINE_CASES))
 def test_cases_again_once_graph_shapes_repeat(fn, match):
-    """A graph shape seen before runs its backward as one program (NOTE [ fused backward ] in
-    torchlike/autograd/fused.py) wherever the graph is plain: results must still be torch's."""
-    run(fn, tl)
-    both(fn, match=match, raises=getattr(fn, "raises", False))
+    both_again(fn, match)
