@@ -297,8 +297,8 @@ def vals(t):
 
 
 def both_again(fn, match):
-    """``both`` for a case that has run once in torchlike before: a graph shape seen before runs
-    its backward as one program (NOTE [ fused backward ] in torchlike/autograd/fused.py) wherever
-    the graph is plain; results must still be torch's."""
+    """Run case ``fn`` once in torchlike, then ``both``: a graph shape seen before runs its
+    backward as one program (NOTE [ fused backward ] in torchlike/autograd/fused.py) wherever the
+    graph is plain; results must still be torch's."""
     run(fn, tl)
     both(fn, match=match, raises=getattr(fn, "raises", False))
