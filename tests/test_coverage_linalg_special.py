@@ -12,7 +12,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op, same
+from parity import A, both, cases, check_op, same
 
 # ------------------------------------------------------------------------------------------------
 # torch.special: the gamma family

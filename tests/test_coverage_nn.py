@@ -10,7 +10,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import A, assert_same, both, cases, check_op, same
+from parity import A, assert_same, both, cases, check_op, same
 
 
 def _copy_params(src, dst):

@@ -1,6 +1,6 @@
 """Parity tests for the torch-namespace functions and Tensor methods added for API coverage
 (scripts/api_coverage.py): one or a few rows per name against real torch (values, dtypes, shapes,
-grad_fn names and gradients through check_op / both from test_parity_ops), error rows compared
+grad_fn names and gradients through check_op / both from parity), error rows compared
 by type and message.
 """
 import importlib.util
@@ -13,7 +13,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op, seed_of
+from parity import A, both, cases, check_op, seed_of
 
 M, V3, V4, S0 = (3, 4), (3,), (4,), ()
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import both, same
+from parity import both, same
 
 
 def _info(T, info):

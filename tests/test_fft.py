@@ -15,7 +15,7 @@ import torchlike as tl
 from torchlike.testing import assert_grads_match_jax, to_jax_function
 
 from test_ops_complex import Z, cx
-from test_parity_ops import both, cases, check_op
+from parity import both, cases, check_op
 
 NORMS = (None, "backward", "forward", "ortho")
 # float32 transforms sum n terms: compare with an absolute tolerance that allows for it

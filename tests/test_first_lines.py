@@ -2,7 +2,7 @@
 torch.onnx, torch.jit, torch.nn.parallel, torch.multiprocessing, torch.hub, the legacy tensor
 types and Tensor.type, the constants, the in-place shape and storage methods, and indexing with
 ranges and other sequences, and the version.  Each row runs the same function with ``torch``
-and with ``torchlike`` (``both`` / ``same`` from test_parity_ops)."""
+and with ``torchlike`` (``both`` / ``same`` from parity)."""
 import hashlib
 import io
 import json
@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import run, same
+from parity import run, same
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import TOL, close_scalars, dname
+from parity import TOL, close_scalars, dname
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal(3).astype(np.float32)

@@ -9,7 +9,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import cases
+from parity import cases
 
 # Input layouts: fn(T, base) with base a (2, 3, 4) float tensor built from the same numbers.
 LAYOUTS = [

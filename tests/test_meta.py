@@ -18,7 +18,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import cases
+from parity import cases
 
 
 def shown(x):

@@ -16,8 +16,8 @@ import torch
 import torchlike as tl
 from torchlike.testing import to_jax_function
 
+from parity import A, both, cases, check_op, gname, next_names, seed_of
 from sample_stats import check_frequencies
-from test_parity_ops import A, both, cases, check_op, gname, next_names, seed_of
 
 
 def F(T):

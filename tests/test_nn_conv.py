@@ -16,7 +16,7 @@ import torch
 import torchlike as tl
 from torchlike._ops import conv as conv_ops
 
-from test_parity_ops import A, both, cases, check_op
+from parity import A, both, cases, check_op
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")
 

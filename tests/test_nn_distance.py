@@ -18,7 +18,7 @@ import torchlike as tl
 from torchlike.testing import to_jax_function
 
 from test_nn_loss import DTYPES, REDUCTIONS, V, X, F, _x, a, idx
-from test_parity_ops import A, both, cases, check_op, seed_of
+from parity import A, both, cases, check_op, seed_of
 
 
 def signs(T, dtype=None):

@@ -18,8 +18,8 @@ import torchlike as tl
 from torchlike._ops import dropout as dmod
 from torchlike.testing import to_jax_function
 
+from parity import A, both, cases, check_op
 from sample_stats import check_frequencies, check_moments
-from test_parity_ops import A, both, cases, check_op
 
 
 def F(T):

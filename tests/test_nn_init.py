@@ -16,8 +16,8 @@ import torch
 
 import torchlike as tl
 
+from parity import cases
 from sample_stats import check_moments
-from test_parity_ops import cases
 
 SHAPE = (200, 300)
 DRAWS = 8    # PyTorch's draws pooled as the reference: its own error then adds ~6% to our SE

@@ -13,7 +13,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import assert_same, cases, seed_of
+from parity import assert_same, cases, seed_of
 
 
 def copy_state(t_layer, l_layer):

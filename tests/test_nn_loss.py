@@ -17,7 +17,7 @@ import torch
 import torchlike as tl
 from torchlike.testing import to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, seed_of
+from parity import A, both, cases, check_op, seed_of
 
 X, V = (3, 5), (5,)
 REDUCTIONS = ("none", "mean", "sum")

@@ -10,7 +10,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import assert_same
+from parity import assert_same
 
 RNG = np.random.default_rng(0)
 

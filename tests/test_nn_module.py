@@ -18,7 +18,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import both, same
+from parity import both, same
 
 RNG = np.random.default_rng(0)
 W1 = RNG.standard_normal((3, 4)).astype(np.float32)

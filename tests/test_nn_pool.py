@@ -15,7 +15,7 @@ import torch
 import torchlike as tl
 from torchlike._ops import pool as pool_ops
 
-from test_parity_ops import A, both, cases, check_op
+from parity import A, both, cases, check_op
 
 D = "float64"
 X1, X2, X3 = (2, 3, 9), (2, 3, 7, 6), (1, 2, 5, 4, 5)

@@ -18,8 +18,8 @@ import torchlike.nn.modules.rnn as tl_rnn
 import torchlike.nn.utils.rnn as tl_utils
 from torchlike._ops import rnn as tl_ops
 
+from parity import both, cases, same, seed_of
 from sample_stats import check_frequencies
-from test_parity_ops import both, cases, same, seed_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 

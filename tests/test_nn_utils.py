@@ -21,7 +21,7 @@ import torchlike as tl
 import torchlike.nn.utils  # noqa: F401
 from torchlike.nn.utils.weight_norm import _weight_norm
 
-from test_parity_ops import both, cases, next_names, same
+from parity import both, cases, next_names, same
 
 RNG = np.random.default_rng(0)
 W = RNG.standard_normal((4, 3)).astype(np.float32)

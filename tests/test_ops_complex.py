@@ -1,7 +1,7 @@
 """Parity tests for the complex-number family (torchlike/_ops/complex.py) against PyTorch.
 
 Spec tables, one row per case: values, dtypes, shapes, grad_fn names and gradients against real
-torch (check_op / both from test_parity_ops, with complex inputs and complex upstream gradients),
+torch (check_op / both from parity, with complex inputs and complex upstream gradients),
 strides and the lazy conj / neg bits of views, writes through real/imag/view_as_real/conj views,
 finite differences in float64 (gradcheck on real-valued wrappers: torchlike's gradcheck takes
 real tensors only), PyTorch's errors, and the traced (jax.jit) path.
@@ -16,7 +16,7 @@ import torch
 import torchlike as tl
 from torchlike.testing import assert_grads_match_jax, to_jax_function
 
-from test_parity_ops import A, both, cases, check_op
+from parity import A, both, cases, check_op
 
 NAN, INF = math.nan, math.inf
 COMPLEX = ("complex64", "complex128")

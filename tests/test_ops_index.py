@@ -3,7 +3,7 @@ index_select / index_add / index_copy / index_fill / index_put / masked_fill / m
 masked_select / take / take_along_dim / argwhere / put, their in-place forms, errors, gradcheck,
 tracing; and hypothesis properties of ``x[idx]`` / ``x[idx] = v`` against NumPy.
 
-Spec tables (STYLE.md §9): one row per case, run through the harness of test_parity_ops.py.
+Spec tables (STYLE.md §9): one row per case, run through the harness of parity.py.
 """
 import warnings
 
@@ -14,7 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import torchlike as tl
-from test_parity_ops import A, Raised, both, cases, check_op, run
+from parity import A, Raised, both, cases, check_op, run
 from torchlike.testing import to_jax_function
 
 

@@ -2,7 +2,7 @@
 the ``torchlike.linalg`` namespace) against PyTorch.
 
 Spec tables, one row per case: values, dtypes, shapes, grad_fn names and gradients against real
-torch (check_op / both from test_parity_ops), finite differences in float64 (gradcheck), the
+torch (check_op / both from parity), finite differences in float64 (gradcheck), the
 errors PyTorch raises, and the traced (jax.jit) path.
 
 Decompositions get well-conditioned inputs (M below): SPD matrices for cholesky / eigh, distinct
@@ -19,7 +19,7 @@ import torch
 
 import torchlike as tl
 
-from test_parity_ops import A, both, cases, check_op, gname, seed_of
+from parity import A, both, cases, check_op, gname, seed_of
 
 # PyTorch warns about its deprecated spellings (torch.qr, torch.cholesky, chain_matmul)
 pytestmark = pytest.mark.filterwarnings("ignore:torch.*is deprecated:UserWarning")

@@ -13,7 +13,7 @@ import torchlike as tl
 from torchlike.testing import to_jax_function
 
 from test_ops_linalg import M, _inputs, _plain, _recon
-from test_parity_ops import both, cases, seed_of
+from parity import both, cases, seed_of
 
 # PyTorch warns about its deprecated spellings (torch.qr, torch.cholesky, chain_matmul)
 pytestmark = pytest.mark.filterwarnings("ignore:torch.*is deprecated:UserWarning")

@@ -10,21 +10,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import A, both, cases, check_op
-
-
-class L:
-    """An explicit input of the given values and dtype (floats require grad)."""
-
-    def __init__(self, v, dtype="float64"):
-        self.v, self.dtype = v, dtype
-
-    def values(self, rng):
-        return np.asarray(self.v, self.dtype)
-
-    def make(self, T, values):
-        t = T.tensor(values, dtype=getattr(T, self.dtype))
-        return t.requires_grad_() if t.dtype.is_floating_point else t
+from parity import A, L, both, cases, check_op
 
 
 # ------------------------------------------------------------------------------------------------
@@ -271,7 +257,7 @@ EDGE = [
 @pytest.mark.parametrize("name,fn,inputs", cases(EDGE))
 def test_edges(name, fn, inputs):
     # rtol: torch's float64 trigamma (digamma's derivative) is accurate to ~1e-9
-    check_op(name, fn, [L(v) for v in inputs], upstream=False, rtol=1e-8)
+    check_op(name, fn, [L(v, "float64") for v in inputs], upstream=False, rtol=1e-8)
 
 
 # ------------------------------------------------------------------------------------------------

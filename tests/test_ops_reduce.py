@@ -14,7 +14,7 @@ import torch
 import torchlike as tl
 from torchlike.testing import assert_close, to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, next_names, seed_of
+from parity import A, both, cases, check_op, next_names, seed_of
 
 NAN, INF = math.nan, math.inf
 

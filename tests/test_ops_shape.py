@@ -2,7 +2,7 @@
 PyTorch.
 
 Spec tables, one row per case: values, dtypes, shapes, grad_fn names and gradients against real
-torch (check_op / both from test_parity_ops) over float32/float64/int64/bool inputs; finite
+torch (check_op / both from parity) over float32/float64/int64/bool inputs; finite
 differences in float64 (gradcheck); the strides and ``_base`` of every view; writes through views
 reaching their base and back; PyTorch's rules for writing into multi-output views; the errors
 PyTorch raises; and the traced (jax.jit) path.
@@ -17,7 +17,7 @@ import torch
 import torchlike as tl
 from torchlike.testing import to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, gname, seed_of
+from parity import A, both, cases, check_op, gname, seed_of
 
 DTYPES = ["float32", "float64", "int64", "bool"]
 

@@ -1,7 +1,7 @@
 """Parity tests for the sorting and searching family (torchlike/_ops/sorting.py) against PyTorch.
 
 Spec tables, one row per case: values, dtypes, shapes, grad_fn names and gradients against real
-torch (check_op / both from test_parity_ops), finite differences in float64 (gradcheck), the
+torch (check_op / both from parity), finite differences in float64 (gradcheck), the
 errors PyTorch raises, and the traced (jax.jit) path.
 """
 import math
@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import torchlike as tl
 from torchlike.testing import to_jax_function
 
-from test_parity_ops import A, both, cases, check_op, seed_of
+from parity import A, both, cases, check_op, seed_of
 
 NAN = math.nan
 

@@ -20,8 +20,8 @@ import torch
 import torchlike as tl
 from torchlike.testing import assert_grads_match_jax, to_jax_function
 
+from parity import A, both, cases, dname, next_names, run, same, seed_of
 from sample_stats import Z, check_frequencies, check_moments
-from test_parity_ops import A, both, cases, dname, next_names, run, same, seed_of
 
 N = 200_000      # sample size of the distribution checks
 

@@ -11,7 +11,7 @@ import torch
 
 import torchlike as tl
 from torchlike.autograd import fused
-from test_parity_ops import both
+from parity import both
 
 HIDDEN = (23, 317)   # the activations' shape: batch 23, hidden width 317
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import both
+from parity import both
 
 
 def _names(module):

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from test_parity_ops import both, run
+from parity import both, run
 from torchlike._ops import pointwise
 
 nan, inf = math.nan, math.inf

@@ -1,0 +1,516 @@
+"""Parity tests: torchlike's autograd engine against real PyTorch (CPU): hooks, grad modes,
+grad_fn objects and the graph's structure.
+
+Each case is a function of the library module ``T`` run with torch and with torchlike
+(engine cases in parity.py); cases are grouped in spec tables (STYLE.md §9).
+"""
+import pytest
+import torch
+
+import torchlike as tl
+from parity import M23, X3, both, both_again, cases, catch, gname, leaf, raising
+
+# ------------------------------------------------------------------------------------------------
+# Hooks
+# ------------------------------------------------------------------------------------------------
+
+
+def hook_leaf_observe(T):
+    x = leaf(T, X3)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.clone()))
+    (x * x).sum().backward()
+    return [seen, x.grad]
+
+
+def hook_leaf_replace(T):
+    x = leaf(T, X3)
+    x.register_hook(lambda g: g * 2)
+    (x * x).sum().backward()
+    return x.grad
+
+
+def hook_leaf_order(T):
+    x = leaf(T, X3)
+    calls = []
+    x.register_hook(lambda g: calls.append(("first", g.clone())) or g + 1)
+    x.register_hook(lambda g: calls.append(("second", g.clone())) or g * 10)
+    (x * 3).sum().backward()
+    return [calls, x.grad]
+
+
+def hook_leaf_accumulates_after_hook(T):
+    x = leaf(T, X3)
+    x.register_hook(lambda g: g * 0.5)
+    (x * 2).sum().backward()
+    (x * 4).sum().backward()
+    return x.grad
+
+
+def hook_nonleaf_replace(T):
+    x = leaf(T, X3)
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    (y * y).sum().backward()
+    return x.grad
+
+
+def hook_nonleaf_called_once_with_sum(T):
+    x = leaf(T, X3)
+    y = x * 2
+    seen = []
+    y.register_hook(lambda g: seen.append(g.clone()))
+    (y * y + y).sum().backward()
+    return [seen, x.grad]
+
+
+def retain_grad_then_hook(T):
+    x = leaf(T, X3)
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 3)
+    y.sum().backward()
+    return [y.grad, x.grad, y.retains_grad]
+
+
+def hook_then_retain_grad(T):
+    x = leaf(T, X3)
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    y.retain_grad()
+    y.sum().backward()
+    return [y.grad, x.grad]
+
+
+def retain_grad_accumulates(T):
+    x = leaf(T, X3)
+    y = x * 2
+    y.retain_grad()
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    g1 = y.grad.clone()
+    z.backward()
+    return [g1, y.grad, x.grad]
+
+
+def retain_grad_flags(T):
+    x = leaf(T, X3)
+    y = x * 2
+    before = y.retains_grad
+    y.retain_grad()
+    x.retain_grad()
+    return [before, y.retains_grad, x.retains_grad, y.grad]
+
+
+def nonleaf_grad_is_none(T):
+    x = leaf(T, X3)
+    y = x * 2
+    y.sum().backward()
+    return [y.grad, x.grad]
+
+
+def hook_handle_remove(T):
+    x = leaf(T, X3)
+    calls = []
+    h = x.register_hook(lambda g: calls.append(1) or g * 100)
+    h.remove()
+    (x * 2).sum().backward()
+    return [calls, x.grad]
+
+
+def hook_remove_one_of_two(T):
+    x = leaf(T, X3)
+    y = x * 1
+    calls = []
+    h1 = y.register_hook(lambda g: calls.append("a") or g * 2)
+    y.register_hook(lambda g: calls.append("b") or g * 3)
+    h1.remove()
+    y.sum().backward()
+    return [calls, x.grad]
+
+
+def hook_in_autograd_grad(T):
+    x = leaf(T, X3)
+    x.register_hook(lambda g: g * 10)
+    return T.autograd.grad((x * 2).sum(), x)
+
+
+def hook_nonleaf_in_autograd_grad(T):
+    x = leaf(T, X3)
+    y = x.sin()
+    y.register_hook(lambda g: g * 10)
+    return T.autograd.grad(y.sum(), [x, y])
+
+
+@raising
+def hook_on_no_grad_tensor(T):
+    return catch(lambda: T.ones(3).register_hook(lambda g: g))
+
+
+@raising
+def hook_wrong_shape(T):
+    x = leaf(T, X3)
+    x.register_hook(lambda g: g.sum())
+    return catch(lambda: (x * 2).sum().backward())
+
+
+def node_hook(T):
+    x, w = leaf(T, X3), leaf(T, [0.5, 0.25, 2.0])
+    y = x * w
+    seen = []
+
+    def hook(grad_inputs, grad_outputs):
+        seen.append((len(grad_inputs), len(grad_outputs), grad_outputs[0].clone()))
+        return (grad_inputs[0] * 2, grad_inputs[1])
+
+    y.grad_fn.register_hook(hook)
+    y.sum().backward()
+    return [seen, x.grad, w.grad]
+
+
+def node_prehook(T):
+    x = leaf(T, X3)
+    y = x.exp()
+    seen = []
+
+    def prehook(grad_outputs):
+        seen.append(grad_outputs[0].clone())
+        return (grad_outputs[0] * 3,)
+
+    y.grad_fn.register_prehook(prehook)
+    y.sum().backward()
+    return [seen, x.grad]
+
+
+def node_hook_remove(T):
+    x = leaf(T, X3)
+    y = x.exp()
+    calls = []
+    h = y.grad_fn.register_prehook(lambda go: calls.append(1) or (go[0] * 3,))
+    h2 = y.grad_fn.register_hook(lambda gi, go: calls.append(2) or (gi[0] * 3,))
+    h.remove()
+    h2.remove()
+    y.sum().backward()
+    return [calls, x.grad]
+
+
+def hook_order_tensor_vs_node(T):
+    x = leaf(T, X3)
+    y = x * 2
+    calls = []
+    y.grad_fn.register_prehook(lambda go: calls.append("node_pre") or None)
+    y.grad_fn.register_hook(lambda gi, go: calls.append("node_post") or None)
+    y.register_hook(lambda g: calls.append("tensor") or None)
+    x.register_hook(lambda g: calls.append("leaf") or None)
+    y.sum().backward()
+    return calls
+
+
+def accumulate_grad_node_hooks(T):
+    x = leaf(T, X3)
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    calls = []
+    acc.register_prehook(lambda go: calls.append(("pre", go[0].clone())) or None)
+    acc.register_hook(lambda gi, go: calls.append(("post", len(gi))) or None)
+    y.sum().backward()
+    return [type(acc).__name__, calls, x.grad]
+
+
+def post_accumulate_grad_hook(T):
+    x = leaf(T, X3)
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda p: seen.append((p is x, p.grad.clone())))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    return seen
+
+
+HOOKS = [
+    (hook_leaf_observe, None),
+    (hook_leaf_replace, None),
+    (hook_leaf_order, None),
+    (hook_leaf_accumulates_after_hook, None),
+    (hook_nonleaf_replace, None),
+    (hook_nonleaf_called_once_with_sum, None),
+    (retain_grad_then_hook, None),
+    (hook_then_retain_grad, None),
+    (retain_grad_accumulates, None),
+    (retain_grad_flags, None),
+    (nonleaf_grad_is_none, None),
+    (hook_handle_remove, None),
+    (hook_remove_one_of_two, None),
+    (hook_in_autograd_grad, None),
+    (hook_nonleaf_in_autograd_grad, None),
+    (hook_on_no_grad_tensor, "cannot register a hook on a tensor that doesn't require gradient"),
+    (hook_wrong_shape, None),
+    (node_hook, None),
+    (node_prehook, None),
+    (node_hook_remove, None),
+    (hook_order_tensor_vs_node, None),
+    (accumulate_grad_node_hooks, None),
+    (post_accumulate_grad_hook, None),
+]
+
+
+@pytest.mark.parametrize("fn,match", cases(HOOKS))
+def test_hooks(fn, match):
+    both(fn, match=match, raises=getattr(fn, "raises", False))
+
+
+# ------------------------------------------------------------------------------------------------
+# Grad modes
+# ------------------------------------------------------------------------------------------------
+
+
+def no_grad_context(T):
+    x = leaf(T, X3)
+    with T.no_grad():
+        y = x * 2
+        inside = T.is_grad_enabled()
+    return [y, y.requires_grad, y.grad_fn is None, y.is_leaf, inside, T.is_grad_enabled()]
+
+
+def no_grad_decorator(T):
+    x = leaf(T, X3)
+
+    @T.no_grad()
+    def f(a):
+        return a * 2, T.is_grad_enabled()
+    y, inside = f(x)
+    return [y, inside, f.__name__, T.is_grad_enabled()]
+
+
+def no_grad_bare_decorator(T):
+    x = leaf(T, X3)
+
+    @T.no_grad
+    def f(a):
+        return a * 2
+    return f(x)
+
+
+def enable_grad_inside_no_grad(T):
+    x = leaf(T, X3)
+    with T.no_grad():
+        with T.enable_grad():
+            y = x * 2
+            inner = T.is_grad_enabled()
+        z = x * 2
+    return [y, z, inner]
+
+
+def enable_grad_decorator(T):
+    x = leaf(T, X3)
+
+    @T.enable_grad()
+    def f(a):
+        return a * 2
+    with T.no_grad():
+        y = f(x)
+    return y
+
+
+def set_grad_enabled_function(T):
+    x = leaf(T, X3)
+    T.set_grad_enabled(False)
+    try:
+        y = x * 2
+        state = T.is_grad_enabled()
+    finally:
+        T.set_grad_enabled(True)
+    return [y, state, T.is_grad_enabled()]
+
+
+def set_grad_enabled_context(T):
+    x = leaf(T, X3)
+    with T.set_grad_enabled(False):
+        y = x * 2
+        with T.set_grad_enabled(True):
+            z = x * 2
+    return [y, z, T.is_grad_enabled()]
+
+
+def set_grad_enabled_decorator(T):
+    x = leaf(T, X3)
+
+    @T.set_grad_enabled(False)
+    def f(a):
+        return a * 2
+    return [f(x), T.is_grad_enabled()]
+
+
+def autograd_namespace_modes(T):
+    x = leaf(T, X3)
+    with T.autograd.no_grad():
+        y = x * 2
+    with T.autograd.set_grad_enabled(False):
+        z = x * 2
+    with T.autograd.no_grad(), T.autograd.enable_grad():
+        w = x * 2
+    return [y, z, w]
+
+
+def no_grad_restores_on_exception(T):
+    try:
+        with T.no_grad():
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    return T.is_grad_enabled()
+
+
+def inference_mode(T):
+    x = leaf(T, X3)
+    with T.inference_mode():
+        y = x * 2
+        state = (T.is_grad_enabled(), T.is_inference_mode_enabled())
+    return [y, state, T.is_inference_mode_enabled()]
+
+
+def inference_mode_false(T):
+    x = leaf(T, X3)
+    with T.inference_mode(False):
+        y = x * 2
+    return [y, T.is_inference_mode_enabled()]
+
+
+def inference_mode_decorator(T):
+    @T.inference_mode()
+    def f(a):
+        return a * 2
+    return f(leaf(T, X3))
+
+
+@raising
+def no_grad_then_backward_error(T):
+    x = leaf(T, X3)
+    with T.no_grad():
+        y = (x * 2).sum()
+    return catch(y.backward)
+
+
+def no_grad_leaf_ops_mix(T):
+    x = leaf(T, X3)
+    with T.no_grad():
+        c = x * 2
+    y = (x * c).sum()
+    y.backward()
+    return [x.grad, c.requires_grad]
+
+
+GRAD_MODES = [
+    (no_grad_context, None),
+    (no_grad_decorator, None),
+    (no_grad_bare_decorator, None),
+    (enable_grad_inside_no_grad, None),
+    (enable_grad_decorator, None),
+    (set_grad_enabled_function, None),
+    (set_grad_enabled_context, None),
+    (set_grad_enabled_decorator, None),
+    (autograd_namespace_modes, None),
+    (no_grad_restores_on_exception, None),
+    (inference_mode, None),
+    (inference_mode_false, None),
+    (inference_mode_decorator, None),
+    (no_grad_then_backward_error, "does not require grad"),
+    (no_grad_leaf_ops_mix, None),
+]
+
+
+@pytest.mark.parametrize("fn,match", cases(GRAD_MODES))
+def test_grad_modes(fn, match):
+    try:
+        both(fn, match=match, raises=getattr(fn, "raises", False))
+    finally:
+        torch.set_grad_enabled(True)
+        tl.set_grad_enabled(True)
+
+
+# ------------------------------------------------------------------------------------------------
+# grad_fn objects and graph structure
+# ------------------------------------------------------------------------------------------------
+
+
+def walk(node, depth=0, out=None):
+    """(depth, class name, input index) for every edge below ``node``, depth first."""
+    out = [] if out is None else out
+    for n, i in node.next_functions:
+        out.append((depth, type(n).__name__, i))
+        if n is not None:
+            walk(n, depth + 1, out)
+    return out
+
+
+def graph_walk(T):
+    x, w, b = leaf(T, M23), leaf(T, [[0.5], [1.0], [-1.0]]), leaf(T, [0.1])
+    y = ((x @ w + b).tanh() * 2).sum()
+    return [gname(y), walk(y.grad_fn)]
+
+
+def graph_walk_views(T):
+    x = leaf(T, M23)
+    y = x.t()[1].unsqueeze(0).expand(3, 2).reshape(-1).mean()
+    return [gname(y), walk(y.grad_fn)]
+
+
+def graph_no_grad_input(T):
+    x = leaf(T, X3)
+    y = x * T.ones(3) + T.ones(3)
+    return [gname(y), walk(y.grad_fn)]
+
+
+def accumulate_grad_variable(T):
+    x = leaf(T, X3)
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    return [type(acc).__name__, acc.variable is x, acc.next_functions]
+
+
+def accumulate_grad_shared(T):
+    x = leaf(T, X3)
+    a, b = x * 2, x * 3
+    return a.grad_fn.next_functions[0][0] is b.grad_fn.next_functions[0][0]
+
+
+def grad_fn_identity_and_name(T):
+    x = leaf(T, X3)
+    y = x.exp()
+    return [y.grad_fn is y.grad_fn, y.grad_fn.name(), x.grad_fn, x.detach().grad_fn]
+
+
+def grad_fn_multi_output_index(T):
+    x = leaf(T, M23)
+    y = x * 2
+    z = T.cat([y, x.exp(), y])
+    return walk(z.grad_fn)
+
+
+def next_functions_int_index(T):
+    x = leaf(T, X3)
+    a = T.stack([x, x * 2])
+    return [walk(a.grad_fn)]
+
+
+GRAPH = [
+    (graph_walk, None),
+    (graph_walk_views, None),
+    (graph_no_grad_input, None),
+    (accumulate_grad_variable, None),
+    (accumulate_grad_shared, None),
+    (grad_fn_identity_and_name, None),
+    (grad_fn_multi_output_index, None),
+    (next_functions_int_index, None),
+]
+
+
+@pytest.mark.parametrize("fn,match", cases(GRAPH))
+def test_graph(fn, match):
+    both(fn, match=match, raises=getattr(fn, "raises", False))
+
+
+# --- the same cases again, now that their graph shapes have been seen --------------------------
+
+
+@pytest.mark.parametrize("fn,match", cases(HOOKS + GRAD_MODES + GRAPH))
+def test_cases_again_once_graph_shapes_repeat(fn, match):
+    both_again(fn, match)
