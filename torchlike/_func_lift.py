@@ -32,7 +32,7 @@ import jax
 from . import _dispatch
 from ._tensor import Tensor
 from .autograd.grad_mode import _state as _grad_state
-from .autograd.graph import OpNode
+from .autograd.graph import OpNode, node_class
 
 _Tracer = jax.core.Tracer
 
@@ -210,16 +210,6 @@ class _LiftedNode(OpNode):
         self._saved = ()
 
 
-_NODE_CLASSES = {}
-
-
-def _node_class(name):
-    cls = _NODE_CLASSES.get(name)
-    if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (_LiftedNode,), {"__module__": "torchlike.autograd"})
-    return cls
-
-
 def record(name, fn, arrays, edges, args=(), out=None):
     """Tensors for the outputs of ``fn(*arrays)`` (a tuple of arrays; ``out`` when already
     computed).  Where an entry of ``edges`` is not None the outputs get a node named
@@ -232,7 +222,7 @@ def record(name, fn, arrays, edges, args=(), out=None):
         return tuple(Tensor._wrap(o) for o in out)
     # saves=(): wrap_outputs leaves version saving to us (its cache would keep every such op)
     op = _dispatch.Op(name, fn, None, saves=())
-    op._node_cls = _node_class(name + "Backward")
+    op._node_cls = node_class(name + "Backward", _LiftedNode)
     outs = _dispatch.wrap_outputs(op, (), None, out, (), tuple(arrays), list(edges))
     for o in outs:
         if isinstance(o._grad_fn, _LiftedNode):
