@@ -189,7 +189,8 @@ _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 
 class OpNode(Node):
-    """The backward of one op of the op table: the VJP of ``op.fn`` at the saved primals."""
+    """The backward of one op (of the op table, or made per call): the VJP of ``op.fn`` at the
+    saved primals, run as a cached jit or, under create_graph, recorded as an op again."""
 
     def __init__(self, op, static, dt, primals, edges, mask, outs, multi=False):
         self._seq = next(_seq)
@@ -247,11 +248,11 @@ class OpNode(Node):
         """Free what was saved after a backward without retain_graph: the primals, and the
         tensors whose versions were recorded (they hold arrays too).  A linear op (one that
         PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
-        PyTorch."""
+        PyTorch; an op made per call (saving its versions itself) is no linear op."""
         if self._primals is None:
             return
         self._saved = ()
-        if self._op.saves == ():
+        if self._op.saves == () and not self._op.per_call:
             self._primals = tuple([(a.shape, a.dtype) if isinstance(a, jax.Array) else (a,)
                                    for a in self._primals])
             self._placeholders = True

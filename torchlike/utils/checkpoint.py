@@ -26,7 +26,7 @@ import warnings
 
 import jax
 
-from .. import _func_lift as lift
+from .. import _dispatch, _func_lift as lift
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state, no_grad
 
@@ -170,7 +170,7 @@ class _Checkpoint:
         if recording and self.captured:
             # only the captured Tensors the function reads become inputs (lifted_call's rule)
             with state.replaying():
-                used = lift.used_inputs(self._pure, arrays + gen_states)
+                used = _dispatch.used_inputs(self._pure, arrays + gen_states)
             n_in = len(bound.tensors)
             self.captured = [t for t, u in zip(self.captured, used[n_in:]) if u]
             arrays = arrays[:n_in] + [t._value() for t in self.captured]
