@@ -218,7 +218,8 @@ def _raw_fn(op, static, dt):
     return _cast_fn(op.fn, dt, static, op.promote_args)
 
 
-def _is_traced(arrays):
+def is_traced(arrays):
+    """Whether any of ``arrays`` is a jax tracer (the code runs inside a JAX transform)."""
     for a in arrays:
         if type(a) is not ArrayImpl and isinstance(a, jax.core.Tracer):
             return True

@@ -46,10 +46,6 @@ def flatten(tree):
     return jax.tree_util.tree_flatten(tree, is_leaf=is_tensor)
 
 
-def is_traced(arrays):
-    return any(isinstance(a, _Tracer) for a in arrays)
-
-
 class Bound:
     """A call's ``(args, kwargs)`` as Tensor leaves (which become arrays) and everything else
     (kept as it is)."""

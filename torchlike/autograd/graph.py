@@ -284,7 +284,7 @@ class OpNode(Node):
         primals = self._live_primals()
         gs = self._fill(grads)
         values = [g._value() if isinstance(g, Tensor) else g for g in gs]
-        traced = _dispatch._is_traced(values) or _dispatch._is_traced(primals)
+        traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
         if create_graph:   # run the backward as a recorded op of (grads, primals) (DESIGN §4)
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)

@@ -139,7 +139,7 @@ class _Checkpoint:
         self.traced_gens = [g for g in state.generators if g._words is None]
         arrays = bound.arrays() + [t._value() for t in self.captured]
         gen_states = [g._tensor._arr for g in self.traced_gens]
-        traced = lift.is_traced(arrays) or state.traced or bool(self.traced_gens)
+        traced = _dispatch.is_traced(arrays) or state.traced or bool(self.traced_gens)
         if self.reentrant and not grad_inputs:
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           UserWarning, stacklevel=3)
