@@ -35,11 +35,11 @@ class Op:
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
-                 "_node_cls", "_specialised")
+                 "per_call", "_node_cls", "_specialised")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
-                 dynamic=()):
+                 dynamic=(), per_call=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -71,6 +71,10 @@ class Op:
         # reuses the compiled program instead of compiling another: x[i] for every i of a
         # dataset is a few programs, not one per i.
         self.dynamic = dynamic
+        # Made for one call (torchlike.func, checkpoint: NOTE [ lifted transforms ] in
+        # func/_lift.py): its forward and backward run without jit and no cache keeps it, so
+        # nothing is compiled per call.  Checked on cache misses only, off the hot path.
+        self.per_call = per_call
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -199,6 +203,8 @@ def forward_fn(op, static, dt):
     key = (static, dt)
     f = op._fwd.get(key)
     if f is None:
+        if op.per_call:
+            return _raw_fn(op, static, dt)
         # keep_unused: an operand only read for its shape (x.uniform_(), zeros_like) still
         # places the result, which stays committed to that operand's device like every array
         # torchlike makes (jitted calls with committed and uncommitted arguments compile twice)
@@ -212,7 +218,8 @@ def _raw_fn(op, static, dt):
     return _cast_fn(op.fn, dt, static, op.promote_args)
 
 
-def _is_traced(arrays):
+def is_traced(arrays):
+    """Whether any of ``arrays`` is a jax tracer (the code runs inside a JAX transform)."""
     for a in arrays:
         if type(a) is not ArrayImpl and isinstance(a, jax.core.Tracer):
             return True
@@ -421,6 +428,8 @@ def _vjp_fn(op, static, dt, mask, out_mask):
 
 
 def backward_fn(op, static, dt, mask, out_mask, traced):
+    """g, *primals -> the cotangents of the inputs in ``mask``: a cached jit of ``_vjp_fn``,
+    or ``_vjp_fn`` itself while tracing and for an op made per call."""
     if traced:
         return _vjp_fn(op, static, dt, mask, out_mask)
     if op.dynamic:
@@ -436,7 +445,9 @@ def backward_fn(op, static, dt, mask, out_mask, traced):
     key = (static, dt, mask, out_mask)
     f = op._bwd.get(key)
     if f is None:
-        f = op._bwd[key] = jax.jit(_vjp_fn(op, static, dt, mask, out_mask))
+        f = _vjp_fn(op, static, dt, mask, out_mask)
+        if not op.per_call:
+            f = op._bwd[key] = jax.jit(f)
     return f
 
 
@@ -445,7 +456,9 @@ _BACKWARD_OPS = {}
 
 def backward_op(op, static, dt, mask, out_mask):
     """The backward of ``op`` as an Op of its own, so create_graph can record it and
-    differentiate it again (DESIGN.md §4).  Its inputs are (*grads, *primals)."""
+    differentiate it again (DESIGN.md §4).  Its inputs are (*grads, *primals).  The backward
+    of an op made per call is made per call too and not cached (``saves=()``: its arguments
+    hold no Tensors to check, and the cache of saved positions would keep it)."""
     key = (op, static, dt, mask, out_mask)
     bop = _BACKWARD_OPS.get(key)
     if bop is None:
@@ -455,7 +468,10 @@ def backward_op(op, static, dt, mask, out_mask):
         def fn(*xs):
             g = xs[0] if out_mask is None else tuple(xs[:n_g])
             return tuple(vjp(g, *xs[n_g:]))
-        bop = _BACKWARD_OPS[key] = Op(op.name + "_backward", fn, op.node + "Backward")
+        bop = Op(op.name + "_backward", fn, op.node + "Backward",
+                 saves=() if op.per_call else None, per_call=op.per_call)
+        if not op.per_call:
+            _BACKWARD_OPS[key] = bop
     return bop
 
 
@@ -465,20 +481,29 @@ _READS = {}
 def inputs_read(op, arrays):
     """For each positional input of ``op``, whether its outputs depend on it at all (jax's
     dead-code elimination of the traced function).  The graph of a graph links only these, so
-    a derivative that is constant (x*x -> 2x -> 2) does not require grad, as in PyTorch."""
+    a derivative that is constant (x*x -> 2x -> 2) does not require grad, as in PyTorch.  An
+    op made per call links every input (tracing it would cost as much as running it)."""
+    if op.per_call:
+        return (True,) * len(arrays)
     avals = tuple((a.shape, a.dtype) if hasattr(a, "shape") else type(a) for a in arrays)
     key = (op, avals)
     reads = _READS.get(key)
     if reads is None:
         specs = [jax.ShapeDtypeStruct(*a) if isinstance(a, tuple) else a(0) for a in avals]
-        closed = jax.make_jaxpr(op.fn)(*specs)
-        try:
-            from jax._src.interpreters import partial_eval as pe
-            _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-        except (ImportError, AttributeError):   # private jax API moved: link every input
-            used = [True] * len(specs)
-        reads = _READS[key] = tuple(used)
+        reads = _READS[key] = used_inputs(op.fn, specs)
     return reads
+
+
+def used_inputs(fn, args):
+    """For each argument of ``fn``, whether its outputs depend on it (jax's dead-code
+    elimination of ``fn`` traced abstractly); all True where that private API is missing."""
+    closed = jax.make_jaxpr(fn)(*args)
+    try:
+        from jax._src.interpreters import partial_eval as pe
+        _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
+    except (ImportError, AttributeError):   # private jax API moved: link every input
+        return (True,) * len(args)
+    return tuple(used)
 
 
 def with_out(result, out):

@@ -7,11 +7,11 @@ import contextlib
 
 import numpy as np
 import pytest
-from jax._src.array import ArrayImpl
 
 import torchlike as tl
 from torchlike import compiler, nn
 from torchlike._device import to_jax_device
+from torchlike._tensor import ArrayImpl   # jax's concrete array class
 
 F = nn.functional
 GPU = "cuda:0"

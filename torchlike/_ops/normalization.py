@@ -21,7 +21,7 @@ import numpy as np
 from jax import lax
 
 from .. import _dtype as D, _meta, _x64
-from .._dispatch import Op, _is_traced, _raw_fn, call, forward_fn, wrap_outputs
+from .._dispatch import Op, _raw_fn, call, forward_fn, is_traced, wrap_outputs
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
 from .pointwise import _no_kernel
@@ -69,7 +69,7 @@ def _run_updating(op, update_op, args, targets, static):
     """Run ``update_op`` (returning the output, then new values for ``targets``) in one jit, store
     the new values into ``targets`` and record ``op`` (the output alone) as the backward node."""
     arrays = [a._value() if isinstance(a, Tensor) else a for a in args]
-    traced = _is_traced(arrays)
+    traced = is_traced(arrays)
     fn = _raw_fn(update_op, static, None) if traced else forward_fn(update_op, static, None)
     out, *new = _meta.run(fn, op.name, *arrays)
     for t, v in zip(targets, new):

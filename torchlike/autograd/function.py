@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from .. import _x64
 from .._tensor import Tensor
 from . import anomaly_mode
-from .graph import INFERENCE_SAVED_ERROR, Node, RELEASED_ERROR, _seq
+from .graph import INFERENCE_SAVED_ERROR, Node, RELEASED_ERROR, _seq, node_class, version_error
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -46,12 +46,7 @@ class FunctionCtx:
             raise RuntimeError(RELEASED_ERROR)
         for t, v in zip(self._saved, self._saved_versions):
             if v is not None and v[0][0] != v[1]:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [torch.{t.dtype._tensor_type} {list(t.shape)}] is at "
-                    f"version {v[0][0]}; expected version {v[1]} instead. Hint: enable anomaly "
-                    "detection to find the operation that failed to compute its gradient, with "
-                    "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                raise version_error(t.dtype, t.shape, v[0][0], v[1])
         return self._saved
 
     saved_variables = saved_tensors
@@ -118,18 +113,6 @@ class BackwardCFunction(FunctionCtx, Node):
         self._saved = self._saved_versions = ()
 
 
-_NODE_CLASSES = {}
-
-
-def _node_class(cls):
-    node = _NODE_CLASSES.get(cls)
-    if node is None:
-        node = _NODE_CLASSES[cls] = type(cls.__name__ + "Backward", (BackwardCFunction,),
-                                         {"_forward_cls": cls,
-                                          "__module__": "torchlike.autograd"})
-    return node
-
-
 class Function:
     """Mirrors ``torch.autograd.Function``: subclass with static ``forward(ctx, *args)`` and
     ``backward(ctx, *grad_outputs)`` (or ``forward(*args)`` + ``setup_context``), call
@@ -166,7 +149,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        ctx = _node_class(cls)()
+        ctx = node_class(cls.__name__ + "Backward", BackwardCFunction, _forward_cls=cls)()
         tensor_pos = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         ctx._tensor_pos = tensor_pos
         ctx._n_args = len(args)

@@ -32,13 +32,30 @@ INFERENCE_SAVED_ERROR = (
 _NODE_CLASSES = {}
 
 
-def node_class(name):
-    """The Node subclass named ``name`` (``MulBackward0``, ...), made once per name so that
-    ``type(t.grad_fn).__name__`` and reprs read as in PyTorch."""
-    cls = _NODE_CLASSES.get(name)
+def node_class(name, base=None, **attrs):
+    """The subclass of ``base`` (default OpNode) named ``name`` (``MulBackward0``, a custom
+    Function's ``MyFnBackward``) with class attributes ``attrs``, made once per name, base and
+    attrs, so that ``type(t.grad_fn).__name__`` and reprs read as in PyTorch."""
+    key = (name, base, *attrs.items())
+    cls = _NODE_CLASSES.get(key)
     if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (OpNode,), {"__module__": "torchlike.autograd"})
+        cls = _NODE_CLASSES[key] = type(name, (base or OpNode,),
+                                        {"__module__": "torchlike.autograd", **attrs})
     return cls
+
+
+def version_error(dtype, shape, now, expected, output_of=None):
+    """PyTorch's error for a tensor saved for backward and modified in place since (it is at
+    version ``now``, saved at ``expected``); ``output_of``: (output_nr, node name) of the op
+    that made it, where the message names that op."""
+    where = f"[torch.{dtype._tensor_type} {list(shape)}]"
+    if output_of is not None:
+        where += f", which is output {output_of[0]} of {_short(output_of[1])},"
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {where} is at version {now}; expected version {expected} "
+        "instead. Hint: enable anomaly detection to find the operation that failed to compute "
+        "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 class RemovableHandle:
@@ -172,7 +189,8 @@ _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 
 class OpNode(Node):
-    """The backward of one op of the op table: the VJP of ``op.fn`` at the saved primals."""
+    """The backward of one op (of the op table, or made per call): the VJP of ``op.fn`` at the
+    saved primals, run as a cached jit or, under create_graph, recorded as an op again."""
 
     def __init__(self, op, static, dt, primals, edges, mask, outs, multi=False):
         self._seq = next(_seq)
@@ -219,19 +237,10 @@ class OpNode(Node):
     def _check_versions(self):
         for vc, version, t, shape, dtype, _ in self._saved:
             if vc[0] != version:
-                if t is None:
-                    where = f"[torch.{dtype._tensor_type} {list(shape)}], which is output 0 of " \
-                            f"{_short(self.name())},"
-                else:
-                    where = f"[torch.{t.dtype._tensor_type} {list(t.shape)}]"
-                    if t._grad_fn is not None:
-                        where += f", which is output {t._output_nr} of {_short(t._grad_fn.name())},"
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an "
-                    f"inplace operation: {where} is at version {vc[0]}; expected version "
-                    f"{version} instead. Hint: enable anomaly detection to find the operation "
-                    "that failed to compute its gradient, with "
-                    "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                if t is None:   # the node's own result
+                    raise version_error(dtype, shape, vc[0], version, (0, self.name()))
+                raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
+                                    else (t._output_nr, t._grad_fn.name()))
 
     _placeholders = False
 
@@ -239,11 +248,11 @@ class OpNode(Node):
         """Free what was saved after a backward without retain_graph: the primals, and the
         tensors whose versions were recorded (they hold arrays too).  A linear op (one that
         PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
-        PyTorch."""
+        PyTorch; an op made per call (saving its versions itself) is no linear op."""
         if self._primals is None:
             return
         self._saved = ()
-        if self._op.saves == ():
+        if self._op.saves == () and not self._op.per_call:
             self._primals = tuple([(a.shape, a.dtype) if isinstance(a, jax.Array) else (a,)
                                    for a in self._primals])
             self._placeholders = True
@@ -275,7 +284,7 @@ class OpNode(Node):
         primals = self._live_primals()
         gs = self._fill(grads)
         values = [g._value() if isinstance(g, Tensor) else g for g in gs]
-        traced = _dispatch._is_traced(values) or _dispatch._is_traced(primals)
+        traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
         if create_graph:   # run the backward as a recorded op of (grads, primals) (DESIGN §4)
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)

@@ -19,10 +19,11 @@ the op's function (``jax.make_jaxpr`` and jax's dead-code elimination) tells whi
 reads, and only those become inputs.  That trace costs about as much Python as the forward; it is
 skipped under ``no_grad`` and when nothing requiring grad is reached.
 
-Such ops are made per call: the function closes over Python state nobody guards, so a cached
-jit of it could silently go stale.  Their forward is the computation itself, run once, and
-their backward (``_LiftedNode``) runs ``jax.vjp`` without jit, so nothing is compiled per call;
-inside a traced program (torchlike.compile, to_jax) everything is traced anyway.
+Such ops are made per call (``Op.per_call``): the function closes over Python state nobody
+guards, so a cached jit of it could silently go stale.  Their forward is the computation itself,
+run once, and their backward (an ``OpNode``, as for any op) runs ``jax.vjp`` without jit, so
+nothing is compiled per call; inside a traced program (torchlike.compile, to_jax) everything is
+traced anyway.
 """
 import contextlib
 import itertools
@@ -32,7 +33,6 @@ import jax
 from .. import _dispatch
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import OpNode
 
 _Tracer = jax.core.Tracer
 
@@ -44,10 +44,6 @@ def is_tensor(x):
 def flatten(tree):
     """(leaves, treedef) of a pytree whose Tensors are leaves."""
     return jax.tree_util.tree_flatten(tree, is_leaf=is_tensor)
-
-
-def is_traced(arrays):
-    return any(isinstance(a, _Tracer) for a in arrays)
 
 
 class Bound:
@@ -179,47 +175,6 @@ def swapped(tensors, arrays):
 
 # --- ops made per call ----------------------------------------------------------------------------
 
-class _LiftedNode(OpNode):
-    """OpNode whose backward runs jax.vjp of the op's function without jit (see NOTE [ lifted
-    transforms ]); with create_graph the backward is recorded as such an op again."""
-
-    def apply(self, grads, create_graph):
-        self._check_versions()
-        primals = self._live_primals()
-        gs = self._fill(grads)
-        values = [g._value() if isinstance(g, Tensor) else g for g in gs]
-        vjp = _dispatch._vjp_fn(self._op, (), None, self._mask, self._out_mask)
-        n_g = len(values)
-        multi = self._out_mask is not None
-        if create_graph:
-            def backward(*xs):
-                return tuple(vjp(tuple(xs[:n_g]) if multi else xs[0], *xs[n_g:]))
-            edges = [g._edge() if isinstance(g, Tensor) and g.requires_grad else None
-                     for g in gs]
-            edges += [None if e[0] is None else e for e in self.next_functions]
-            outs = record(self._op.name + "Backward", backward, tuple(values) + primals, edges)
-        else:
-            outs = vjp(tuple(values) if multi else values[0], *primals)
-        result = [None] * len(self.next_functions)
-        for i, o in zip(self._mask, outs):
-            result[i] = o
-        return result
-
-    def release(self):
-        self._primals = None
-        self._saved = ()
-
-
-_NODE_CLASSES = {}
-
-
-def _node_class(name):
-    cls = _NODE_CLASSES.get(name)
-    if cls is None:
-        cls = _NODE_CLASSES[name] = type(name, (_LiftedNode,), {"__module__": "torchlike.autograd"})
-    return cls
-
-
 def record(name, fn, arrays, edges, args=(), out=None):
     """Tensors for the outputs of ``fn(*arrays)`` (a tuple of arrays; ``out`` when already
     computed).  Where an entry of ``edges`` is not None the outputs get a node named
@@ -231,27 +186,14 @@ def record(name, fn, arrays, edges, args=(), out=None):
     if not any(e is not None for e in edges):
         return tuple(Tensor._wrap(o) for o in out)
     # saves=(): wrap_outputs leaves version saving to us (its cache would keep every such op)
-    op = _dispatch.Op(name, fn, None, saves=())
-    op._node_cls = _node_class(name + "Backward")
+    op = _dispatch.Op(name, fn, name + "Backward", saves=(), per_call=True)
     outs = _dispatch.wrap_outputs(op, (), None, out, (), tuple(arrays), list(edges))
     for o in outs:
-        if isinstance(o._grad_fn, _LiftedNode):
+        if o._grad_fn is not None:
             o._grad_fn._saved = tuple((t._version_counter(), t._version, t, None, None, i)
                                       for i, t in enumerate(args))
             break
     return outs
-
-
-def used_inputs(fn, arrays):
-    """For each argument of ``fn``, whether its outputs depend on it (jax's dead-code
-    elimination of ``fn`` traced abstractly); all True where that private API is missing."""
-    closed = jax.make_jaxpr(fn)(*arrays)
-    try:
-        from jax._src.interpreters import partial_eval as pe
-        _, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars))
-    except (ImportError, AttributeError):
-        return [True] * len(arrays)
-    return list(used)
 
 
 def lifted_call(name, fn, inputs, state, extra=(), out=None):
@@ -272,7 +214,7 @@ def lifted_call(name, fn, inputs, state, extra=(), out=None):
         # what the function reaches is more than what it reads (functional_call swaps a
         # module's parameters out): only what it reads becomes an input, as in PyTorch
         with state.replaying():
-            used = used_inputs(_with_captured(fn, n_in, cap),
+            used = _dispatch.used_inputs(_with_captured(fn, n_in, cap),
                                arrays + [t._value() for t in cap] + list(extra))
         cap = [t for t, u in zip(cap, used[n_in:]) if u]
     if not cap and not any(t.requires_grad for t in inputs):

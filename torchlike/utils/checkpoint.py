@@ -26,6 +26,7 @@ import warnings
 
 import jax
 
+from .. import _dispatch
 from ..func import _lift as lift
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state, no_grad
@@ -139,7 +140,7 @@ class _Checkpoint:
         self.traced_gens = [g for g in state.generators if g._words is None]
         arrays = bound.arrays() + [t._value() for t in self.captured]
         gen_states = [g._tensor._arr for g in self.traced_gens]
-        traced = lift.is_traced(arrays) or state.traced or bool(self.traced_gens)
+        traced = _dispatch.is_traced(arrays) or state.traced or bool(self.traced_gens)
         if self.reentrant and not grad_inputs:
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                           UserWarning, stacklevel=3)
@@ -170,7 +171,7 @@ class _Checkpoint:
         if recording and self.captured:
             # only the captured Tensors the function reads become inputs (lifted_call's rule)
             with state.replaying():
-                used = lift.used_inputs(self._pure, arrays + gen_states)
+                used = _dispatch.used_inputs(self._pure, arrays + gen_states)
             n_in = len(bound.tensors)
             self.captured = [t for t, u in zip(self.captured, used[n_in:]) if u]
             arrays = arrays[:n_in] + [t._value() for t in self.captured]

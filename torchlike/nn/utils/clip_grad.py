@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from ... import _creation, _x64
-from ..._dispatch import _is_traced
+from ..._dispatch import is_traced
 from ..._ops.reduce import _vector_norm
 from ..._tensor import Tensor
 
@@ -79,7 +79,7 @@ def _write(grads, arrays):
 
 
 def _check_finite(total, norm_type, error_if_nonfinite):
-    if error_if_nonfinite and not _is_traced((total,)) and not bool(jnp.isfinite(total)):
+    if error_if_nonfinite and not is_traced((total,)) and not bool(jnp.isfinite(total)):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is "
             "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
@@ -105,7 +105,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return _creation.tensor(0.0)
     arrays = _arrays(tensors)
-    total = (_norm_of_norms(arrays, norm_type) if _is_traced(arrays)
+    total = (_norm_of_norms(arrays, norm_type) if is_traced(arrays)
              else _total_norm_jit(arrays, norm_type=norm_type))
     _check_finite(total, norm_type, error_if_nonfinite)
     return Tensor._wrap(total)
@@ -122,7 +122,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         return
     total = total_norm._value() if isinstance(total_norm, Tensor) else jnp.asarray(total_norm)
     arrays = _arrays(grads)
-    if _is_traced(arrays + (total,)):
+    if is_traced(arrays + (total,)):
         _write(grads, _scaled(arrays, max_norm, total))
     else:
         _write(grads, _scale_jit(arrays, max_norm, total))
@@ -168,7 +168,7 @@ def _clip_norm(parameters, max_norm, norm_type, error_if_nonfinite):
     if not grads:
         return _creation.tensor(0.0)
     arrays = _arrays(grads)
-    if _is_traced(arrays):
+    if is_traced(arrays):
         total = _norm_of_norms(arrays, norm_type)
         new = _scaled(arrays, max_norm, total)
     else:
@@ -198,7 +198,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     if any(g.is_complex() for g in grads):
         raise NotImplementedError("clamp is not supported for complex types")
     arrays = _arrays(grads)
-    if _is_traced(arrays):
+    if is_traced(arrays):
         _write(grads, [jnp.clip(g, -clip_value, clip_value).astype(g.dtype) for g in arrays])
     else:
         _write(grads, _clamp_jit(arrays, clip_value))
