@@ -91,6 +91,7 @@ _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, t
 # --- finding the state ----------------------------------------------------------------------------
 
 _SKIP = object()
+_NAMED = (Tensor, Generator, Optimizer)   # the kinds a walk recording paths names
 _CONSTANTS = frozenset((int, float, complex, bool, str, type(None)))
 _MISSING = object()   # an empty closure cell, an undefined global
 _KINDS = {}   # type -> how walk treats its instances
@@ -167,9 +168,12 @@ def _probes_hold(probes):
 
 
 class _State:
-    """Everything one call captures, in a deterministic order."""
+    """Everything one call captures, in a deterministic order: the one walk of the objects a
+    step reaches (NOTE [ whole-step compile ] says through what).  With ``locate`` it records
+    where each Tensor is bound, with ``paths`` how each object is reached (the names
+    torchlike.export gives the state)."""
 
-    def __init__(self, locate=False):
+    def __init__(self, locate=False, paths=False):
         self.tensors = []      # storage roots (and argument views passed by value)
         self.params = []       # leaves that require grad: their .grad is captured
         self.groups = []       # (optimizer, group, hyper keys)
@@ -187,6 +191,11 @@ class _State:
         # with ``locate``: id(tensor) -> the places it is bound, (how, container, key) with how
         # "item" (container[key]), "attr" (an attribute) or "cell" (a closure cell)
         self.where = {} if locate else None
+        # with ``paths``: id(obj) -> (rank, path, role) for each Tensor storage root, Generator
+        # and Optimizer: its first path of the lowest rank, 0 for a module's parameter or buffer
+        # and an optimizer's state (role "parameter", "buffer", "non-persistent buffer",
+        # "optimizer state"), 1 for any other path (role None)
+        self.paths = {} if paths else None
 
     def probe(self, read, then):
         self.probes.append((read, tuple(then)))
@@ -201,12 +210,32 @@ class _State:
     def _at(self, how, container, key):
         return (how, container, key) if self.where is not None else None
 
-    def walk(self, obj, depth=0, at=None):
+    def _path(self, path, key):
+        """The path of ``key`` inside the object at ``path`` ("" or None: a root), when the walk
+        records paths."""
+        if self.paths is None:
+            return None
+        return f"{path}.{key}" if path else str(key)
+
+    def name(self, key, path, role=None):
+        """Record ``path`` for the object of id ``key`` unless it has a path of the same or a
+        lower rank."""
+        rank = 1 if role is None else 0
+        found = self.paths.get(key)
+        if found is None or rank < found[0]:
+            self.paths[key] = (rank, path, role)
+
+    def walk(self, obj, depth=0, at=None, path=None, role=None):
         kind = _KINDS.get(type(obj))
         if kind is None:
             kind = _KINDS[type(obj)] = _kind(obj)
         if at is not None and kind is Tensor:
             self.where.setdefault(id(obj), []).append(at)
+        if path is not None and kind in _NAMED:
+            if kind is Tensor:
+                self.name(id(obj if obj._root is None else obj._root), path, role)
+            else:
+                self.name(id(obj), path)
         if kind is _SKIP or depth > 12 or id(obj) in self._ids:
             return
         self._ids.add(id(obj))
@@ -220,76 +249,88 @@ class _State:
                 if obj._requires_grad and obj._grad_fn is None:
                     self.params.append(obj)
         elif kind is Module:
-            self.walk_module(obj, depth)
+            self.walk_module(obj, depth, path)
         elif kind is Optimizer:
-            self.walk_optimizer(obj, depth)
+            self.walk_optimizer(obj, depth, path)
         elif kind is LRScheduler:
             self.probe(functools.partial(_attributes, obj, ("optimizer",)), (obj.optimizer,))
-            self.walk(obj.optimizer, depth)
+            self.walk(obj.optimizer, depth, None, self._path(path, "optimizer"))
         elif kind is Generator:
             self.generators.append(obj)
         elif kind is dict:
             self.probe(obj.values, obj.values())
             for k, v in obj.items():
-                self.walk(v, depth, self._at("item", obj, k))
+                self.walk(v, depth, self._at("item", obj, k), self._path(path, k))
         elif kind is list:
             mutable = isinstance(obj, list)
             if mutable or isinstance(obj, set):   # tuples and frozensets cannot change
                 self.probe(functools.partial(tuple, obj), obj)
             for i, v in enumerate(obj):
-                self.walk(v, depth, self._at("item", obj, i) if mutable else None)
+                self.walk(v, depth, self._at("item", obj, i) if mutable else None,
+                          self._path(path, i))
         elif kind is types.FunctionType:
             self.walk_function(obj, depth)
         else:   # a plain object: its attributes
             self.probe(obj.__dict__.values, obj.__dict__.values())
             for k, v in vars(obj).items():
-                self.walk(v, depth, self._at("attr", obj, k))
+                self.walk(v, depth, self._at("attr", obj, k), self._path(path, k))
 
-    def walk_optimizer(self, opt, depth):
+    def walk_optimizer(self, opt, depth, path=None):
         self.probe(functools.partial(_attributes, opt, ("param_groups", "state")),
                    (opt.param_groups, opt.state))
         self.probe(opt.param_groups.copy, opt.param_groups)
-        for group in opt.param_groups:
+        for g, group in enumerate(opt.param_groups):
             self.probe(functools.partial(_global_values, group, ("params",)), (group["params"],))
             self.probe(group["params"].copy, group["params"])
-            for p in group["params"]:
-                self.walk(p, depth)
-            tensors = _tensor_values(group)   # hyper-parameters given as Tensors
-            self.probe(functools.partial(_tensor_values, group), tensors)
-            for v in tensors:
-                self.walk(v, depth)
+            for i, p in enumerate(group["params"]):
+                self.walk(p, depth, None, self._path(path, f"param_groups.{g}.params.{i}"))
+            # hyper-parameters given as Tensors
+            self.probe(functools.partial(_tensor_values, group), _tensor_values(group))
+            for k, v in group.items():
+                if isinstance(v, Tensor):
+                    self.walk(v, depth, None, self._path(path, f"param_groups.{g}.{k}"))
             self.groups.append((opt, group, _hyper_keys(opt, group)))
+        # a parameter's state is named by the parameter's number, as Optimizer.state_dict
+        # numbers them
+        number = {} if self.paths is None else {id(p): i for i, p in enumerate(dict.fromkeys(
+            p for group in opt.param_groups for p in group["params"]))}
         states = tuple(opt.state.values())
         if all(isinstance(s, dict) for s in states):   # as optimizers keep it: one probe
             self.probe(functools.partial(_state_values, opt), _state_values(opt))
-            for s in states:
+            for p, s in opt.state.items():
+                at = self._path(path, f"state.{number.get(id(p), f'unknown{len(number)}')}")
                 for k, v in s.items():
-                    self.walk(v, depth, self._at("item", s, k))
+                    self.walk(v, depth, self._at("item", s, k), self._path(at, k),
+                              "optimizer state")
         else:
             self.probe(opt.state.values, states)
             for s in states:
                 self.walk(s, depth)
 
-    def walk_module(self, module, depth):
+    def walk_module(self, module, depth, path=None):
         """A module's parameters, buffers and sub-modules (and tensors kept as plain
         attributes), in a full walk's order; what was found is reused while the module
         structure is unchanged (_trace_context.structure) and the module holds no containers
         that could change unseen."""
         cached = _SUBTREES.get(module)
         if cached is None or cached[0] != _trace_context.structure[0] or \
-                self.where is not None:   # a locating walk records where tensors are bound
-            sub = _State(self.where is not None)
+                self.where is not None or self.paths is not None:   # a walk that records
+            sub = _State(self.where is not None, self.paths is not None)
             sub._ids.add(id(module))
             cacheable = True
-            for table in (module._parameters, module._buffers, module._modules):
+            hidden = module._non_persistent_buffers_set
+            for table, role in ((module._parameters, "parameter"), (module._buffers, "buffer"),
+                                (module._modules, None)):
                 for k, v in table.items():
-                    sub.walk(v, depth, sub._at("attr", module, k))
+                    sub.walk(v, depth, sub._at("attr", module, k), sub._path(path, k),
+                             "non-persistent buffer" if role == "buffer" and k in hidden
+                             else role)
             for k, v in module.__dict__.items():   # tensors kept as plain attributes
                 if k[0] != "_":
                     sub.constant(v)   # p, eps, momentum, ... (training is guarded as well)
                 kind = _KINDS.get(type(v)) or _kind(v)
                 if k[0] != "_" and kind in (Tensor, Module, list, dict):
-                    sub.walk(v, depth, sub._at("attr", module, k))
+                    sub.walk(v, depth, sub._at("attr", module, k), sub._path(path, k))
                     # a mutable container can change without the module knowing
                     cacheable = cacheable and not isinstance(v, (list, dict, set))
             cacheable = cacheable and not (sub.groups or sub.generators) and all(
@@ -299,6 +340,9 @@ class _State:
             if self.where is not None:
                 for key, places in sub.where.items():
                     self.where.setdefault(key, []).extend(places)
+            if self.paths is not None:
+                for key, (_, name, role) in sub.paths.items():
+                    self.name(key, name, role)
             if cacheable:
                 _SUBTREES[module] = cached
             else:
@@ -322,22 +366,25 @@ class _State:
                     self.params.append(t)
 
     def walk_function(self, fn, depth):
+        """A function's closure, the globals it names and a bound method's object; their paths
+        are roots: the variable's name, ``self``."""
+        root = None if self.paths is None else ""
         if isinstance(fn, types.MethodType):
-            self.walk(fn.__self__, depth + 1)
+            self.walk(fn.__self__, depth + 1, None, self._path(root, "self"))
             fn = fn.__func__
         if isinstance(fn, functools.partial):
             self.walk(fn.func, depth + 1)
-            self.walk(fn.args, depth + 1)
-            self.walk(fn.keywords, depth + 1)
+            self.walk(fn.args, depth + 1, None, self._path(root, "args"))
+            self.walk(fn.keywords, depth + 1, None, root)
             return
         if not isinstance(fn, types.FunctionType):
             return
         if fn.__closure__:
             contents = _cell_contents(fn.__closure__)
             self.probe(functools.partial(_cell_contents, fn.__closure__), contents)
-            for cell, v in zip(fn.__closure__, contents):
+            for name, cell, v in zip(fn.__code__.co_freevars, fn.__closure__, contents):
                 self.constant(v)
-                self.walk(v, depth + 1, self._at("cell", cell, None))
+                self.walk(v, depth + 1, self._at("cell", cell, None), self._path(root, name))
         names = _global_names(fn.__code__)
         if names:
             namespace = fn.__globals__
@@ -345,7 +392,8 @@ class _State:
             self.probe(functools.partial(_global_values, namespace, names), values)
             for name, v in zip(names, values):
                 self.constant(v)
-                self.walk(v, depth + 1, self._at("item", namespace, name))
+                self.walk(v, depth + 1, self._at("item", namespace, name),
+                          self._path(root, name))
 
 
 _GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "STORE_NAME"))
@@ -363,13 +411,19 @@ def _global_names(code):
     return tuple(names)
 
 
-def _find_state(fn, args, kwargs, locate=False):
-    state = _State(locate)
-    state.walk_function(fn, 0) if not isinstance(fn, Module) else state.walk(fn)
+def _find_state(fn, args, kwargs, locate=False, names=None):
+    """What a call ``fn(*args, **kwargs)`` captures (_State); ``locate``: record where each
+    Tensor is bound; ``names``: a name per leaf of ``(args, kwargs)``, and record the path of
+    every object found (``_State.paths``)."""
+    state = _State(locate, names is not None)
+    if isinstance(fn, Module):
+        state.walk(fn, 0, None, None if names is None else "")
+    else:
+        state.walk_function(fn, 0)
     state.leaves, state.tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
-    for x in state.leaves:
+    for i, x in enumerate(state.leaves):
         if not isinstance(x, Tensor):
-            state.walk(x)
+            state.walk(x, 0, None, None if names is None else names[i])
     for g in default_generators():   # the CPU's and each accelerator's
         state.walk(g)
     state.fixed, state.fixed_params = len(state.tensors), len(state.params)
