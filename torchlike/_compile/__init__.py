@@ -71,19 +71,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _trace_context, _x64, compiler
-from ._device import CPU, from_jax_device, out_of_memory, to_jax_device
-from ._random import Generator, default_generators
-from ._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
-from .autograd.grad_mode import _state as _grad_state
-from .nn.modules.module import Module
-from .optim._lr_scheduler_base import LRScheduler
-from .optim.optimizer import _NOT_HYPER, Optimizer
+from .. import _trace_context, _x64, compiler
+from .._device import CPU, from_jax_device, out_of_memory, to_jax_device
+from .._random import Generator, default_generators
+from .._tensor import TRACED_VALUE_ERRORS, Tensor, defer_check, on_host
+from ..autograd.grad_mode import _state as _grad_state
+from ..nn.modules.module import Module
+from ..optim._lr_scheduler_base import LRScheduler
+from ..optim.optimizer import _NOT_HYPER, Optimizer
 
 __all__ = ["compile"]
 
 _Tracer = jax.core.Tracer
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # torchlike's
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, type,
           types.BuiltinFunctionType)
 
