@@ -1,7 +1,7 @@
 """torchlike.compile: a whole training step as one XLA program (NOTE [ whole-step compile ] in
-torchlike/_compile.py).  The main oracle is "modes agree": the same seeded setup run once with
-the plain step and once with ``torchlike.compile(step)`` ends in the same parameters, ``.grad``,
-optimizer state, buffers and losses (to float32 rounding: XLA fuses the compiled program
+torchlike/_compile/__init__.py).  The main oracle is "modes agree": the same seeded setup run once
+with the plain step and once with ``torchlike.compile(step)`` ends in the same parameters,
+``.grad``, optimizer state, buffers and losses (to float32 rounding: XLA fuses the compiled program
 differently from the eager ops)."""
 import copy
 import warnings
@@ -1244,16 +1244,16 @@ def test_changes_between_calls_are_seen_by_the_replayed_call(case):
 
 
 def test_a_steady_loop_replays_the_last_call_without_walking(monkeypatch):
-    from torchlike import _compile
+    from torchlike._compile import walk
     model, opt, step = _mlp_step(dropout=0.5)
     step = tl.compile(step)
     walks = []
-    real = _compile._find_state
+    real = walk.find_state
 
     def counted(*args, locate=False):
         walks.append(locate)
         return real(*args, locate=locate)
-    monkeypatch.setattr(_compile, "_find_state", counted)
+    monkeypatch.setattr(walk, "find_state", counted)
     for _ in range(6):
         step(tl.randn(3, 4))   # a new batch Tensor each call
     # call 1 runs eagerly; call 2 finds its state (a walk) and traces (with a locating walk

@@ -1,15 +1,15 @@
 """The state capture behind ``torchlike.export``: a forward or a training step as a pure function
 of named state and inputs, built on torchlike.compile's capture (NOTE [ whole-step compile ] in
-_compile.py).
+_compile/__init__.py).
 
 NOTE [ export capture ]
 ``_Capture(fn, args, kwargs)`` gives every Tensor leaf of ``(args, kwargs)`` a fresh Tensor of its
-own (the exported program's user inputs), finds ``fn``'s state with ``_compile._find_state``, whose
+own (the exported program's user inputs), finds ``fn``'s state with ``_compile.find_state``, whose
 walk names every piece of it by how the step reaches it: ``model.0.weight`` (a module's parameter or
 buffer), ``model.0.weight.grad``, ``opt.state.0.momentum_buffer`` (the optimizer's state of its
 parameter number 0, numbered as ``Optimizer.state_dict`` numbers them), ``opt.param_groups.0.lr``
 (a numeric hyper-parameter, a traced scalar), ``rng`` (the default generator's state).  A first
-trace (``trace``: jax.make_jaxpr of ``_compile._program``) tells which of them the program reads
+trace (``trace``: jax.make_jaxpr of ``_compile.pure_step``) tells which of them the program reads
 and which it writes; only those enter the exported signature (``kept``), the others are baked in
 or unused.  ``pure(values, args, kwargs) -> (outputs, updates)`` is then the function that
 jax.export lowers: ``values`` maps the kept names to arrays, ``updates`` maps the names the program
@@ -37,7 +37,7 @@ except ImportError:   # older jax
 PARAMETER, BUFFER, CONSTANT = "PARAMETER", "BUFFER", "CONSTANT_TENSOR"
 GRADIENT, OPTIMIZER_STATE, HYPERPARAMETER = "GRADIENT", "OPTIMIZER_STATE", "HYPERPARAMETER"
 RNG_STATE = "RNG_STATE"
-# the kind of a Tensor by how the walk first reached it (_compile._State.paths)
+# the kind of a Tensor by how the walk first reached it (_compile.walk.State.paths)
 _KINDS = {"parameter": PARAMETER, "buffer": BUFFER, "non-persistent buffer": BUFFER,
           "optimizer state": OPTIMIZER_STATE}
 
@@ -47,7 +47,7 @@ def is_array(x):
 
 
 def _is_input_leaf(x):
-    return is_array(x) or _compile._is_leaf(x)
+    return is_array(x) or _compile.is_leaf(x)
 
 
 def flatten_inputs(args, kwargs):
@@ -159,12 +159,13 @@ class Capture:
 
     # which objects, and their names
     def find(self):
-        self.state = _compile._find_state(self.fn, self.args, self.kwargs,
-                                          names=self.input_names)
+        self.state = _compile.find_state(self.fn, self.args, self.kwargs,
+                                         names=self.input_names)
         paths = self.state.paths   # id -> (rank, path, role); a module's path beats another
 
         def named(obj):
             return "rng" if obj is default_generator else paths.get(id(obj), (1, None))[1]
+
         input_ids = {id(t): j for j, t in enumerate(self.inputs)}
         self.input_of = {}          # position in state.tensors -> position in self.inputs
         self.entries = []
@@ -236,7 +237,7 @@ class Capture:
         return jax.ShapeDtypeStruct(v.shape, v.dtype)
 
     def program_inputs(self, values, input_arrays):
-        """``_compile._program``'s (arrays, grads, hypers, gens), taking the named ``values``
+        """``_compile.pure_step``'s (arrays, grads, hypers, gens), taking the named ``values``
         where given and the live state elsewhere."""
         st = self.state
         arrays = []
@@ -285,14 +286,14 @@ class Capture:
 
     def trace(self):
         """Trace ``fn`` once on the live values: which entries it reads and writes."""
-        plan = _compile._Plan()
-        program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
+        plan = _compile.Plan()
+        program = _compile.pure_step(self.fn, self.args, self.kwargs, self.state, plan)
         inputs = self.program_inputs({}, [t._arr for t in self.inputs])
         try:
             with self._context():
                 jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
         except Exception as e:
-            if not _compile._is_graph_break(e):
+            if not _compile.is_graph_break(e):
                 raise
             raise _not_traceable(self.fn, e) from None
         flat_names = jax.tree_util.tree_leaves(self._names_tree(inputs))
@@ -330,12 +331,9 @@ class Capture:
 
     def warm_up(self, result):
         """Run the traced step once for real, as torchlike.compile does when a step creates
-        state (_compile._run writes everything back, created state included)."""
-        program = _compile._Compiled(result.jaxpr, jax.tree_util.tree_structure(result.shapes),
-                                     result.plan, len(self.state.tensors),
-                                     [p._grad is not None for p in self.state.params],
-                                     _compile._devices(_compile._inputs(self.state)[0])[-1])
-        _compile._run(program, self.state)
+        state (_compile.run writes everything back, created state included)."""
+        _compile.run(_compile.Compiled(result.jaxpr, result.shapes, result.plan, self.state),
+                     self.state)
 
     def keep(self, result):
         """The entries the exported program takes: those it reads or writes."""
@@ -347,15 +345,15 @@ class Capture:
         """The program: ``(values, args, kwargs) -> (outputs, updates)``; ``args`` and ``kwargs``
         hold arrays where the example held Tensors and None where it held other values."""
         input_arrays = jax.tree_util.tree_leaves((args, kwargs))
-        plan = _compile._Plan()
-        program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
+        plan = _compile.Plan()
+        program = _compile.pure_step(self.fn, self.args, self.kwargs, self.state, plan)
         with self._context():
             changed, outs, final_grads, hyper_out, gens_out, created, deferred, _ = program(
                 *self.program_inputs(values, input_arrays))
         leaves = iter(outs)
         out_leaves = []
         for s in plan.out_static:
-            if s is not _compile._TENSOR:
+            if s is not _compile.TENSOR:
                 raise TypeError(f"torchlike.export: {_qualname(self.fn)} returns a "
                                 f"{type(s).__name__} ({s!r}); an exported program can only "
                                 "return Tensors (in tuples, lists and dicts)")
