@@ -50,7 +50,8 @@ beside it).  --profile (automatic when a case misses the goal) splits a compiled
 into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.
 --index-checks-cost adds a seventh implementation, the compiled step built with
 torchlike.compiler.config.index_checks off, and prints what the checks of the embedding indices
-and cross-entropy targets cost (NOTE [ checks in a compiled step ] in torchlike/_compile.py).
+and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
+torchlike/_compile/program.py).
 """
 import argparse
 import functools
@@ -68,7 +69,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
-from torchlike import _compile  # noqa: E402
+from torchlike._compile import function, guards, program as programs, walk  # noqa: E402
 
 from bench_eager import (  # noqa: E402  (scripts/ is on the path when run as a script)
     print_environment, wait_jax, wait_torch, wait_torchlike)
@@ -464,13 +465,13 @@ def runners_for(case, init, args):
 def profile_compiled(case, init, budget_s, window, calls=300):
     """Where a torchlike.compile call's time goes: (1) the whole call, its XLA program run in a
     loop of its own and the hand-written JAX step, timed in turns; (2) the phases of the call,
-    timed by wrapping _compile's functions for ``calls`` calls (median microseconds; a phase a
-    call skips counts 0)."""
+    timed by wrapping torchlike._compile's functions for ``calls`` calls (median microseconds; a
+    phase a call skips counts 0)."""
     step, _ = torch_style_step(torchlike, case, init, 0.25)
     compiled = torchlike.compile(step)
     for _ in range(3):
         wait_torchlike(compiled())
-    state = _compile._find_state(compiled._fn, (), {})
+    state = walk.find_state(compiled._fn, (), {})
 
     # A second copy of the step whose program the loop below runs directly: outputs fed back as
     # the next inputs, as the hand-written step does, without torchlike.compile's per-call Python.
@@ -478,9 +479,9 @@ def profile_compiled(case, init, budget_s, window, calls=300):
     other = torchlike.compile(other)
     for _ in range(3):
         wait_torchlike(other())
-    other_state = _compile._find_state(other._fn, (), {})
-    program = other._programs[_compile._guard_key(other_state)]
-    arrays, grads, hypers, gens = _compile._inputs(other_state)
+    other_state = walk.find_state(other._fn, (), {})
+    program = other._programs[guards.guard_key(other_state)]
+    arrays, grads, hypers, gens = programs.input_values(other_state)
     box = {"donated": [arrays[i] for i in program.donated],
            "kept": [arrays[i] for i in program.kept],
            "grads": grads, "gens": gens}
@@ -501,12 +502,13 @@ def profile_compiled(case, init, budget_s, window, calls=300):
                              budget_s, window)
     loops = {name: s["median_ms"] * 1e3 for name, s in stats.items()}
 
-    # The phases: wrap the functions CompiledFunction.__call__ calls, then restore them.  A
-    # call that replays the last one (NOTE [ replaying the last call ]) checks instead of
-    # finding the state and guard key.
+    # The phases: wrap the functions CompiledFunction.__call__ calls, where it (and run) look
+    # them up, then restore them.  A call that replays the last one (NOTE [ replaying the last
+    # call ]) checks instead of finding the state and guard key.
     spent = {}
-    originals = {"_find_state": _compile._find_state, "_guard_key": _compile._guard_key,
-                 "_inputs": _compile._inputs, "_run": _compile._run}
+    originals = {(walk, "find_state"): walk.find_state,
+                 (function, "guard_key"): function.guard_key,
+                 (programs, "input_values"): programs.input_values, (function, "run"): function.run}
 
     def timed(name, fn):
         def wrapper(*a, **k):
@@ -516,38 +518,35 @@ def profile_compiled(case, init, budget_s, window, calls=300):
             finally:
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
         return wrapper
-    program_call = _compile._Compiled.__call__
-    replay_check = _compile._Replay.state_for
-    phases = {k: [] for k in ("whole call", "replay", "find_state", "guard_key", "_inputs",
+    program_call = programs.Compiled.__call__
+    replay_check = guards.Replay.state_for
+    phases = {k: [] for k in ("whole call", "replay", "find_state", "guard_key", "input_values",
                               "program", "write-back", "other")}
     replayed = 0
     try:
-        for name, fn in originals.items():
-            setattr(_compile, name, timed(name, fn))
-        _compile._Compiled.__call__ = timed("program", program_call)
-        _compile._Replay.state_for = timed("replay", replay_check)
+        for (module, name), fn in originals.items():
+            setattr(module, name, timed(name, fn))
+        programs.Compiled.__call__ = timed("program", program_call)
+        guards.Replay.state_for = timed("replay", replay_check)
         for _ in range(calls):
             spent.clear()
             t0 = time.perf_counter()
             wait_torchlike(compiled())
             whole = time.perf_counter() - t0
-            replayed += "_find_state" not in spent
-            for name in ("replay", "_find_state", "_guard_key"):
+            replayed += "find_state" not in spent
+            for name in ("replay", "find_state", "guard_key"):
                 spent.setdefault(name, 0.0)
             phases["whole call"].append(whole)
-            phases["replay"].append(spent["replay"])
-            phases["find_state"].append(spent["_find_state"])
-            phases["guard_key"].append(spent["_guard_key"])
-            phases["_inputs"].append(spent["_inputs"])
-            phases["program"].append(spent["program"])
-            phases["write-back"].append(spent["_run"] - spent["program"] - spent["_inputs"])
-            phases["other"].append(whole - spent["_run"] - spent["_find_state"]
-                                   - spent["_guard_key"] - spent["replay"])
+            for name in ("replay", "find_state", "guard_key", "input_values", "program"):
+                phases[name].append(spent[name])
+            phases["write-back"].append(spent["run"] - spent["program"] - spent["input_values"])
+            phases["other"].append(whole - spent["run"] - spent["find_state"]
+                                   - spent["guard_key"] - spent["replay"])
     finally:
-        for name, fn in originals.items():
-            setattr(_compile, name, fn)
-        _compile._Compiled.__call__ = program_call
-        _compile._Replay.state_for = replay_check
+        for (module, name), fn in originals.items():
+            setattr(module, name, fn)
+        programs.Compiled.__call__ = program_call
+        guards.Replay.state_for = replay_check
     phase_us = {k: float(np.median(v)) * 1e6 for k, v in phases.items()}
     counts = {"tensors": len(state.tensors), "params": len(state.params),
               "modules": len(state.modules), "written": len(program.plan.changed),
@@ -571,7 +570,7 @@ def print_profile(case, prof):
               "replay": "  replay check: would a walk find the last state?",
               "find_state": "  find_state: walk fn's closure, globals, modules",
               "guard_key": "  guard_key",
-              "_inputs": "  _inputs: collect arrays, grads, hypers, gens",
+              "input_values": "  input_values: collect arrays, grads, hypers, gens",
               "program": "  program: donation checks, jit dispatch, XLA run",
               "write-back": "  write-back: _write outputs, .grad, generators",
               "other": "  other (counters, dict lookup, wait)"}

@@ -31,7 +31,7 @@ TO_DTYPE = Op("to", lambda x, dtype: x.astype(dtype), "ToCopyBackward0", saves=(
 # op table's jitted forward.  It is recorded as ToCopyBackward0, whose backward moves the
 # gradient back.  In a traced step (torchlike.compile) the whole program runs on the step's
 # device: a move to it is a copy there, and torchlike.compile moves the argument before the
-# call (NOTE [ devices in a compiled step ] in _compile.py).
+# call (NOTE [ devices in a compiled step ] in _compile/__init__.py).
 
 def move(t, jd):
     """``t``'s values on jax device ``jd``, recorded for autograd."""

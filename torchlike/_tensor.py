@@ -720,8 +720,8 @@ def check_index_range(t, lo, hi, error, message, ignore=None):
     """Raise ``error(message.format(position, value))`` for the first entry of the integer
     Tensor ``t`` outside [lo, hi) (and other than ``ignore``): read on the host in eager code on
     the CPU, queued on an accelerator (NOTE [ checks on an accelerator ]), as a check of the
-    program in a compiled step (NOTE [ checks in a compiled step ] in _compile.py), not at all
-    under other tracing or on meta."""
+    program in a compiled step (NOTE [ checks in a compiled step ] in _compile/program.py), not
+    at all under other tracing or on meta."""
     check_in_range(t._value(), lo, hi, error, message, ignore)
 
 

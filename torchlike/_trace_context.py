@@ -1,6 +1,6 @@
 """The trace ``torchlike.compile`` is running, for the few places that must behave differently
-inside it (NOTE [ whole-step compile ] in _compile.py): optimizer flags computed from traced
-hyper-parameters, and LR scheduler steps, which are replayed after every call."""
+inside it (NOTE [ whole-step compile ] in _compile/__init__.py): optimizer flags computed from
+traced hyper-parameters, and LR scheduler steps, which are replayed after every call."""
 import jax
 import jax.numpy as jnp
 
@@ -36,9 +36,9 @@ def defer(fn, *args):
 def check(ok, error, message, *values):
     """While torchlike.compile traces a step: the program raises ``error(message.format(
     *values))`` where the traced boolean ``ok`` is False, before any state changes, as eager
-    code raises before its op runs (NOTE [ checks in a compiled step ] in _compile.py).  Does
-    nothing otherwise (eager code checks values on the host itself), nor for a value of a jax
-    transform nested in the step (vmap, checkpoint, a custom_vjp's rule): its tracers cannot
+    code raises before its op runs (NOTE [ checks in a compiled step ] in _compile/program.py).
+    Does nothing otherwise (eager code checks values on the host itself), nor for a value of a
+    jax transform nested in the step (vmap, checkpoint, a custom_vjp's rule): its tracers cannot
     leave that transform."""
     if active and active[-1].checks is not None and \
             getattr(ok, "_trace", None) is active[-1].jax_trace:
@@ -60,7 +60,7 @@ def check_in_range(values, lo, hi, error, message, ignore=None):
 
 def device_of(t):
     """The jax device of the traced tensor ``t`` (None: no step is being traced): a captured
-    tensor's own, else the step's (NOTE [ devices in a compiled step ] in _compile.py)."""
+    tensor's own, else the step's (NOTE [ devices in a compiled step ] in _compile/__init__.py)."""
     if not active:
         return None
     trace = active[-1]

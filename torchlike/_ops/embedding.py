@@ -9,8 +9,8 @@ gradient by how often its index occurs in the mini-batch.
 
 Index range checks read the indices on the host, as PyTorch's CPU kernels do; while
 torchlike.compile traces a step they become checks of the program (NOTE [ checks in a compiled
-step ] in _compile.py).  ``max_norm`` renormalizes the referenced rows of the weight in place (no autograd,
-``Tensor._write``) before the lookup, as PyTorch does.
+step ] in _compile/program.py).  ``max_norm`` renormalizes the referenced rows of the weight in
+place (no autograd, ``Tensor._write``) before the lookup, as PyTorch does.
 """
 import jax
 import jax.numpy as jnp

@@ -1,35 +1,31 @@
 """The state capture behind ``torchlike.export``: a forward or a training step as a pure function
 of named state and inputs, built on torchlike.compile's capture (NOTE [ whole-step compile ] in
-_compile.py).
+_compile/__init__.py).
 
 NOTE [ export capture ]
 ``_Capture(fn, args, kwargs)`` gives every Tensor leaf of ``(args, kwargs)`` a fresh Tensor of its
-own (the exported program's user inputs), finds ``fn``'s state with ``_compile._find_state`` and
-names every piece of it by how the step reaches it: ``model.0.weight`` (a module's parameter or
+own (the exported program's user inputs), finds ``fn``'s state with ``_compile.find_state``, whose
+walk names every piece of it by how the step reaches it: ``model.0.weight`` (a module's parameter or
 buffer), ``model.0.weight.grad``, ``opt.state.0.momentum_buffer`` (the optimizer's state of its
 parameter number 0, numbered as ``Optimizer.state_dict`` numbers them), ``opt.param_groups.0.lr``
 (a numeric hyper-parameter, a traced scalar), ``rng`` (the default generator's state).  A first
-trace (``trace``: jax.make_jaxpr of ``_compile._program``) tells which of them the program reads
+trace (``trace``: jax.make_jaxpr of ``_compile.pure_step``) tells which of them the program reads
 and which it writes; only those enter the exported signature (``kept``), the others are baked in
 or unused.  ``pure(values, args, kwargs) -> (outputs, updates)`` is then the function that
 jax.export lowers: ``values`` maps the kept names to arrays, ``updates`` maps the names the program
 writes to their new arrays.
 """
-import functools
 import inspect
-import types
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _compile
-from .._random import Generator, default_generator
+from .._random import default_generator
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..nn.modules.module import Module
-from ..optim._lr_scheduler_base import LRScheduler
-from ..optim.optimizer import Optimizer
 
 try:
     from jax.extend.core import Literal
@@ -41,6 +37,9 @@ except ImportError:   # older jax
 PARAMETER, BUFFER, CONSTANT = "PARAMETER", "BUFFER", "CONSTANT_TENSOR"
 GRADIENT, OPTIMIZER_STATE, HYPERPARAMETER = "GRADIENT", "OPTIMIZER_STATE", "HYPERPARAMETER"
 RNG_STATE = "RNG_STATE"
+# the kind of a Tensor by how the walk first reached it (_compile.walk.State.paths)
+_KINDS = {"parameter": PARAMETER, "buffer": BUFFER, "non-persistent buffer": BUFFER,
+          "optimizer state": OPTIMIZER_STATE}
 
 
 def is_array(x):
@@ -48,7 +47,7 @@ def is_array(x):
 
 
 def _is_input_leaf(x):
-    return is_array(x) or _compile._is_leaf(x)
+    return is_array(x) or _compile.is_leaf(x)
 
 
 def flatten_inputs(args, kwargs):
@@ -63,132 +62,6 @@ def as_array(x):
 
 
 # --- names ----------------------------------------------------------------------------------------
-
-def _join(prefix, name):
-    return f"{prefix}.{name}" if prefix else str(name)
-
-
-class _Namer:
-    """Names the objects a step reaches (NOTE [ export capture ]).  Walks as _compile._State does,
-    so whatever it captured is found; a name from a module's registry (priority 0) beats one found
-    another way (an optimizer's ``params`` list, an attribute)."""
-
-    def __init__(self):
-        self.names = {}      # id(obj) -> (priority, name)
-        self.kinds = {}      # id(tensor) -> PARAMETER / BUFFER / OPTIMIZER_STATE
-        self.persistent = {}  # id(buffer) -> bool
-        self._seen = set()
-
-    def record(self, obj, name, priority=1, kind=None):
-        key = id(obj)
-        if key not in self.names or priority < self.names[key][0]:
-            self.names[key] = (priority, name)
-            if kind is not None:
-                self.kinds[key] = kind
-
-    def name(self, obj):
-        found = self.names.get(id(obj))
-        return None if found is None else found[1]
-
-    def walk(self, obj, path, depth=0):
-        if isinstance(obj, _compile._PLAIN) or depth > 12:
-            return
-        if isinstance(obj, Tensor):
-            root = obj if obj._root is None else obj._root
-            self.record(root, path)
-            return
-        if isinstance(obj, Generator):
-            self.record(obj, path)
-            return
-        if id(obj) in self._seen:
-            return
-        self._seen.add(id(obj))
-        if isinstance(obj, Module):
-            self.walk_module(obj, path, depth)
-        elif isinstance(obj, Optimizer):
-            self.walk_optimizer(obj, path, depth)
-        elif isinstance(obj, LRScheduler):
-            self.walk(obj.optimizer, _join(path, "optimizer"), depth + 1)
-        elif isinstance(obj, dict):
-            for k, v in obj.items():
-                self.walk(v, _join(path, k), depth + 1)
-        elif isinstance(obj, (list, tuple)):
-            for i, v in enumerate(obj):
-                self.walk(v, _join(path, i), depth + 1)
-        elif isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
-            self.walk_function(obj, depth)
-        elif hasattr(obj, "__dict__") and not callable(getattr(obj, "__get__", None)):
-            for k, v in vars(obj).items():
-                self.walk(v, _join(path, k), depth + 1)
-
-    def walk_module(self, mod, path, depth):
-        for name, p in mod.named_parameters(remove_duplicate=False):
-            self.record(p, _join(path, name), 0, PARAMETER)
-        for mname, sub in mod.named_modules(remove_duplicate=False):
-            for bname, b in sub._buffers.items():
-                if b is not None:
-                    self.record(b, _join(path, _join(mname, bname)), 0, BUFFER)
-                    self.persistent.setdefault(
-                        id(b), bname not in sub._non_persistent_buffers_set)
-        for mname, sub in mod.named_modules():
-            for k, v in vars(sub).items():
-                if k not in ("_parameters", "_buffers", "_modules") and isinstance(
-                        v, (Tensor, dict, list, tuple)):
-                    self.walk(v, _join(path, _join(mname, k)), depth + 1)
-
-    def walk_optimizer(self, opt, path, depth):
-        self.record(opt, path)
-        index = {}
-        for g, group in enumerate(opt.param_groups):
-            for i, p in enumerate(group["params"]):
-                index.setdefault(id(p), len(index))
-                self.record(p, _join(path, f"param_groups.{g}.params.{i}"), 1)
-            for k, v in group.items():
-                if isinstance(v, Tensor):
-                    self.walk(v, _join(path, f"param_groups.{g}.{k}"), depth + 1)
-        for p, st in opt.state.items():
-            i = index.get(id(p), f"unknown{len(index)}")
-            for k, v in st.items():
-                if isinstance(v, Tensor):
-                    root = v if v._root is None else v._root
-                    self.record(root, _join(path, f"state.{i}.{k}"), 0, OPTIMIZER_STATE)
-                else:
-                    self.walk(v, _join(path, f"state.{i}.{k}"), depth + 1)
-
-    def walk_function(self, fn, depth):
-        """A function's closure and the globals it names become roots named by their variable
-        names; a bound method's object is ``self``."""
-        if isinstance(fn, types.MethodType):
-            self.walk(fn.__self__, "self", depth + 1)
-            fn = fn.__func__
-        if isinstance(fn, functools.partial):
-            self.walk_function(fn.func, depth + 1)
-            self.walk(fn.args, "args", depth + 1)
-            for k, v in fn.keywords.items():
-                self.walk(v, k, depth + 1)
-            return
-        if not isinstance(fn, types.FunctionType):
-            return
-        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-            try:
-                self.walk(cell.cell_contents, name, depth + 1)
-            except ValueError:   # an empty cell
-                pass
-        for name in _ordered_global_names(fn.__code__):
-            if name in fn.__globals__:
-                self.walk(fn.__globals__[name], name, depth + 1)
-
-
-def _ordered_global_names(code, out=None):
-    out = [] if out is None else out
-    for name in code.co_names:
-        if name not in out:
-            out.append(name)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _ordered_global_names(const, out)
-    return out
-
 
 def _parameter_names(fn, args, kwargs):
     """Argument names of ``fn(*args, **kwargs)``, by position and by keyword."""
@@ -261,16 +134,14 @@ class Capture:
     Args:
         fn: a Module (its forward) or a step function.
         args, kwargs: example inputs; their Tensor leaves become the program's inputs.
-        roots: ``[(name, object)]`` naming the state (None: the closure and globals of ``fn``).
         with_grads: capture the parameters' ``.grad`` (a training step) or hide it (a forward).
         grad_mode: True runs ``fn`` with grad mode on, False under ``no_grad``.
     """
 
-    def __init__(self, fn, args, kwargs, *, roots=None, with_grads, grad_mode):
+    def __init__(self, fn, args, kwargs, *, with_grads, grad_mode):
         self.fn = fn
         self.with_grads = with_grads
         self.grad_mode = grad_mode
-        self.roots = roots
         leaves, self.tree = flatten_inputs(args, kwargs)
         fresh, self.inputs, self.constants = [], [], []
         for x in leaves:
@@ -282,27 +153,19 @@ class Capture:
                 self.constants.append(x)
                 fresh.append(x)
         self.leaf_is_input = [is_array(x) for x in leaves]
-        self._leaves = leaves
         self.args, self.kwargs = jax.tree_util.tree_unflatten(self.tree, fresh)
         self.input_names = input_names(fn, args, kwargs)
         self.find()
 
     # which objects, and their names
     def find(self):
-        self.state = _compile._find_state(self.fn, self.args, self.kwargs)
-        namer = _Namer()
-        namer.record(default_generator, "rng", -1)
-        if self.roots is None:
-            if isinstance(self.fn, Module):
-                namer.walk(self.fn, "")
-            else:
-                namer.walk_function(self.fn, 0)
-            for name, x in zip(self.input_names, self._leaves):
-                if not is_array(x):
-                    namer.walk(x, name)
-        else:
-            for name, obj in self.roots:
-                namer.walk(obj, name)
+        self.state = _compile.find_state(self.fn, self.args, self.kwargs,
+                                         names=self.input_names)
+        paths = self.state.paths   # id -> (rank, path, role); a module's path beats another
+
+        def named(obj):
+            return "rng" if obj is default_generator else paths.get(id(obj), (1, None))[1]
+
         input_ids = {id(t): j for j, t in enumerate(self.inputs)}
         self.input_of = {}          # position in state.tensors -> position in self.inputs
         self.entries = []
@@ -320,11 +183,11 @@ class Capture:
             if id(t) in input_ids:
                 self.input_of[i] = input_ids[id(t)]
                 continue
-            name = unique(namer.name(t) or f"tensor_{i}")
-            kind = namer.kinds.get(id(t), CONSTANT)
+            name = unique(named(t) or f"tensor_{i}")
+            role = paths.get(id(t), (1, None, None))[2]
             self.tensor_names[i] = name
-            self.entries.append(Entry(name, kind, ("tensor", i),
-                                      persistent=namer.persistent.get(id(t), True)))
+            self.entries.append(Entry(name, _KINDS.get(role, CONSTANT), ("tensor", i),
+                                      persistent=role != "non-persistent buffer"))
         self.param_names = []
         position = {id(t): i for i, t in enumerate(self.state.tensors)}
         for i, p in enumerate(self.state.params):
@@ -334,7 +197,7 @@ class Capture:
             if self.with_grads and p._grad is not None:
                 self.entries.append(Entry(unique(f"{name}.grad"), GRADIENT, ("grad", i)))
         for g, (opt, group, keys) in enumerate(self.state.groups):
-            prefix = namer.name(opt) or "optimizer"
+            prefix = named(opt) or "optimizer"
             gi = next(j for j, grp in enumerate(opt.param_groups) if grp is group)
             for k in keys:
                 v = group[k]
@@ -348,7 +211,7 @@ class Capture:
                                               HYPERPARAMETER, ("hyper", g, k, None),
                                               python=type(v).__name__))
         for i, gen in enumerate(self.state.generators):
-            self.entries.append(Entry(unique(namer.name(gen) or f"generator_{i}"), RNG_STATE,
+            self.entries.append(Entry(unique(named(gen) or f"generator_{i}"), RNG_STATE,
                                       ("rng", i)))
         self.by_where = {e.where: e for e in self.entries}
 
@@ -374,7 +237,7 @@ class Capture:
         return jax.ShapeDtypeStruct(v.shape, v.dtype)
 
     def program_inputs(self, values, input_arrays):
-        """``_compile._program``'s (arrays, grads, hypers, gens), taking the named ``values``
+        """``_compile.pure_step``'s (arrays, grads, hypers, gens), taking the named ``values``
         where given and the live state elsewhere."""
         st = self.state
         arrays = []
@@ -423,14 +286,14 @@ class Capture:
 
     def trace(self):
         """Trace ``fn`` once on the live values: which entries it reads and writes."""
-        plan = _compile._Plan()
-        program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
+        plan = _compile.Plan()
+        program = _compile.pure_step(self.fn, self.args, self.kwargs, self.state, plan)
         inputs = self.program_inputs({}, [t._arr for t in self.inputs])
         try:
             with self._context():
                 jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
         except Exception as e:
-            if not _compile._is_graph_break(e):
+            if not _compile.is_graph_break(e):
                 raise
             raise _not_traceable(self.fn, e) from None
         flat_names = jax.tree_util.tree_leaves(self._names_tree(inputs))
@@ -468,12 +331,9 @@ class Capture:
 
     def warm_up(self, result):
         """Run the traced step once for real, as torchlike.compile does when a step creates
-        state (_compile._run writes everything back, created state included)."""
-        program = _compile._Compiled(result.jaxpr, jax.tree_util.tree_structure(result.shapes),
-                                     result.plan, len(self.state.tensors),
-                                     [p._grad is not None for p in self.state.params],
-                                     _compile._devices(_compile._inputs(self.state)[0])[-1])
-        _compile._run(program, self.state)
+        state (_compile.run writes everything back, created state included)."""
+        _compile.run(_compile.Compiled(result.jaxpr, result.shapes, result.plan, self.state),
+                     self.state)
 
     def keep(self, result):
         """The entries the exported program takes: those it reads or writes."""
@@ -485,15 +345,15 @@ class Capture:
         """The program: ``(values, args, kwargs) -> (outputs, updates)``; ``args`` and ``kwargs``
         hold arrays where the example held Tensors and None where it held other values."""
         input_arrays = jax.tree_util.tree_leaves((args, kwargs))
-        plan = _compile._Plan()
-        program = _compile._program(self.fn, self.args, self.kwargs, self.state, plan)
+        plan = _compile.Plan()
+        program = _compile.pure_step(self.fn, self.args, self.kwargs, self.state, plan)
         with self._context():
             changed, outs, final_grads, hyper_out, gens_out, created, deferred, _ = program(
                 *self.program_inputs(values, input_arrays))
         leaves = iter(outs)
         out_leaves = []
         for s in plan.out_static:
-            if s is not _compile._TENSOR:
+            if s is not _compile.TENSOR:
                 raise TypeError(f"torchlike.export: {_qualname(self.fn)} returns a "
                                 f"{type(s).__name__} ({s!r}); an exported program can only "
                                 "return Tensors (in tuples, lists and dicts)")

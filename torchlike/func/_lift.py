@@ -8,7 +8,7 @@ engine does not record a graph of tracers.  So that eager autograd still sees th
 does in PyTorch: ``grad(f)(x)`` is differentiable w.r.t. ``x`` and w.r.t. the parameters ``f``
 reads), the whole transformed function is recorded as one op whose inputs are the call's Tensors
 plus the Tensors requiring grad that ``f`` reaches (its closure, globals, modules: found by
-``_compile._find_state``).  While the op's function runs, those captured Tensors hold the op's
+``_compile.find_state``).  While the op's function runs, those captured Tensors hold the op's
 input arrays (swapped in and restored), so the function is pure in all of its inputs and
 ``jax.vjp`` of it is the op's backward.
 
@@ -72,8 +72,8 @@ class Captured:
     and the generators it may draw from (replayed when the op's function runs again)."""
 
     def __init__(self, fn, args, kwargs, explicit):
-        from .._compile import _find_state
-        state = _find_state(fn, args, kwargs)
+        from .._compile import find_state
+        state = find_state(fn, args, kwargs)
         ids = {id(t) for t in explicit}
         self.reachable = [t for t in state.tensors if id(t) not in ids]
         self.tensors = [t for t in self.reachable if t.requires_grad]

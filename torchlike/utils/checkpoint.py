@@ -3,7 +3,7 @@
 NOTE [ checkpoint as one op ]
 ``checkpoint(function, *args)`` records ONE op in the eager graph (``CheckpointFunctionBackward``)
 whose inputs are the Tensors among ``args``/``kwargs`` plus the Tensors requiring grad that
-``function`` reaches (the parameters of the modules it calls: ``_compile._find_state``), and whose
+``function`` reaches (the parameters of the modules it calls: ``_compile.find_state``), and whose
 function is ``jax.checkpoint`` of ``function`` run as a pure function of them (those Tensors hold
 the op's arrays while it runs).  Eagerly the forward is ``function`` run under ``no_grad``, so no
 intermediate is kept; backward runs ``jax.vjp`` of the op's function, which recomputes the forward.

@@ -1,0 +1,285 @@
+"""One compiled program and a call of it: the jitted trace with the state's buffers donated, the
+captured values it takes, and the results written back into the same Tensor objects (NOTE
+[ whole-step compile ] in __init__.py), checks included (NOTE [ checks in a compiled step ]).
+"""
+import operator
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import compiler
+from .._device import from_jax_device, out_of_memory
+from .._tensor import Tensor, defer_check, on_host
+from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices
+
+
+class Retrace(Exception):
+    """A replayed call's inputs differ from the program's in shape, dtype or structure."""
+
+
+class Compiled:
+    """One program: the jitted trace of ``state``'s step (``jaxpr``, its outputs' ``shapes``)
+    and the plan of where its outputs go; ``device``: the step's (NOTE [ devices in a compiled
+    step ]; None: found from ``state``)."""
+
+    def __init__(self, jaxpr, shapes, plan, state, device=None):
+        self.plan = plan
+        self.device = step_devices(input_values(state)[0])[-1] if device is None else device
+        out_tree = jax.tree_util.tree_structure(shapes)
+        n_tensors = len(state.tensors)
+        had_grads = [p._grad is not None for p in state.params]
+        consts = jaxpr.consts
+        inner = jaxpr.jaxpr
+        changed = set(plan.changed)
+        self.donated = tuple(i for i in range(n_tensors) if i in changed)
+        self.kept = tuple(i for i in range(n_tensors) if i not in changed)
+        self.sealed = False   # a call that must not trace (jit traces again for new inputs)
+        self.fresh = True     # not run yet
+
+        def run(donated, kept, grads, hypers, gens):
+            if self.sealed:
+                raise Retrace
+            arrays, d, k = [], iter(donated), iter(kept)
+            for i in range(n_tensors):
+                arrays.append(next(d) if i in changed else next(k))
+            flat = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
+            return jax.tree_util.tree_unflatten(out_tree, jax.core.eval_jaxpr(inner, consts, *flat))
+        # the written state; and the old gradients when each has a new one to take its buffer
+        self.donate_grads = all(out for out, was in zip(plan.grads, had_grads) if was)
+        donate = (0, 2) if self.donate_grads else (0,)
+        self.fn = jax.jit(run, donate_argnums=donate if compiler.config.donate_buffers else (),
+                          keep_unused=True)
+
+    def __call__(self, arrays, grads, hypers, gens, sealed=False):
+        """Run on the captured values; ``sealed``: raise Retrace (before running anything)
+        where the inputs are not those the program was compiled for."""
+        donated = _owned(list(map(arrays.__getitem__, self.donated)))
+        kept = list(map(arrays.__getitem__, self.kept))
+        if self.donate_grads:
+            grads = _owned(list(grads))
+        self.sealed = sealed
+        try:
+            return self.fn(donated, kept, grads, hypers, gens)
+        except ValueError as e:
+            if "incompatible devices" not in str(e):
+                raise
+            found = list(dict.fromkeys(from_jax_device(next(iter(a.devices())))
+                                       for a in jax.tree_util.tree_leaves((arrays, grads))))
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {found[0]} and {found[1]}!") from None
+        except jax.errors.JaxRuntimeError as e:
+            raise out_of_memory(e) or e
+        finally:
+            self.sealed = False
+
+
+def _refcounts(arrays):
+    return list(map(sys.getrefcount, arrays))
+
+
+def _owned(arrays):
+    """``arrays`` (a list made for the call from the list input_values made; None allowed), each
+    one that something besides its Tensor refers to replaced by a copy: a donated buffer is
+    gone afterwards, so one that something else shares must not be given."""
+    counts = _refcounts(arrays)
+    if all(map(_SOLE_OWNER.__ge__, counts)):
+        return arrays
+    return [a if a is None or n <= _SOLE_OWNER else jnp.array(a, copy=True)
+            for a, n in zip(arrays, counts)]
+
+
+def _sole_owner_refs():
+    """A count of _refcounts for an array only its Tensor holds: the Tensor, the list of
+    input_values, the list made for the call, and the counting's own.  (Counted with a numpy
+    stand-in: making a jax array at import would start jax's backend, claiming a GPU.)"""
+    t = Tensor._wrap(np.zeros(1))
+    arrays = [t._arr]
+    return _refcounts(list(arrays))[0]
+
+
+_GRAD = operator.attrgetter("_grad")
+
+
+def hyper_values(state):
+    """The values of the optimizers' traced hyper-parameters, a tuple per group."""
+    return [tuple(group[k] for k in keys) for _, group, keys in state.groups]
+
+
+_ARR = operator.attrgetter("_arr")
+
+
+def input_values(state, hypers=None):
+    """A program's inputs from ``state``: (arrays, grads, hypers, gens)."""
+    arrays = list(map(_ARR, state.tensors))
+    for i in state.by_value:
+        arrays[i] = state.tensors[i]._value()
+    grads = [None if g is None else g._arr if g._root is None else g._sync()
+             for g in map(_GRAD, state.params)]
+    gens = [g._state._arr for g in state.generators]
+    return arrays, grads, hyper_values(state) if hypers is None else hypers, gens
+
+
+class Writes:
+    """Where a program's written outputs go in one state: the storage roots, with their
+    version counters, and the rest (argument views, arguments passed by value), which take
+    Tensor._write.  A replayed call reuses its state's (NOTE [ replaying the last call ])."""
+
+    def __init__(self, plan, state):
+        tensors, by_value = state.tensors, state.by_value
+        self.roots, self.counters, self.at, self.others = [], [], [], []
+        for k, i in enumerate(plan.changed):
+            t = tensors[i]
+            if t._root is None and i not in by_value:
+                self.roots.append(t)
+                self.counters.append(t._version_counter())
+                self.at.append(k)
+            else:
+                self.others.append((k, t))
+
+    def write(self, changed):
+        values = changed if not self.others else map(changed.__getitem__, self.at)
+        for t, counter, a in zip(self.roots, self.counters, values):
+            t._arr = a   # Tensor._write for a storage root, inlined
+            t._gen += 1
+            counter[0] += 1
+        for k, t in self.others:   # an argument view: into its root
+            t._write(changed[k])
+
+
+def run(program, state, sealed=False, hypers=None, writes=None):
+    """Call ``program`` on ``state``'s values and write its results back into ``state``'s
+    objects; returns what the step returns.  ``sealed``, ``hypers``, ``writes``: as a replayed
+    call gives them (NOTE [ replaying the last call ])."""
+    plan = program.plan
+    arrays, grads, hypers, gens = input_values(state, hypers)
+    here = program.device   # NOTE [ devices in a compiled step ]
+    for i in plan.moved:
+        arrays[i] = jax.device_put(arrays[i], here)
+    gens = [a if here in a.devices() else jax.device_put(a, here) for a in gens]
+    held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
+    changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
+        arrays, grads, hypers, gens, sealed=sealed)
+    writes = writes or Writes(plan, state)
+    if checked:
+        if on_host(checked[0]):
+            if not np.asarray(checked[0]).all():
+                _restore_and_raise(plan, state, writes, changed, final_grads, checked)
+        else:
+            _defer_checks(plan, checked)
+    writes.write(changed)
+    for i in held:   # the step's new gradient goes into a new Tensor, as in eager
+        state.params[i]._grad = None
+    new_grads = iter(final_grads)
+    for p, has in zip(state.params, plan.grads):
+        g = p._grad
+        if not has:
+            p._grad = None
+        elif g is None:
+            p._grad = Tensor._wrap(next(new_grads))
+        elif g._root is None:   # as above
+            g._arr = next(new_grads)
+            g._gen += 1
+            (g._vc or g._version_counter())[0] += 1
+        else:
+            g._write(next(new_grads))
+    for (g, k), v in zip(plan.hypers, hyper_out):
+        group = state.groups[g][1]
+        group[k] = jax.tree_util.tree_map(float, v)
+    for i, a in zip(plan.gens, gens_out):
+        g = state.generators[i]
+        home = g._tensor._device()
+        g._tensor._write(a if home in a.devices() else jax.device_put(a, home))
+        g._reload()
+    if program.fresh:   # the call that traced it: the created Tensors are bound already
+        for t, a in zip(plan.created, created):
+            t._arr, t._gen = a, fresh_gen()
+    else:
+        for places, a in zip(plan.bind, created):
+            t = Tensor._wrap(a)
+            for how, container, key, _ in places:
+                bind_place(how, container, key, t)
+    program.fresh = False
+    for (f, f_args), arrays in zip(plan.deferred, deferred):
+        it = iter(arrays)
+        f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
+    if plan.one_tensor:
+        return Tensor._wrap(outs[0])
+    it = iter(outs)
+    leaves = [Tensor._wrap(next(it)) if s is TENSOR else next(it).item() if s is NUMBER else s
+              for s in plan.out_static]
+    return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+
+def _held_grads(params, replaced, grads, donated):
+    """The parameters, among those whose ``.grad`` the step replaces by a new Tensor
+    (``zero_grad()``, then backward), whose old ``.grad`` Tensor something else holds: it keeps
+    its values, as in eager, so its buffer is not donated (a copy goes in instead).  The new
+    gradient of any other one may go into the old Tensor: nothing else can see it."""
+    held = [i for i in replaced if params[i]._grad is not None
+            and sys.getrefcount(params[i]._grad) > _SOLE_GRAD_OWNER]
+    if donated:
+        for i in held:
+            grads[i] = jnp.array(grads[i], copy=True)
+    return held
+
+
+# NOTE [ checks in a compiled step ]
+# Eager ops check index values on the host (an embedding index past the table raises
+# IndexError); while a step is traced the values are not known, and XLA would clamp such an
+# index and train on the wrong row.  So an op that checks on the host records the same check as
+# a traced boolean (_trace_context.check), and the program returns the checks' flags, with the
+# values its message shows.  Every state output (written tensors, gradients that replace old
+# ones) is selected: the new value where every check holds, else the old one.  The selects fuse
+# into the kernels that compute the outputs, and the donated buffers then get their own values
+# back.  On the CPU the flags are read after the call (no transfer); where one is False the
+# state is written back unchanged and the check's error is raised, as eager code raises at an op
+# of the forward: the parameters, the optimizer's state and accumulated gradients are as they
+# were, and a ``.grad`` the step replaces (``zero_grad()``, then backward) is None, as zero_grad
+# left it.  On an accelerator reading them would wait for the step every call, so they are
+# queued as eager checks there are (NOTE [ checks on an accelerator ] in _tensor.py): the state
+# keeps its old values as selected, and the error comes at the next read of values on the host.
+# compiler.config.index_checks switches this off.
+def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
+    """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
+    and gradients hold their old values, which take the place of the donated buffers; a .grad
+    the step replaces is None; then raise as eager code would, with nothing else written back
+    (the generators' states were not donated)."""
+    writes.write(changed)
+    old = iter(final_grads)
+    for p, has in zip(state.params, plan.grads):
+        if has:
+            a = next(old)
+            if p._grad is not None:
+                p._grad._write(a)
+    for i in plan.replaced:
+        state.params[i]._grad = None
+    oks, values = np.asarray(checked[0]), checked[1]
+    k = int(np.argmin(oks))
+    at = sum(n for _, _, n in plan.checks[:k])
+    error, message, n = plan.checks[k]
+    raise error(message.format(*(np.asarray(v).item() for v in values[at:at + n])))
+
+
+def _defer_checks(plan, checked):
+    """On an accelerator the checks' flags are not read after the call: each is queued (NOTE
+    [ checks on an accelerator ] in _tensor.py); the state written holds its old values where
+    one failed, as the program selected them."""
+    oks, values = checked
+    at = 0
+    for k, (error, message, n) in enumerate(plan.checks):
+        defer_check((oks[k], *values[at:at + n]), error, message)
+        at += n
+
+
+def _sole_grad_owner_refs():
+    """sys.getrefcount of a ``.grad`` only its parameter holds, as _held_grads reads it."""
+    p = Tensor._wrap(np.zeros(1))
+    p._grad = Tensor._wrap(np.zeros(1))
+    params = [p]
+    return sys.getrefcount(params[0]._grad)
+
+
+_SOLE_OWNER = _sole_owner_refs()
+_SOLE_GRAD_OWNER = _sole_grad_owner_refs()
