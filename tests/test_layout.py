@@ -45,6 +45,10 @@ OPS = [
     ("round", lambda T, a: a.round()),
     ("pow_scalar", lambda T, a: a.pow(2)),
     ("mul_0dim", lambda T, a: a * T.tensor(2.0)),
+    # composites of ATen's Scalar overloads (MulBackward1, AddBackward1): elementwise too
+    ("ndtr", lambda T, a: T.special.ndtr(a / 8)),
+    ("margin_ranking_loss", lambda T, a: T.nn.functional.margin_ranking_loss(
+        a, a * 2, a * 0 + 1, reduction="none")),
 ]
 
 

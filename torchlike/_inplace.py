@@ -7,7 +7,8 @@ Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
   view re-derives itself from the storage (its grad_fn: ``AsStridedBackward0`` of the base).
 """
 from . import _dtype as D, _x64
-from ._ops import shape
+from ._dispatch import call
+from ._views import COPY_SLICES, check_writable
 from .autograd.grad_mode import _state
 
 
@@ -32,7 +33,7 @@ def check_inplace(self, overlap_ok=False):
     if self._inference and not _state.inference:
         raise RuntimeError(INFERENCE_INPLACE_ERROR)
     if self._root is not None and not overlap_ok:
-        shape.check_writable(self)
+        check_writable(self)
     if _state.grad_enabled:
         if self._grad_fn is None and self._requires_grad and self._vbase is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
@@ -63,6 +64,25 @@ def inplace(self, compute, overlap_ok=False):
     return store(self, out)
 
 
+def inplace_view(self, op, static=(), source=None):
+    """``self`` becomes ``op``'s view of itself (or of ``source``, a view of ``self``), in place
+    (transpose_, t_, squeeze_, unsqueeze_, resize_): its shape, strides and autograd node are
+    the view's; the storage is not touched."""
+    check_inplace(self)
+    out = call(op, self if source is None else source, static=static)
+    self._arr, self._strides, node = out._value(), out._strides, out._grad_fn
+    if self._root is not None:
+        self._chain = out._chain
+    else:
+        # NOTE: a root tensor's array is its storage, so views taken from it before this call
+        # keep reading the new layout through their old steps (PyTorch keeps the old layout).
+        self._gen += 1
+    if node is not None:
+        self._grad_fn, self._output_nr = node, 0
+    self._version_counter()[0] += 1
+    return self
+
+
 def store(self, out):
     """Write the Tensor ``out`` (broadcastable to self, castable to its dtype) into ``self``."""
     mine, theirs = self._value(), out._value()
@@ -80,8 +100,8 @@ def store(self, out):
             _rebind(self, out)
         else:   # the view's base (its root, or an alias of the root) records the write
             base = self._vbase
-            new_base = shape.call(shape.COPY_SLICES, base, out,
-                                  static=(("chain", self._chain[len(base._chain):]),))
+            new_base = call(COPY_SLICES, base, out,
+                            static=(("chain", self._chain[len(base._chain):]),))
             _rebind(base, new_base)
         _adopt_saved(out._grad_fn, self, out)
         return self

@@ -153,7 +153,7 @@ def resize_(self, *sizes, memory_format=None):
     new ones are uninitialized (zeros here).  A view of another tensor's storage keeps its
     element count (torchlike cannot grow or shrink a storage another tensor reads)."""
     from . import _layout
-    from ._inplace import check_inplace
+    from ._inplace import check_inplace, inplace_view
     sizes = parse_size("resize_", sizes)
     if any(s < 0 for s in sizes):
         raise RuntimeError("numel: integer multiplication overflow")
@@ -170,7 +170,7 @@ def resize_(self, *sizes, memory_format=None):
             from ._ops import shape   # its elements in memory order, then the new sizes
             order = tuple(sorted(range(self.ndim), key=lambda d: -self.stride(d)))
             source = self if order == tuple(range(self.ndim)) else shape.permute(self, order)
-            return shape.inplace_view(self, shape.VIEW, (("shape", sizes),), source=source)
+            return inplace_view(self, shape.VIEW, (("shape", sizes),), source=source)
         raise RuntimeError(f"resize_(): torchlike cannot resize a view of another tensor's "
                            f"storage (from {list(self.shape)} to {list(sizes)}); resize a "
                            f"clone() of it")

@@ -86,11 +86,11 @@ class Tensor:
     def _sync(self):
         root = self._root
         if root._gen != self._seen:
-            self._arr = _shape.apply_chain(root._arr, self._chain)
+            self._arr = _views.apply_chain(root._arr, self._chain)
             self._seen = root._gen
             base = self._vbase   # autograd's base: the root, or an alias of it
             if self._track and base.requires_grad:
-                self._grad_fn = _shape.as_strided_node(base, self._chain[len(base._chain):],
+                self._grad_fn = _views.as_strided_node(base, self._chain[len(base._chain):],
                                                        self)
                 self._output_nr = 0
         return self._arr
@@ -159,7 +159,7 @@ class Tensor:
             self._gen += 1
         else:
             root = self._root
-            root._arr = _shape.scatter_chain(root._value(), self._chain, new_arr)
+            root._arr = _views.scatter_chain(root._value(), self._chain, new_arr)
             root._gen += 1
             self._arr = new_arr
             self._seen = root._gen
@@ -181,7 +181,7 @@ class Tensor:
 
     def _edge(self):
         if self._stale:
-            raise _shape.stale_view_error(self)
+            raise _views.stale_view_error(self)
         fn = self._grad_fn
         if fn is not None:
             return (fn, self._output_nr)
@@ -276,7 +276,7 @@ class Tensor:
         if self._track:   # a recorded view's grad_fn follows writes to its storage
             self._sync()
             if self._stale and _state.grad_enabled:
-                raise _shape.stale_view_error(self)
+                raise _views.stale_view_error(self)
         return self._grad_fn
 
     @property
@@ -488,7 +488,7 @@ class Tensor:
     def __iter__(self):
         if self._arr.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(_shape.unbind(self, 0))
+        return iter(self.unbind(0))
 
     def _scalar_for_python(self, what):
         arr = self._value()
@@ -787,7 +787,7 @@ def _wrap_dim(dim, ndim):
 
 # These modules use Tensor themselves, so they are imported once it exists.
 from . import _trace_context  # noqa: E402
-from ._ops import shape as _shape  # noqa: E402
+from . import _views  # noqa: E402
 from .autograd.grad_mode import INFERENCE_REGIONS, _state  # noqa: E402
 from .autograd.graph import AccumulateGrad, add_hook  # noqa: E402
 

@@ -30,6 +30,7 @@ from ._ops.decomp import solve as solve
 from ._ops.decomp import solve_ex as solve_ex
 from ._ops.decomp import svdvals as svdvals
 from ._ops.linalg import linalg_cross as cross
+from ._ops.linalg import linalg_diagonal as diagonal
 from ._ops.linalg import matmul as matmul
 from ._ops.linalg import multi_dot as multi_dot
 from ._ops.linalg import vecdot as vecdot
@@ -49,10 +50,3 @@ from ._ops.linalg_ldl import ldl_solve as ldl_solve
 from ._ops.norms import matrix_norm as matrix_norm
 from ._ops.norms import norm as norm
 from ._ops.norms import vector_norm as vector_norm
-
-
-def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
-    """Mirrors ``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dims as default
-    (a view)."""
-    from ._ops.shape import diagonal as _diagonal
-    return _diagonal(A, offset, dim1, dim2)

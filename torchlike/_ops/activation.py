@@ -20,7 +20,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtype as D, _x64
-from .. import special as _special
 from .._dispatch import Op, call, elementwise_op
 from .._inplace import inplace as _inplace
 from .._random import _key, random_uniform
@@ -534,21 +533,44 @@ def glu(input, dim=-1):
 
 # --- the softmax family -------------------------------------------------------------------------
 
+def _over_dim(fn):
+    def f(x, dim):
+        if x.ndim == 0:
+            return fn(x.reshape(1), axis=0).reshape(())
+        return fn(x, axis=dim)
+    return f
+
+
+SOFTMAX = Op("softmax", _over_dim(jax.nn.softmax), "SoftmaxBackward0", saves=("result",))
+LOG_SOFTMAX = Op("log_softmax", _over_dim(jax.nn.log_softmax), "LogSoftmaxBackward0",
+                 saves=("result",))
+
+
 def _implicit_dim(name, ndim, stacklevel):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
                   "include dim=X as an argument.", stacklevel=stacklevel)
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax(op, input, dim, dtype):
-    """special.py's softmax op, and PyTorch's error for complex inputs (its CPU kernels take
-    floating types only)."""
+def softmax_over(op, input, dim, dtype, complex_ok=False):
+    """``op`` (SOFTMAX or LOG_SOFTMAX) over ``dim``, ``dtype`` casting the input first, with
+    PyTorch's error for the inputs its CPU kernels do not take: integral ones, and complex ones
+    unless ``complex_ok`` (torch.special's softmax and log_softmax take them)."""
     dt = D.to_dtype(dtype) if dtype is not None else input.dtype
-    if dt.is_complex:
-        dim = _wrap_dim(dim, input.ndim)
-        last = "lastdim_" if dim == max(input.ndim, 1) - 1 else ""
-        raise _no_kernel(f"{op.name}_{last}kernel_impl", dt)
-    return _special._softmax(op, input, dim, dtype)
+    if dt.is_complex and not complex_ok:
+        raise _no_softmax_kernel(op, input, dim, dt)
+    if dtype is not None:
+        input = input.to(dtype)
+    dim = _wrap_dim(dim, input.ndim)
+    dt = input.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise _no_softmax_kernel(op, input, dim, dt)
+    return call(op, input, static=(("dim", dim),))
+
+
+def _no_softmax_kernel(op, input, dim, dt):
+    last = "lastdim_" if _wrap_dim(dim, input.ndim) == max(input.ndim, 1) - 1 else ""
+    return _no_kernel(f"{op.name}_{last}kernel_impl", dt)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -556,31 +578,31 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     casts the input first.  ``dim=None`` picks PyTorch's deprecated implicit dim (and warns)."""
     if dim is None:
         dim = _implicit_dim("softmax", input.ndim, _stacklevel)
-    return _softmax(_special.SOFTMAX, input, dim, dtype)
+    return softmax_over(SOFTMAX, input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """Mirrors ``torch.nn.functional.log_softmax``: x - logsumexp(x) over ``dim``."""
     if dim is None:
         dim = _implicit_dim("log_softmax", input.ndim, _stacklevel)
-    return _softmax(_special.LOG_SOFTMAX, input, dim, dtype)
+    return softmax_over(LOG_SOFTMAX, input, dim, dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """Mirrors ``torch.nn.functional.softmin``: softmax(-x) over ``dim``."""
     if dim is None:
         dim = _implicit_dim("softmin", input.ndim, _stacklevel)
-    return _softmax(_special.SOFTMAX, _pw.neg(input), dim, dtype)
+    return softmax_over(SOFTMAX, _pw.neg(input), dim, dtype)
 
 
 def torch_softmax(input, dim, dtype=None):
     """Mirrors ``torch.softmax`` and ``Tensor.softmax`` (``dim`` required, ``dtype`` third)."""
-    return _softmax(_special.SOFTMAX, input, dim, dtype)
+    return softmax_over(SOFTMAX, input, dim, dtype)
 
 
 def torch_log_softmax(input, dim, dtype=None):
     """Mirrors ``torch.log_softmax`` and ``Tensor.log_softmax``."""
-    return _softmax(_special.LOG_SOFTMAX, input, dim, dtype)
+    return softmax_over(LOG_SOFTMAX, input, dim, dtype)
 
 
 def _gumbel_noise(logits, key):
@@ -620,8 +642,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
                            f"dtype must be a floating point but you specified "
                            f"{logits.dtype._scalar_name}")
     gumbels = call(GUMBEL_NOISE, logits, _key(None, logits))
-    y_soft = _special._softmax(_special.SOFTMAX, _pw.div(_pw.add(logits, gumbels), tau), dim,
-                               None)
+    y_soft = softmax_over(SOFTMAX, _pw.div(_pw.add(logits, gumbels), tau), dim, None)
     if not hard:
         return y_soft
     dim = _wrap_dim(dim, y_soft.ndim)

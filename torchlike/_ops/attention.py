@@ -32,6 +32,7 @@ from .._tensor import Tensor
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
+from .dropout import dropout
 
 # --- linear, bilinear ---------------------------------------------------------------------------
 
@@ -258,10 +259,9 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     if enable_gqa and key.shape[-3] != query.shape[-3]:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
-    from ..special import _MUL_SCALAR
     root = math.sqrt(scale)
-    attn = linalg.matmul(call(_MUL_SCALAR, query, root),
-                         call(_MUL_SCALAR, key.transpose(-2, -1), root))
+    attn = linalg.matmul(call(pointwise.MUL_SCALAR, query, root),
+                         call(pointwise.MUL_SCALAR, key.transpose(-2, -1), root))
     if attn_mask is not None:
         attn = attn + _additive(attn_mask, query.dtype)
     attn = call(SAFE_SOFTMAX, attn)
@@ -391,12 +391,6 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
-def _dropout(x, p):
-    from ..nn import functional as F
-    dropout = getattr(F, "dropout", None)   # the dropout family, once it exists
-    return dropout(x, p=p) if dropout is not None else _dropout_mul(x, p)
-
-
 def multi_head_attention_forward(
         query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
         bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
@@ -507,10 +501,10 @@ def multi_head_attention_forward(
         k_t = k.transpose(-2, -1)
         weights = (linalg.bmm(q_scaled, k_t) if attn_mask is None
                    else linalg.baddbmm(attn_mask, q_scaled, k_t))
-        from ..special import softmax
+        from .special import softmax
         weights = softmax(weights, -1)
         if dropout_p > 0.0:
-            weights = _dropout(weights, dropout_p)
+            weights = dropout(weights, p=dropout_p)
         out = linalg.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
         out = linear(out, out_proj_weight, out_proj_bias)
         out = out.view(tgt_len, bsz, out.shape[1])

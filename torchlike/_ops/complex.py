@@ -6,16 +6,9 @@ of ``view_as_real(x)`` (grad_fn SelectBackward0 <- ViewAsRealBackward0).  ``x.co
 view with the conjugate bit set, and ``.imag`` of such a view is a negative view
 (NegViewBackward0).  torchlike keeps all of these as steps of a view's chain from its storage root
 (NOTE [ views and in-place writes ] in _tensor.py): reading a view applies them, and ``is_conj()``
-/ ``is_neg()`` are the parity of the CONJ / NEG_VIEW steps in the chain.
-
-Writing back needs more than the element positions an integer iota gives, since a view element
-may be one *part* (real or imaginary) of a root element, or its negation.  ``scatter_parts`` runs
-the chain on numbers 1, 2, 3, ... given to the root's parts (a complex root's element k holds
-2k+1 + (2k+2)j), so view_as_real / select pick single parts and CONJ / NEG_VIEW flip signs; each
-part of the written value then lands at |number| - 1, negated where its number is negative.
+/ ``is_neg()`` are the parity of the CONJ / NEG_VIEW steps in the chain.  A write through such a
+view lands in the root's real and imaginary parts (_views.scatter_parts).
 """
-import math
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -24,18 +17,18 @@ from .. import _dtype as D, _x64
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
 from .._tensor import Tensor
+from .._views import apply_chain_fn, part_numbers, stored_strides, strides_of
 from . import index, shape
-from .shape import strides_of
 
 
 # --- the view steps -----------------------------------------------------------------------------
 
 def _as_real_strides(parent, out, kw):
-    return shape._norm(tuple(2 * s for s in strides_of(parent)) + (1,), out._arr.shape)
+    return stored_strides(tuple(2 * s for s in strides_of(parent)) + (1,), out._arr.shape)
 
 
 def _as_complex_strides(parent, out, kw):
-    return shape._norm(tuple(s // 2 for s in strides_of(parent)[:-1]), out._arr.shape)
+    return stored_strides(tuple(s // 2 for s in strides_of(parent)[:-1]), out._arr.shape)
 
 
 def _view_as_real(x):
@@ -54,36 +47,6 @@ CONJ = Op("conj", jnp.conj, "ConjBackward0", saves=(), view=shape._same)
 NEG_VIEW = Op("_neg_view", jnp.negative, "NegViewBackward0", saves=(), view=shape._same)
 
 
-def _part_numbers(shape_, is_complex):
-    """1, 2, 3, ... numbering the parts of a root of this shape (complex numbers for a complex
-    root: element k is 2k+1 + (2k+2)j), NOTE [ complex views ]."""
-    n = math.prod(shape_)
-    if is_complex:
-        k = jnp.arange(1, 2 * n + 1, dtype=jnp.float64).reshape(tuple(shape_) + (2,))
-        return jax.lax.complex(k[..., 0], k[..., 1])
-    return jnp.arange(1, n + 1, dtype=jnp.float64).reshape(shape_)
-
-
-def _split_parts(a):
-    return _view_as_real(a) if jnp.iscomplexobj(a) else a
-
-
-def scatter_parts(view, root, value):
-    """``root`` with the parts that ``view`` (a chain of view steps) reads replaced by ``value``
-    (NOTE [ complex views ])."""
-    cplx = jnp.iscomplexobj(root)
-    numbers = view(_part_numbers(root.shape, cplx))
-    value = jnp.broadcast_to(value, numbers.shape)
-    if jnp.iscomplexobj(numbers):
-        numbers, value = _split_parts(numbers), _split_parts(value)
-    parts = _split_parts(root).ravel()
-    value = jnp.where(numbers < 0, -value, value).astype(parts.dtype)
-    parts = parts.at[(jnp.abs(numbers) - 1).astype(jnp.int64).ravel()].set(value.ravel())
-    if cplx:
-        return _view_as_complex(parts.reshape(tuple(root.shape) + (2,)))
-    return parts.reshape(root.shape)
-
-
 def _count(t, op):
     return sum(1 for step, _ in t._chain if step is op)
 
@@ -96,7 +59,7 @@ def _storage_offset(t):
         return 0
     cplx = root.is_complex()
     with jax.ensure_compile_time_eval():
-        first = shape.apply_chain_fn(t._chain)(_part_numbers(root.shape, cplx)).ravel()[0]
+        first = apply_chain_fn(t._chain)(part_numbers(root.shape, cplx)).ravel()[0]
     part = int(abs(np.real(np.asarray(first)))) - 1
     if not cplx:
         return int(np.dot(np.unravel_index(part, tuple(root.shape)), strides_of(root)))

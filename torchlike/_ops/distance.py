@@ -11,10 +11,9 @@ from .. import _dtype as D
 from .._dispatch import Op, _broadcast_message, call, result_dtype
 from .._tensor import _wrap_dim
 from ..autograd.grad_mode import no_grad
-from ..special import _ADD_SCALAR
 from . import shape as S
 from .join import broadcast_shapes
-from .pointwise import div, mul, sub
+from .pointwise import ADD_SCALAR, div, mul, sub
 from .reduce import VECTOR_NORM, _vector_norm, sum as _sum
 
 # at::norm(input, p, dim, keepdim): the same maths as linalg_vector_norm, its own node name.
@@ -36,7 +35,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     ndim = max(x1.ndim, x2.ndim)
     diff = sub(x1, x2)
     if diff.dtype.is_floating_point or diff.dtype.is_complex:
-        diff = call(_ADD_SCALAR, diff, eps)
+        diff = call(ADD_SCALAR, diff, eps)
     else:   # PyTorch adds eps in place to the integer difference (a no-op), then norms in float
         diff = diff.to(D.get_default_dtype())
     dims = (ndim - 1,) if ndim else ()

@@ -13,6 +13,7 @@ import numpy as np
 from .._dispatch import Op, call
 from .._size import Size, _int_like, int_arg, parse_size, type_name
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
+from .._views import stored_strides
 from . import shape as S
 from .scatter import index_select, masked_select
 
@@ -517,7 +518,7 @@ def rot90(input, k=1, dims=(0, 1)):
     if k % 2:
         s = list(_contiguous_strides(input._arr.shape))
         s[d0], s[d1] = s[d1], s[d0]
-        out._strides = S._norm(s, out._arr.shape)
+        out._strides = stored_strides(s, out._arr.shape)
     return out
 
 

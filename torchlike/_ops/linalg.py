@@ -618,7 +618,7 @@ def chain_matmul(*matrices, out=None):
     return multi_dot(list(matrices), out=out)
 
 
-# --- cross, vecdot ------------------------------------------------------------------------------
+# --- cross, vecdot, diagonal --------------------------------------------------------------------
 
 CROSS = Op("linalg_cross", lambda a, b, dim: jnp.cross(a, b, axis=dim), "LinalgCrossBackward0",
            saves=_CROSS)
@@ -680,6 +680,12 @@ def vecdot(x, y, *, dim=-1, out=None):
         from .complex import conj
         x = conj(x)
     return _out(_reduce.sum(pw.mul(x, y), dim), out)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """Mirrors ``torch.linalg.diagonal``: ``torch.diagonal`` with the last two dims as default
+    (a view)."""
+    return _shape.diagonal(A, offset, dim1, dim2)
 
 
 # --- cdist --------------------------------------------------------------------------------------

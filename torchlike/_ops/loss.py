@@ -23,13 +23,13 @@ from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
 from .._tensor import Tensor, check_all, check_index_range, host_values
 from ..autograd.grad_mode import _state, no_grad
-from ..special import _ADD_SCALAR, _MUL_SCALAR, log_softmax
 from . import reduce as R, shape as S
 from .binary import xlogy
 from .join import broadcast_shapes, broadcast_tensors
-from .pointwise import (_no_kernel, add, div, eq, exp, le, log, logical_not, mul, neg, pow,
-                        sub)
+from .pointwise import (ADD_SCALAR, DIV_SCALAR, MUL_SCALAR, _no_kernel, add, div, eq, exp, le,
+                        log, logical_not, mul, neg, pow, sub)
 from .scatter import masked_fill
+from .special import log_softmax
 
 # --- reductions -----------------------------------------------------------------------------------
 
@@ -90,9 +90,6 @@ def _size_warning(input, target):
                   f"({input.size()}). This will likely lead to incorrect results due to "
                   "broadcasting. Please ensure they have the same size.", stacklevel=4)
 
-
-# A division by a number recorded as PyTorch's C++ code records it (``Tensor / Scalar``).
-DIV_SCALAR = Op("div", lambda a, s: a / s, "DivBackward1", saves=(), promote="float", inputs=1)
 
 # --- mse_loss, smooth_l1_loss, huber_loss, l1_loss ------------------------------------------------
 
@@ -440,7 +437,7 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, clas
     logp = log_softmax(input, class_dim)
     if label_smoothing > 0.0:
         _check_smoothing(label_smoothing)
-        target = call(_ADD_SCALAR, call(_MUL_SCALAR, target, 1 - label_smoothing),
+        target = call(ADD_SCALAR, call(MUL_SCALAR, target, 1 - label_smoothing),
                       label_smoothing / n_classes)
     prod = mul(logp, target)
     if weight is not None:
@@ -480,8 +477,8 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
         smooth = div(R.sum(smooth), count)
     elif reduction == "sum":
         smooth = R.sum(smooth)
-    return add(call(_MUL_SCALAR, nll, 1 - label_smoothing),
-               call(_MUL_SCALAR, smooth, label_smoothing / n_classes))
+    return add(call(MUL_SCALAR, nll, 1 - label_smoothing),
+               call(MUL_SCALAR, smooth, label_smoothing / n_classes))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -544,10 +541,10 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     if log_input:
         loss = sub(exp(input), mul(target, input))
     else:
-        loss = sub(input, mul(target, log(call(_ADD_SCALAR, input, eps))))
+        loss = sub(input, mul(target, log(call(ADD_SCALAR, input, eps))))
     if full:
         stirling = add(sub(mul(target, log(target)), target),
-                       call(_MUL_SCALAR, log(call(_MUL_SCALAR, target, 2 * math.pi)), 0.5))
+                       call(MUL_SCALAR, log(call(MUL_SCALAR, target, 2 * math.pi)), 0.5))
         loss = add(loss, masked_fill(stirling, le(target, 1), 0))
     return reduce_tensor(loss, reduction)
 

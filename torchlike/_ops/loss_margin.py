@@ -13,13 +13,12 @@ import jax.numpy as jnp
 from .._creation import full_like, zeros_like
 from .._dispatch import Op, call
 from .._tensor import check_index_range
-from ..special import _ADD_SCALAR
 from . import pointwise as P
 from .activation import logsigmoid
 from .distance import pairwise_distance
 from .loss import (_REDUCTIONS, check_not_differentiable, legacy_reduction,
                    reduce_array, reduce_tensor, reduction_of)
-from .pointwise import add, clamp_min, eq, minimum, mul, ne, neg, rsub, sub, where
+from .pointwise import ADD_SCALAR, add, clamp_min, eq, minimum, mul, ne, neg, rsub, sub, where
 from .reduce import sum as _sum
 
 _EPSILON = 1e-12
@@ -66,7 +65,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    out = call(_ADD_SCALAR, mul(neg(target), sub(input1, input2)), margin)
+    out = call(ADD_SCALAR, mul(neg(target), sub(input1, input2)), margin)
     return reduce_tensor(clamp_min(out, 0), reduction)
 
 
@@ -121,7 +120,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    out = clamp_min(sub(call(_ADD_SCALAR, d_pos, margin), d_neg), 0)
+    out = clamp_min(sub(call(ADD_SCALAR, d_pos, margin), d_neg), 0)
     return reduce_tensor(out, reduction)
 
 

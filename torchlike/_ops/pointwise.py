@@ -77,10 +77,11 @@ POW_SCALAR = _op("pow", lambda a, exponent, dtype: a.astype(dtype) ** exponent, 
 RPOW = _op("pow", lambda a, base, dtype: _pow(jnp.asarray(base, dtype), a.astype(dtype)),
           "PowBackward2", saves=("result",))
 
-# ATen's Scalar overloads, which composites written in C++ call: mul(Tensor, Scalar) and
-# div(Tensor, Scalar) record MulBackward1 / DivBackward1 (a Python number is a 0-dim tensor:
-# MulBackward0 / DivBackward0).
+# ATen's Scalar overloads, which composites written in C++ call: mul(Tensor, Scalar),
+# add(Tensor, Scalar) and div(Tensor, Scalar) record MulBackward1 / AddBackward1 / DivBackward1
+# (a Python number is a 0-dim tensor: MulBackward0 / AddBackward0 / DivBackward0).
 MUL_SCALAR = _op("mul", lambda a, s: a * s, "MulBackward1", saves=(), promote="common", inputs=1)
+ADD_SCALAR = _op("add", lambda a, s: a + s, "AddBackward1", saves=(), promote="common", inputs=1)
 DIV_SCALAR = _op("div", lambda a, s: a / s, "DivBackward1", saves=(), promote="float", inputs=1)
 
 

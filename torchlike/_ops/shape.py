@@ -8,24 +8,15 @@ import math
 import jax
 import jax.numpy as jnp
 
-from .. import _layout, _meta, _x64
-from .._meta import is_meta
-from .._dispatch import Op, call, defop, split_dynamic, with_dynamic, with_out as _out
+from .. import _layout
+from .._dispatch import Op, call, defop, with_out as _out
+from .._inplace import inplace_view
 from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
+from .._views import stored_strides, strides_of
 
 
 # --- strides ------------------------------------------------------------------------------------
-
-def strides_of(t):
-    return t._strides if t._strides is not None else _contiguous_strides(t._arr.shape)
-
-
-def _norm(strides, shape):
-    """None when ``strides`` are the contiguous ones (the common case stores nothing)."""
-    strides = tuple(strides)
-    return None if strides == _contiguous_strides(shape) else strides
-
 
 def view_strides(old_shape, old_strides, new_shape):
     """Strides of ``new_shape`` viewing memory laid out as (old_shape, old_strides), or None
@@ -52,7 +43,7 @@ def view_strides(old_shape, old_strides, new_shape):
 
 
 def _viewed(parent, out, kw):
-    return _norm(view_strides(parent._arr.shape, strides_of(parent), out._arr.shape),
+    return stored_strides(view_strides(parent._arr.shape, strides_of(parent), out._arr.shape),
                  out._arr.shape)
 
 
@@ -61,23 +52,23 @@ def _transposed(parent, out, kw):
     if s:
         d0, d1 = kw.get("dim0", 0), kw.get("dim1", len(s) - 1)
         s[d0], s[d1] = s[d1], s[d0]
-    return _norm(s, out._arr.shape)
+    return stored_strides(s, out._arr.shape)
 
 
 def _permuted(parent, out, kw):
     s = strides_of(parent)
-    return _norm([s[d] for d in kw["dims"]], out._arr.shape)
+    return stored_strides([s[d] for d in kw["dims"]], out._arr.shape)
 
 
 def _unsqueezed(parent, out, kw):
     s, shape, d = list(strides_of(parent)), parent._arr.shape, kw["dim"]
     s.insert(d, 1 if d >= len(shape) else shape[d] * s[d])
-    return _norm(s, out._arr.shape)
+    return stored_strides(s, out._arr.shape)
 
 
 def _squeezed(parent, out, kw):
     s, dims = strides_of(parent), kw["dims"]
-    return _norm([st for i, st in enumerate(s) if i not in dims], out._arr.shape)
+    return stored_strides([st for i, st in enumerate(s) if i not in dims], out._arr.shape)
 
 
 def _expanded(parent, out, kw):
@@ -91,13 +82,13 @@ def _expanded(parent, out, kw):
 def _selected(parent, out, kw):
     s = list(strides_of(parent))
     del s[kw["dim"]]
-    return _norm(s, out._arr.shape)
+    return stored_strides(s, out._arr.shape)
 
 
 def _sliced(parent, out, kw):
     s = list(strides_of(parent))
     s[kw["dim"]] *= kw["step"]
-    return _norm(s, out._arr.shape)
+    return stored_strides(s, out._arr.shape)
 
 
 def _same(parent, out, kw):
@@ -107,7 +98,7 @@ def _same(parent, out, kw):
 def _diagonal_strides(parent, out, kw):
     s, d1, d2 = strides_of(parent), kw["dim1"], kw["dim2"]
     rest = [st for i, st in enumerate(s) if i not in (d1, d2)]
-    return _norm(rest + [s[d1] + s[d2]], out._arr.shape)
+    return stored_strides(rest + [s[d1] + s[d2]], out._arr.shape)
 
 
 def _unfolded(parent, out, kw):
@@ -115,7 +106,7 @@ def _unfolded(parent, out, kw):
     if s:
         s.append(s[d])
         s[d] *= kw["step"]
-    return _norm(s, out._arr.shape)
+    return stored_strides(s, out._arr.shape)
 
 
 def _unfold(x, dim, size, step):
@@ -164,126 +155,6 @@ ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
 DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
               "DiagonalBackward0", saves=(), view=_diagonal_strides)
 UNFOLD = Op("unfold", _unfold, "UnfoldBackward0", saves=(), view=_unfolded)
-
-
-def apply_chain_fn(chain):
-    def f(x):
-        for op, static in chain:
-            x = op.fn(x, **dict(static))
-        return x
-    return f
-
-
-_CHAINS = {}
-_SCATTERS = {}
-
-
-def _chain_parts(chain):
-    """(the chain without its ops' dynamic arguments, their values): the key of the compiled
-    chain and its operands (see Op.dynamic)."""
-    key, values = [], []
-    for op, static in chain:
-        if op.dynamic:
-            static, vs = split_dynamic(op.dynamic, static)
-            values.extend(vs)
-        key.append((op, static))
-    return tuple(key), values
-
-
-def _rejoin(key, values):
-    chain, it = [], iter(values)
-    for op, static in key:
-        if op.dynamic:
-            static = with_dynamic(op.dynamic, static, [next(it) for _ in op.dynamic])
-        chain.append((op, static))
-    return tuple(chain)
-
-
-def _cached_chain(cache, chain, make):
-    """make(chain) jitted once per chain shape; dynamic arguments are traced operands."""
-    key, values = _chain_parts(chain)
-    f = cache.get(key)
-    if f is None:
-        n = len(values)
-        f = cache[key] = jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
-            *xs[:len(xs) - n]))
-    return f, values
-
-
-@_x64.scoped
-def apply_chain(root_arr, chain):
-    """The array a view with this chain of steps reads from its root's array."""
-    if isinstance(root_arr, jax.core.Tracer):
-        return apply_chain_fn(chain)(root_arr)
-    if is_meta(root_arr):
-        return _meta.evaluate(apply_chain_fn(chain), chain[-1][0].name, root_arr)
-    f, values = _cached_chain(_CHAINS, chain, apply_chain_fn)
-    return f(root_arr, *values)
-
-
-def _scatter_fn(chain):
-    view = apply_chain_fn(chain)
-
-    def scatter(root, value):
-        if not chain:
-            return jnp.broadcast_to(value, root.shape).astype(root.dtype)
-        if jnp.iscomplexobj(root) or any(op.name in ("view_as_complex", "_neg_view")
-                                         for op, _ in chain):
-            from .complex import scatter_parts   # NOTE [ complex views ]
-            return scatter_parts(view, root, value)
-        flat_index = view(jnp.arange(root.size).reshape(root.shape))
-        value = jnp.broadcast_to(value, flat_index.shape).astype(root.dtype)
-        return root.ravel().at[flat_index.ravel()].set(value.ravel()).reshape(root.shape)
-    return scatter
-
-
-@_x64.scoped
-def scatter_chain(root_arr, chain, value):
-    """The root's array with the view positions given by ``chain`` replaced by ``value``."""
-    if isinstance(root_arr, jax.core.Tracer) or isinstance(value, jax.core.Tracer):
-        return _scatter_fn(chain)(root_arr, value)
-    if is_meta(root_arr):   # a write of no values through a view changes no shape
-        return root_arr
-    f, values = _cached_chain(_SCATTERS, chain, _scatter_fn)
-    return f(root_arr, value, *values)
-
-
-AS_STRIDED = Op("as_strided", lambda x, chain: apply_chain_fn(chain)(x), "AsStridedBackward0",
-                saves=())
-COPY_SLICES = Op("copy_slices", lambda root, value, chain: _scatter_fn(chain)(root, value),
-                 "CopySlices", saves=())
-
-
-def stale_view_error(view):
-    """PyTorch's error for using an output of a multi-view op (unbind, split) in the graph after
-    its storage was written in place."""
-    return RuntimeError(
-        f"Output {view._output_nr} of {view._multi_view_of} is a view and its base or another "
-        "view of its base has been modified inplace. This view is the output of a function "
-        "that returns multiple views. Such functions do not allow the output views to be "
-        "modified inplace. You should replace the inplace operation by an out-of-place one.")
-
-
-def as_strided_node(root, chain, view):
-    """The grad_fn a view gets after its storage was written: its chain, from the root.  An
-    output of a multi-view op (unbind, split) gets none: it is marked stale, and using it in
-    the graph while grad mode is on raises stale_view_error (its values stay readable)."""
-    if view._multi_view_of is not None:
-        view._stale = True
-        return view._grad_fn
-    static = (("chain", chain),)
-    return AS_STRIDED._node_cls(AS_STRIDED, static, None, (root._value(),), (root._edge(),), (0,),
-                                (view,))
-
-
-def check_writable(t):
-    """PyTorch refuses writes where a stride of 0 makes several elements share one location
-    (partially overlapping windows, as from unfold, it lets through)."""
-    if t._root is not None and any(st == 0 and n > 1
-                                   for st, n in zip(strides_of(t), t._arr.shape)):
-        raise RuntimeError("unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the "
-                           "tensor before performing the operation.")
 
 
 # --- public functions ---------------------------------------------------------------------------
@@ -641,26 +512,6 @@ def swapaxes(input, axis0, axis1):
 def swapdims(input, dim0, dim1):
     """Mirrors ``torch.swapdims`` (``transpose``)."""
     return transpose(input, dim0, dim1)
-
-
-def inplace_view(self, op, static=(), source=None):
-    """``self`` becomes ``op``'s view of itself (or of ``source``, a view of ``self``), in place
-    (transpose_, t_, squeeze_, unsqueeze_, resize_): its shape, strides and autograd node are
-    the view's; the storage is not touched."""
-    from .._inplace import check_inplace
-    check_inplace(self)
-    out = call(op, self if source is None else source, static=static)
-    self._arr, self._strides, node = out._value(), out._strides, out._grad_fn
-    if self._root is not None:
-        self._chain = out._chain
-    else:
-        # NOTE: a root tensor's array is its storage, so views taken from it before this call
-        # keep reading the new layout through their old steps (PyTorch keeps the old layout).
-        self._gen += 1
-    if node is not None:
-        self._grad_fn, self._output_nr = node, 0
-    self._version_counter()[0] += 1
-    return self
 
 
 def transpose_(self, dim0, dim1):

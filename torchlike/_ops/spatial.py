@@ -362,8 +362,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                       f"{need}D input")
         if input.ndim == need:
             if mode == "area":
-                from ..nn import functional as F
-                return getattr(F, f"adaptive_avg_pool{dim}d")(input, out_size)
+                from . import pool   # pool imports conv, which imports this module
+                return getattr(pool, f"adaptive_avg_pool{dim}d")(input, out_size)
             if mode == "lanczos":
                 if align_corners:
                     raise ValueError("Lanczos mode does not support align_corners=True")

@@ -15,7 +15,9 @@ import numpy as np
 
 from .._creation import empty
 from .._dispatch import Op, call
+from .._inplace import check_inplace, inplace_view
 from .._size import parse_size
+from .._views import apply_chain_fn, stored_strides
 
 
 def _positions(shape, strides):
@@ -38,8 +40,7 @@ def _as_strided(root, size, stride, offset, root_strides):
 
 
 def _strides(parent, out, kw):
-    from .shape import _norm
-    return _norm(kw["stride"], out._arr.shape)
+    return stored_strides(kw["stride"], out._arr.shape)
 
 
 AS_STRIDED = Op("as_strided", _as_strided, "AsStridedBackward0", saves=(), view=_strides)
@@ -48,7 +49,6 @@ AS_STRIDED = Op("as_strided", _as_strided, "AsStridedBackward0", saves=(), view=
 def _as_strided_of_view(x, root, size, stride, offset, root_strides, chain):
     """as_strided of a view ``x`` of ``root``: the storage with x's elements in place, so the
     gradient reaches x (root is an operand, not a graph input)."""
-    from .shape import apply_chain_fn
     layout = root_strides or _contiguous(root.shape)
     where = apply_chain_fn(chain)(jnp.asarray(_positions(root.shape, layout)))
     storage = _storage(root, root_strides).at[where].set(x)
@@ -112,10 +112,8 @@ def _as_strided_view(fname, op, op_of_view, input, size, stride, storage_offset)
 def as_strided_(self, size, stride, storage_offset=None):
     """Mirrors ``Tensor.as_strided_``: this tensor becomes ``as_strided``'s view of its
     storage."""
-    from .shape import inplace_view
     size, stride, offset, root = _place("as_strided_", self, size, stride, storage_offset)
     if root is not self:
-        from .._inplace import check_inplace
         check_inplace(self)
         view = _as_strided_view("as_strided_", AS_STRIDED_, AS_STRIDED_OF_VIEW_, self, size,
                                 stride, offset)
@@ -169,8 +167,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     out = empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
-    from .shape import _norm
-    out._strides = _norm(stride, tuple(size))
+    out._strides = stored_strides(stride, tuple(size))
     return out
 
 

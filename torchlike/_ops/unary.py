@@ -271,13 +271,13 @@ def frexp(input, *, out=None):
     result = return_types.frexp(*call(FREXP, input))
     return result if out is None else return_types.frexp(*_out(result, out))
 
-# --- the gamma family's torch names (written once, in torchlike.special) ------------------------
+# --- the gamma family's torch names (written once, in special.py) -------------------------------
 # special imports this module, so they are looked up when called.
 
 def polygamma(n, input, *, out=None):
     """Mirrors ``torch.polygamma`` (``torch.special.polygamma``): the n-th derivative of
     digamma."""
-    from .. import special
+    from . import special
     return special.polygamma(n, input, out=out)
 
 
@@ -285,43 +285,36 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
-_POLYGAMMA_ = []
-
-
 def _polygamma_(self, n):
     """``Tensor.polygamma_``: its own overload in PyTorch (PolygammaBackward1)."""
-    from .. import special
+    from . import special
     from .._inplace import inplace
-    from .._dispatch import Op
-    if not _POLYGAMMA_:
-        _POLYGAMMA_.append(Op("polygamma_", special.POLYGAMMA.fn, "PolygammaBackward1",
-                              promote="float", elementwise=True))
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"polygamma_(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return inplace(self, lambda: call(_POLYGAMMA_[0], self, static=(("n", n),)))
+    return inplace(self, lambda: call(special.POLYGAMMA_, self, static=(("n", n),)))
 
 
 def mvlgamma(input, p, *, out=None):
     """Mirrors ``torch.mvlgamma`` (``torch.special.multigammaln``): the multivariate log-gamma
     function of dimension ``p``."""
-    from .. import special
+    from . import special
     return special.multigammaln(input, p, out=out)
 
 
 def igamma(input, other, *, out=None):
     """Mirrors ``torch.igamma`` (``torch.special.gammainc``): the regularized lower incomplete
     gamma function."""
-    from .. import special
+    from . import special
     return special.gammainc(input, other, out=out)
 
 
 def igammac(input, other, *, out=None):
     """Mirrors ``torch.igammac`` (``torch.special.gammaincc``): the regularized upper incomplete
     gamma function."""
-    from .. import special
+    from . import special
     return special.gammaincc(input, other, out=out)
 
 

@@ -22,9 +22,9 @@ import numpy as np
 from .. import _dtype as D, _x64
 from .._device import device as _device
 from .._layout import contiguous_strides
-from .._ops.shape import apply_chain_fn
 from .._size import Size
 from .._tensor import Tensor
+from .._views import apply_chain_fn
 from ._unpickler import STORAGE_VIEW
 
 
