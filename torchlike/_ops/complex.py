@@ -322,7 +322,7 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - PyTorch's names
     return _out(call(POLAR, abs, angle), out)
 
 
-# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
+# Public names and Tensor methods of this family.
 PUBLIC = ("real", "imag", "view_as_real", "view_as_complex", "conj", "conj_physical",
           "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle",
           "isreal", "polar", "complex")

@@ -151,7 +151,7 @@ class AccumulateGrad(Node):
 class ToCopyBackward0(Node):
     """The backward of a move between devices (``x.to("cuda")``): the gradient goes back to
     the device the input lives on.  A Node of its own, not a row of the op table: a jitted
-    program cannot move data (NOTE [ moving data ] in _methods.py)."""
+    program cannot move data (NOTE [ moving data ] in _ops/convert.py)."""
 
     def __init__(self, edge, source, move):
         self._seq = next(_seq)
