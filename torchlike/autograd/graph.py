@@ -60,9 +60,14 @@ class RemovableHandle:
         self.remove()
 
 
-def add_hook(hooks, fn):
+def add_hook(hooks, fn, prepend=False):
+    """File ``fn`` in the dict ``hooks`` under a new handle's id, last (or first, with
+    ``prepend``) in its order: how Tensors, Nodes, Modules and Optimizers register hooks."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
+    if prepend:   # the others are filed again after it
+        for key in list(hooks)[:-1]:
+            hooks[key] = hooks.pop(key)
     return handle
 
 

@@ -20,7 +20,8 @@ from ..._device import device as _device_cls
 from ..._meta import NO_DATA
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import BackwardHook, RemovableHandle
+from ...autograd.graph import add_hook
+from ...utils.hooks import BackwardHook
 from ..parameter import Buffer, Parameter, is_lazy
 
 _HOOK_KINDS = ("forward_pre", "forward", "backward_pre", "backward", "state_dict_pre",
@@ -629,21 +630,11 @@ class Module:
 
     # --- hooks ----------------------------------------------------------------------------------
 
-    def _add_hook(self, kind, hook, prepend=False):
-        hooks = self._hooks[kind]
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks_items = list(hooks.items())
-            hooks.clear()
-            hooks.update([hooks_items[-1]] + hooks_items[:-1])
-        return handle
-
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Mirrors ``Module.register_forward_pre_hook``: ``hook(module, args)`` (or
         ``hook(module, args, kwargs)`` with ``with_kwargs``) runs before ``forward`` and may
         return replacement arguments."""
-        handle = self._add_hook("forward_pre", hook, prepend)
+        handle = add_hook(self._hooks["forward_pre"], hook, prepend)
         if with_kwargs:
             self._with_kwargs.add(handle.id)
         return handle
@@ -653,7 +644,7 @@ class Module:
         """Mirrors ``Module.register_forward_hook``: ``hook(module, args, output)`` (or
         ``hook(module, args, kwargs, output)``) runs after ``forward`` and may return a
         replacement output; ``always_call`` runs it even when ``forward`` raised."""
-        handle = self._add_hook("forward", hook, prepend)
+        handle = add_hook(self._hooks["forward"], hook, prepend)
         if with_kwargs:
             self._with_kwargs.add(handle.id)
         if always_call:
@@ -663,18 +654,18 @@ class Module:
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """Mirrors ``Module.register_full_backward_pre_hook``: ``hook(module, grad_output)`` runs
         when the gradients of the module's outputs are known and may replace them."""
-        return self._add_hook("backward_pre", hook, prepend)
+        return add_hook(self._hooks["backward_pre"], hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """Mirrors ``Module.register_full_backward_hook``: ``hook(module, grad_input,
         grad_output)`` runs when the gradients of the module's inputs are computed and may
         return replacement ``grad_input``."""
-        return self._add_hook("backward", hook, prepend)
+        return add_hook(self._hooks["backward"], hook, prepend)
 
     def register_state_dict_pre_hook(self, hook):
         """Mirrors ``Module.register_state_dict_pre_hook``: ``hook(module, prefix, keep_vars)``
         runs before ``state_dict`` collects this module's entries."""
-        return self._add_hook("state_dict_pre", hook)
+        return add_hook(self._hooks["state_dict_pre"], hook)
 
     def register_state_dict_post_hook(self, hook):
         """Mirrors ``Module.register_state_dict_post_hook``: ``hook(module, state_dict, prefix,
@@ -682,27 +673,26 @@ class Module:
         def checked(module, state_dict, prefix, local_metadata):
             if hook(module, state_dict, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None")
-        return self._add_hook("state_dict", checked)
+        return add_hook(self._hooks["state_dict"], checked)
 
     def _register_state_dict_hook(self, hook):
         """The private PyTorch form: the hook may return a new state_dict."""
-        return self._add_hook("state_dict", hook)
+        return add_hook(self._hooks["state_dict"], hook)
 
     def register_load_state_dict_pre_hook(self, hook):
         """Mirrors ``Module.register_load_state_dict_pre_hook``: ``hook(module, state_dict,
         prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``."""
-        return self._add_hook("load_state_dict_pre", hook)
+        return add_hook(self._hooks["load_state_dict_pre"], hook)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         if with_module:
             return self.register_load_state_dict_pre_hook(hook)
-        return self._add_hook("load_state_dict_pre",
-                              lambda module, *args: hook(*args))
+        return add_hook(self._hooks["load_state_dict_pre"], lambda module, *args: hook(*args))
 
     def register_load_state_dict_post_hook(self, hook):
         """Mirrors ``Module.register_load_state_dict_post_hook``: ``hook(module,
         incompatible_keys)`` runs after loading and may edit the key lists in place."""
-        return self._add_hook("load_state_dict_post", hook)
+        return add_hook(self._hooks["load_state_dict_post"], hook)
 
     # --- calling --------------------------------------------------------------------------------
 
