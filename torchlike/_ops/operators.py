@@ -24,22 +24,6 @@ def _operand(fn):
     return method
 
 
-def _rtruediv(self, other):
-    return pw.rdiv(self, other)
-
-
-def _rpow(self, other):
-    return pw.pow(other, self)
-
-
-def _rmatmul(self, other):
-    return linalg.matmul(other, self)
-
-
-def _rsub(self, other):
-    return pw.rsub(self, other)
-
-
 def _pos(self):
     return self
 
@@ -47,17 +31,17 @@ def _pos(self):
 PUBLIC = ()
 TENSOR_METHODS = {
     "__add__": _operand(pw.add), "__radd__": _operand(pw.add), "__iadd__": inplace_method(pw.add),
-    "__sub__": _operand(pw.sub), "__rsub__": _operand(_rsub), "__isub__": inplace_method(pw.sub),
+    "__sub__": _operand(pw.sub), "__rsub__": _operand(pw.rsub), "__isub__": inplace_method(pw.sub),
     "__mul__": _operand(pw.mul), "__rmul__": _operand(pw.mul), "__imul__": inplace_method(pw.mul),
-    "__truediv__": _operand(pw.div), "__rtruediv__": _operand(_rtruediv),
+    "__truediv__": _operand(pw.div), "__rtruediv__": _operand(pw.rdiv),
     "__itruediv__": inplace_method(pw.div),
     "__floordiv__": _operand(pw.floor_divide),
     "__rfloordiv__": _operand(_reflected(pw.floor_divide)),
     "__ifloordiv__": inplace_method(pw.floor_divide),
     "__mod__": _operand(pw.remainder), "__rmod__": _operand(_reflected(pw.remainder)),
     "__imod__": inplace_method(pw.remainder),
-    "__pow__": _operand(pw.pow), "__rpow__": _operand(_rpow), "__ipow__": inplace_method(pw.pow),
-    "__matmul__": linalg.matmul, "__rmatmul__": _rmatmul,
+    "__pow__": _operand(pw.pow), "__rpow__": _operand(_reflected(pw.pow)), "__ipow__": inplace_method(pw.pow),
+    "__matmul__": linalg.matmul, "__rmatmul__": _reflected(linalg.matmul),
     "__imatmul__": inplace_method(linalg.matmul),
     "__neg__": pw.neg, "__pos__": _pos, "__abs__": pw.abs, "__invert__": pw.bitwise_not,
     "__and__": _operand(pw.bitwise_and), "__rand__": _operand(pw.bitwise_and),

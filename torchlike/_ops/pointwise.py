@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
-from .._inplace import inplace, inplace_method
+from .._inplace import inplace_method
 from .._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
