@@ -233,6 +233,8 @@ from ._settings import (  # noqa: E402
 from ._streams import Event as Event, Stream as Stream  # noqa: E402
 from ._compile import compile as compile  # noqa: E402
 from .func._vmap import vmap as vmap  # noqa: E402
+from . import utils as utils  # noqa: E402
+from .utils import checkpoint as _checkpoint  # noqa: E402  (loads torchlike.utils.checkpoint)
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
@@ -304,4 +306,4 @@ newaxis = None
 __version__ = version.__version__   # NOTE [ the version torchlike reports ] in torch_version.py
 
 _x64.restore(_x64_prev)
-del _x64_prev
+del _x64_prev, _checkpoint

@@ -158,3 +158,12 @@ def copy_into_out(out, result):
         out._version_counter()[0] += 1
         return out
     return store(out, result.detach())
+
+
+def inplace_method(fn):
+    """The in-place Tensor method of the op ``fn``: ``x.add_(y)`` stores ``add(x, y)`` into
+    ``x``.  Every op family makes its in-place variants with this."""
+    def method(self, *args, **kwargs):
+        return inplace(self, lambda: fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method

@@ -63,7 +63,7 @@ class Tensor:
     _viewed = False        # roots: a view or alias has been made of this storage
     _inference = False     # made in inference mode, or a view of such a tensor
     _captured = False      # found by torchlike.compile as state: its storage stays its own
-    _pinned = False        # made by pin_memory() (NOTE [ pinned memory ] in _methods.py)
+    _pinned = False        # made by pin_memory() (NOTE [ pinned memory ] in _ops/convert.py)
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)

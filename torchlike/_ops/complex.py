@@ -18,7 +18,7 @@ from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
 from .._tensor import Tensor
 from .._views import apply_chain_fn, part_numbers, stored_strides, strides_of
-from . import index, shape
+from . import shape
 
 
 # --- the view steps -----------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - PyTorch's names
     return _out(call(POLAR, abs, angle), out)
 
 
-# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
+# Public names and Tensor methods of this family.
 PUBLIC = ("real", "imag", "view_as_real", "view_as_complex", "conj", "conj_physical",
           "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "angle",
           "isreal", "polar", "complex")

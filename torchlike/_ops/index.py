@@ -3,8 +3,8 @@
 Basic indexing (ints, slices, None, Ellipsis) is a chain of views (select / slice / unsqueeze),
 as PyTorch records it.  Anything with a tensor, list or bool mask is advanced indexing: one
 gather (IndexBackward0) or one scatter (IndexPutBackward0), with numpy/PyTorch placement rules.
-A bool mask has a data-dependent shape, so it needs concrete values (eager mode).  Also copy_
-and nonzero; the gather/scatter family is in scatter.py.
+A bool mask has a data-dependent shape, so it needs concrete values (eager mode).  Also the
+writes copy_, fill_ and zero_, and nonzero; the gather/scatter family is in scatter.py.
 """
 import functools
 import warnings
@@ -351,7 +351,6 @@ def setitem(x, index, value):
     else:   # x[...] = v and x[:] = v need no view
         dst = x if all(it == slice(None) for it in items) else getitem(x, index)
         if scalar:
-            from .._methods import FILL_T
             inplace(dst, lambda: call(FILL_T, dst, value))
         else:
             copy_(dst, value if value.shape == dst.shape else _expanded(value, dst.shape))
@@ -382,6 +381,27 @@ def copy_(self, src, non_blocking=False):
     return inplace(self, lambda: call(COPY, self, src))
 
 
+ZERO = Op("zero", jax.numpy.zeros_like, "ZeroBackward0", saves=())
+FILL = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward2", saves=(),
+          inputs=1)
+FILL_T = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward3", saves=())
+
+
+def zero_(self):
+    """Mirrors ``Tensor.zero_``."""
+    return inplace(self, lambda: call(ZERO, self), overlap_ok=True)
+
+
+def fill_(self, value):
+    """Mirrors ``Tensor.fill_``."""
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return inplace(self, lambda: call(FILL_T, self, value))
+    return inplace(self, lambda: call(FILL, self, value), overlap_ok=True)
+
+
 def nonzero(input, *, as_tuple=False):
     """Mirrors ``torch.nonzero`` (eager only: the result's shape depends on the values)."""
     arr = values_for_shape(input, "nonzero")
@@ -391,3 +411,8 @@ def nonzero(input, *, as_tuple=False):
     if as_tuple:
         return tuple(from_host(i, input, np.int64) for i in nz)
     return from_host(np.stack(nz, axis=1), input, np.int64)
+
+
+PUBLIC = ("nonzero",)
+TENSOR_METHODS = {"__getitem__": getitem, "__setitem__": setitem, "copy_": copy_,
+                  "zero_": zero_, "fill_": fill_, "nonzero": nonzero}

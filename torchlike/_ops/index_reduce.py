@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._dispatch import Op, call, with_out
+from .._inplace import inplace_method
 from .._tensor import _wrap_dim
 
 _REDUCES = ("prod", "mean", "amax", "amin")
@@ -145,12 +146,5 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     return with_out(call(INDEX_REDUCE, input, source, index.reshape(-1), static=static), out)
 
 
-def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    """Mirrors ``Tensor.index_reduce_`` (``index_reduce`` in place)."""
-    from .._inplace import inplace
-    return inplace(self, lambda: index_reduce(self, dim, index, source, reduce,
-                                              include_self=include_self))
-
-
 PUBLIC = ("index_reduce",)
-TENSOR_METHODS = {"index_reduce": index_reduce, "index_reduce_": index_reduce_}
+TENSOR_METHODS = {"index_reduce": index_reduce, "index_reduce_": inplace_method(index_reduce)}

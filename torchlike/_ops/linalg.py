@@ -765,11 +765,13 @@ from .decomp import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,  
 from .decomp import _slogdet as slogdet  # noqa: E402,F401
 from .einsum import einsum  # noqa: E402,F401
 
-# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
-PUBLIC = ("vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm", "baddbmm",
+# Public names and Tensor methods of this family.
+PUBLIC = ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
+          "addr", "addbmm", "baddbmm",
           "tensordot", "kron", "cross", "cdist", "chain_matmul", "einsum", "det", "logdet",
           "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky", "qr", "svd")
 TENSOR_METHODS = {name: globals()[name] for name in (
-    "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "addbmm", "baddbmm", "kron",
+    "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
+    "addbmm", "baddbmm", "kron",
     "cross", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp",
     "cholesky", "qr", "svd", "addmm_", "addmv_", "addr_", "addbmm_", "baddbmm_")}

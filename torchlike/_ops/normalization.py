@@ -22,6 +22,7 @@ from jax import lax
 
 from .. import _dtype as D, _meta, _x64
 from .._dispatch import Op, _raw_fn, call, forward_fn, is_traced, wrap_outputs
+from .._inplace import inplace_method
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
 from .pointwise import _no_kernel
@@ -454,13 +455,8 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     return with_out(call(RENORM, input, static=static), out)
 
 
-def _renorm_(self, p, dim, maxnorm):
-    from .._inplace import inplace
-    return inplace(self, lambda: renorm(self, p, dim, maxnorm))
-
-
 PUBLIC = ("rms_norm", "renorm")
-TENSOR_METHODS = {"renorm": renorm, "renorm_": _renorm_}
+TENSOR_METHODS = {"renorm": renorm, "renorm_": inplace_method(renorm)}
 # torch.<name> functions whose ATen signature differs from torch.nn.functional's
 TOP_LEVEL = {"batch_norm": torch_batch_norm, "instance_norm": torch_instance_norm,
                   "layer_norm": torch_layer_norm, "group_norm": torch_group_norm}

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
-from .._inplace import inplace
+from .._inplace import inplace_method
 from .._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -690,19 +690,12 @@ def logical_not(input, *, out=None):
 
 # --- wiring -------------------------------------------------------------------------------------
 
-def _inplace_of(fn):
-    def method(self, *args, **kwargs):
-        return inplace(self, lambda: fn(self, *args, **kwargs))
-    method.__name__ = fn.__name__ + "_"
-    return method
-
-
 def family(with_inplace, no_inplace=None):
     """A pointwise family's public names and Tensor methods: every function is a method, and
     those in ``with_inplace`` also get an in-place ``name_`` method."""
     no_inplace = no_inplace or {}
     methods = {**with_inplace, **no_inplace,
-               **{name + "_": _inplace_of(fn) for name, fn in with_inplace.items()}}
+               **{name + "_": inplace_method(fn) for name, fn in with_inplace.items()}}
     return tuple(with_inplace) + tuple(no_inplace), methods
 
 
@@ -711,13 +704,23 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 divide, multiply, subtract = div, mul, sub
 
 PUBLIC, TENSOR_METHODS = family(
-    {"fmod": fmod, "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    {"add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div,
+     "divide": div, "true_divide": true_divide, "pow": pow, "remainder": remainder,
+     "floor_divide": floor_divide, "neg": neg, "negative": neg, "abs": abs, "absolute": abs,
+     "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos, "tanh": tanh,
+     "sigmoid": sigmoid, "relu": relu, "reciprocal": reciprocal, "clamp": clamp, "clip": clamp,
+     "clamp_min": clamp_min, "clamp_max": clamp_max, "bitwise_and": bitwise_and,
+     "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not, "eq": eq,
+     "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "fmod": fmod, "logical_and": logical_and,
+     "logical_or": logical_or, "logical_xor": logical_xor,
      "logical_not": logical_not, "bitwise_left_shift": bitwise_left_shift,
      "bitwise_right_shift": bitwise_right_shift, "greater": gt, "greater_equal": ge, "less": lt,
      "less_equal": le, "not_equal": ne},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
      "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
-     "equal": equal, "is_nonzero": is_nonzero})
+     "equal": equal, "is_nonzero": is_nonzero, "maximum": maximum, "minimum": minimum})
+PUBLIC += ("where", "rsub", "can_cast", "result_type", "is_warn_always_enabled",
+           "set_warn_always")
 
 
 def _is_signed(self):
@@ -725,4 +728,8 @@ def _is_signed(self):
     return self.dtype.is_signed
 
 
-TENSOR_METHODS["is_signed"] = _is_signed
+def _where(self, cond, other):
+    return where(cond, self, other)
+
+
+TENSOR_METHODS.update({"is_signed": _is_signed, "where": _where})

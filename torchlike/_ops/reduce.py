@@ -16,6 +16,7 @@ from jax import lax
 from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
+from .._inplace import inplace_method
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import div, maximum, minimum
 
@@ -790,20 +791,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
 
 # --- wiring ---------------------------------------------------------------------------------------
 
-def _cumsum_(self, dim, *, dtype=None):
-    from .._inplace import inplace
-    return inplace(self, lambda: cumsum(self, dim, dtype=dtype))
-
-
-def _cumprod_(self, dim, *, dtype=None):
-    from .._inplace import inplace
-    return inplace(self, lambda: cumprod(self, dim, dtype=dtype))
-
-
-PUBLIC = ("nansum", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax",
-          "argmin", "std", "var", "std_mean", "var_mean", "logsumexp", "norm", "median",
+PUBLIC = ("sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "aminmax",
+          "argmax", "argmin", "std", "var", "std_mean", "var_mean", "logsumexp", "norm", "median",
           "nanmedian", "mode", "quantile", "nanquantile", "all", "any", "count_nonzero", "cumsum",
           "cumprod", "cummax", "cummin", "logcumsumexp", "diff")
 TENSOR_METHODS = {name: globals()[name] for name in PUBLIC if name not in ("std_mean",
                                                                          "var_mean")}
-TENSOR_METHODS.update({"sum": sum, "mean": mean, "cumsum_": _cumsum_, "cumprod_": _cumprod_})
+TENSOR_METHODS.update({"cumsum_": inplace_method(cumsum), "cumprod_": inplace_method(cumprod)})

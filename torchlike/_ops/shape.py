@@ -10,7 +10,7 @@ import jax.numpy as jnp
 
 from .. import _layout
 from .._dispatch import Op, call, defop, with_out as _out
-from .._inplace import inplace_view
+from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
 from .._views import stored_strides, strides_of
@@ -701,25 +701,25 @@ def trace(input):
     return call(TRACE, input, static=(("dtype", acc),))
 
 
-def _inplace_of(fn):
-    def method(self, *args, **kwargs):
-        from .._inplace import inplace
-        return inplace(self, lambda: fn(self, *args, **kwargs))
-    method.__name__ = fn.__name__ + "_"
-    return method
-
-
-# Public names and Tensor methods added by this family beyond the core ones bound in _methods.
-PUBLIC = ("unflatten", "movedim", "moveaxis", "swapaxes", "swapdims", "broadcast_to", "narrow",
-          "diagonal", "tril", "triu", "diag", "diag_embed", "diagflat", "trace")
+# Public names and Tensor methods of this family.
+PUBLIC = ("reshape", "transpose", "t", "permute", "unsqueeze", "squeeze", "flatten", "select",
+          "unbind", "clone", "cat", "stack", "unflatten", "movedim", "moveaxis", "swapaxes",
+          "swapdims", "broadcast_to", "narrow", "diagonal", "tril", "triu", "diag", "diag_embed",
+          "diagflat", "trace")
 moveaxis = movedim
 TENSOR_METHODS = {
-    "unflatten": unflatten, "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
+    "view": view, "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as,
+    "transpose": transpose, "t": t, "permute": permute, "unsqueeze": unsqueeze,
+    "squeeze": squeeze, "expand": expand, "expand_as": expand_as, "flatten": flatten,
+    "select": select, "unbind": unbind, "clone": clone, "contiguous": contiguous,
+    "T": property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1)))),
+    "mT": property(lambda self: transpose(self, -2, -1)), "unflatten": unflatten,
+    "movedim": movedim, "moveaxis": movedim, "swapaxes": swapaxes,
     "swapdims": swapdims, "transpose_": transpose_, "swapaxes_": transpose_,
     "swapdims_": transpose_, "t_": t_, "squeeze_": squeeze_, "unsqueeze_": unsqueeze_,
     "broadcast_to": _broadcast_to_method, "narrow": narrow,
     "diagonal": diagonal, "unfold": unfold, "tril": tril, "triu": triu,
-    "tril_": _inplace_of(tril), "triu_": _inplace_of(triu), "diag": diag,
+    "tril_": inplace_method(tril), "triu_": inplace_method(triu), "diag": diag,
     "diag_embed": diag_embed, "diagflat": diagflat, "trace": trace,
 }
 

@@ -77,9 +77,14 @@ class RemovableHandle:
         self.remove()
 
 
-def add_hook(hooks, fn):
+def add_hook(hooks, fn, prepend=False):
+    """File ``fn`` in the dict ``hooks`` under a new handle's id, last (or first, with
+    ``prepend``) in its order: how Tensors, Nodes, Modules and Optimizers register hooks."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
+    if prepend:   # the others are filed again after it
+        for key in list(hooks)[:-1]:
+            hooks[key] = hooks.pop(key)
     return handle
 
 
@@ -168,7 +173,7 @@ class AccumulateGrad(Node):
 class ToCopyBackward0(Node):
     """The backward of a move between devices (``x.to("cuda")``): the gradient goes back to
     the device the input lives on.  A Node of its own, not a row of the op table: a jitted
-    program cannot move data (NOTE [ moving data ] in _methods.py)."""
+    program cannot move data (NOTE [ moving data ] in _ops/convert.py)."""
 
     def __init__(self, edge, source, move):
         self._seq = next(_seq)

@@ -32,7 +32,7 @@ import numpy as np
 from .. import _trace_context, _x64
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..autograd.graph import RemovableHandle
+from ..autograd.graph import add_hook
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
            "required"]
@@ -54,24 +54,16 @@ _NOT_HYPER = frozenset({"params", "param_names", "foreach", "fused", "differenti
 _global_step_hooks = {"pre": OrderedDict(), "post": OrderedDict()}
 
 
-def _add_hook(hooks, hook, prepend=False):
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
-
-
 def register_optimizer_step_pre_hook(hook):
     """Mirrors ``torch.optim.optimizer.register_optimizer_step_pre_hook``: ``hook(optimizer,
     args, kwargs)`` runs before every optimizer's step and may return new ``(args, kwargs)``."""
-    return _add_hook(_global_step_hooks["pre"], hook)
+    return add_hook(_global_step_hooks["pre"], hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """Mirrors ``torch.optim.optimizer.register_optimizer_step_post_hook``: ``hook(optimizer,
     args, kwargs)`` runs after every optimizer's step."""
-    return _add_hook(_global_step_hooks["post"], hook)
+    return add_hook(_global_step_hooks["post"], hook)
 
 
 def _with_step_hooks(step):
@@ -392,29 +384,29 @@ class Optimizer:
     def register_step_pre_hook(self, hook):
         """Mirrors ``Optimizer.register_step_pre_hook``: ``hook(optimizer, args, kwargs)`` runs
         before ``step`` and may return new ``(args, kwargs)``."""
-        return _add_hook(self._hooks["step_pre"], hook)
+        return add_hook(self._hooks["step_pre"], hook)
 
     def register_step_post_hook(self, hook):
         """Mirrors ``Optimizer.register_step_post_hook``: ``hook(optimizer, args, kwargs)``."""
-        return _add_hook(self._hooks["step_post"], hook)
+        return add_hook(self._hooks["step_post"], hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         """Mirrors ``Optimizer.register_state_dict_pre_hook``: ``hook(optimizer)``."""
-        return _add_hook(self._hooks["state_dict_pre"], hook, prepend)
+        return add_hook(self._hooks["state_dict_pre"], hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
         """Mirrors ``Optimizer.register_state_dict_post_hook``: ``hook(optimizer, state_dict)``
         may return a new state_dict."""
-        return _add_hook(self._hooks["state_dict_post"], hook, prepend)
+        return add_hook(self._hooks["state_dict_post"], hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
         """Mirrors ``Optimizer.register_load_state_dict_pre_hook``: ``hook(optimizer,
         state_dict)`` may return a new state_dict to load."""
-        return _add_hook(self._hooks["load_state_dict_pre"], hook, prepend)
+        return add_hook(self._hooks["load_state_dict_pre"], hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
         """Mirrors ``Optimizer.register_load_state_dict_post_hook``: ``hook(optimizer)``."""
-        return _add_hook(self._hooks["load_state_dict_post"], hook, prepend)
+        return add_hook(self._hooks["load_state_dict_post"], hook, prepend)
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)

@@ -1,5 +1,5 @@
-"""Mirrors ``torch.utils.hooks``: removable hook handles and the machinery behind a Module's full
-backward hooks.
+"""Mirrors ``torch.utils.hooks``: removable hook handles and the machinery that runs a Module's
+hooks around its forward (``call_with_hooks``), full backward hooks included.
 
 NOTE [ module backward hooks ]
 A full backward hook needs the gradients with respect to a module's inputs and outputs, but the
@@ -133,3 +133,56 @@ class BackwardHook:
         self.n_outputs = 1 if isinstance(result, Tensor) else len(result)
         result, self.output_positions = _through_identity(result, on_node)
         return result
+
+
+def call_with_hooks(module, args, kwargs):
+    """Call ``module`` with its forward pre-hooks, forward hooks and full backward hooks (what
+    ``Module.__call__`` does when it has any)."""
+    hooks = module._hooks
+    result, called = None, set()
+    try:
+        for hid, hook in list(hooks["forward_pre"].items()):
+            if hid in module._with_kwargs:
+                new = hook(module, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {new}.")
+                    args, kwargs = new
+            else:
+                new = hook(module, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        bw_hook = None
+        if hooks["backward"] or hooks["backward_pre"]:
+            bw_hook = BackwardHook(module, list(hooks["backward"].values()),
+                                   list(hooks["backward_pre"].values()))
+            args = bw_hook.setup_input_hook(args)
+        result = module.forward(*args, **kwargs)
+        for hid, hook in list(hooks["forward"].items()):
+            if hid in module._always_called:
+                called.add(hid)
+            new = (hook(module, args, kwargs, result) if hid in module._with_kwargs
+                   else hook(module, args, result))
+            if new is not None:
+                result = new
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a "
+                              "Tensor or a tuple of Tensors but received "
+                              f"{type(result)}")
+            result = bw_hook.setup_output_hook(result)
+        return result
+    except Exception:
+        for hid, hook in list(hooks["forward"].items()):
+            if hid in module._always_called and hid not in called:
+                try:
+                    new = (hook(module, args, kwargs, result) if hid in module._with_kwargs
+                           else hook(module, args, result))
+                    if new is not None:
+                        result = new
+                except Exception as e:  # noqa: BLE001 - PyTorch silences it with a warning
+                    warnings.warn("forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised "
+                                  f"in forward: {e}")
+        raise

@@ -13,15 +13,15 @@ import collections
 import itertools
 import warnings
 
-import jax
-
 from ... import _creation, _dtype as D, _trace_context
 from ..._device import device as _device_cls
 from ..._meta import NO_DATA
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import BackwardHook, RemovableHandle
+from ...autograd.graph import add_hook
+from ...utils.hooks import call_with_hooks
 from ..parameter import Buffer, Parameter, is_lazy
+from ._module_pytree import register_pytree
 
 _HOOK_KINDS = ("forward_pre", "forward", "backward_pre", "backward", "state_dict_pre",
                "state_dict", "load_state_dict_pre", "load_state_dict_post")
@@ -101,7 +101,7 @@ class Module:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        jax.tree_util.register_pytree_with_keys(cls, _flatten_with_keys, _unflatten, _flatten)
+        register_pytree(cls)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -629,21 +629,11 @@ class Module:
 
     # --- hooks ----------------------------------------------------------------------------------
 
-    def _add_hook(self, kind, hook, prepend=False):
-        hooks = self._hooks[kind]
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks_items = list(hooks.items())
-            hooks.clear()
-            hooks.update([hooks_items[-1]] + hooks_items[:-1])
-        return handle
-
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Mirrors ``Module.register_forward_pre_hook``: ``hook(module, args)`` (or
         ``hook(module, args, kwargs)`` with ``with_kwargs``) runs before ``forward`` and may
         return replacement arguments."""
-        handle = self._add_hook("forward_pre", hook, prepend)
+        handle = add_hook(self._hooks["forward_pre"], hook, prepend)
         if with_kwargs:
             self._with_kwargs.add(handle.id)
         return handle
@@ -653,7 +643,7 @@ class Module:
         """Mirrors ``Module.register_forward_hook``: ``hook(module, args, output)`` (or
         ``hook(module, args, kwargs, output)``) runs after ``forward`` and may return a
         replacement output; ``always_call`` runs it even when ``forward`` raised."""
-        handle = self._add_hook("forward", hook, prepend)
+        handle = add_hook(self._hooks["forward"], hook, prepend)
         if with_kwargs:
             self._with_kwargs.add(handle.id)
         if always_call:
@@ -663,18 +653,18 @@ class Module:
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """Mirrors ``Module.register_full_backward_pre_hook``: ``hook(module, grad_output)`` runs
         when the gradients of the module's outputs are known and may replace them."""
-        return self._add_hook("backward_pre", hook, prepend)
+        return add_hook(self._hooks["backward_pre"], hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """Mirrors ``Module.register_full_backward_hook``: ``hook(module, grad_input,
         grad_output)`` runs when the gradients of the module's inputs are computed and may
         return replacement ``grad_input``."""
-        return self._add_hook("backward", hook, prepend)
+        return add_hook(self._hooks["backward"], hook, prepend)
 
     def register_state_dict_pre_hook(self, hook):
         """Mirrors ``Module.register_state_dict_pre_hook``: ``hook(module, prefix, keep_vars)``
         runs before ``state_dict`` collects this module's entries."""
-        return self._add_hook("state_dict_pre", hook)
+        return add_hook(self._hooks["state_dict_pre"], hook)
 
     def register_state_dict_post_hook(self, hook):
         """Mirrors ``Module.register_state_dict_post_hook``: ``hook(module, state_dict, prefix,
@@ -682,27 +672,26 @@ class Module:
         def checked(module, state_dict, prefix, local_metadata):
             if hook(module, state_dict, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None")
-        return self._add_hook("state_dict", checked)
+        return add_hook(self._hooks["state_dict"], checked)
 
     def _register_state_dict_hook(self, hook):
         """The private PyTorch form: the hook may return a new state_dict."""
-        return self._add_hook("state_dict", hook)
+        return add_hook(self._hooks["state_dict"], hook)
 
     def register_load_state_dict_pre_hook(self, hook):
         """Mirrors ``Module.register_load_state_dict_pre_hook``: ``hook(module, state_dict,
         prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``."""
-        return self._add_hook("load_state_dict_pre", hook)
+        return add_hook(self._hooks["load_state_dict_pre"], hook)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         if with_module:
             return self.register_load_state_dict_pre_hook(hook)
-        return self._add_hook("load_state_dict_pre",
-                              lambda module, *args: hook(*args))
+        return add_hook(self._hooks["load_state_dict_pre"], lambda module, *args: hook(*args))
 
     def register_load_state_dict_post_hook(self, hook):
         """Mirrors ``Module.register_load_state_dict_post_hook``: ``hook(module,
         incompatible_keys)`` runs after loading and may edit the key lists in place."""
-        return self._add_hook("load_state_dict_post", hook)
+        return add_hook(self._hooks["load_state_dict_post"], hook)
 
     # --- calling --------------------------------------------------------------------------------
 
@@ -711,59 +700,9 @@ class Module:
         if not (hooks["forward_pre"] or hooks["forward"] or hooks["backward"]
                 or hooks["backward_pre"]):
             return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
+        return call_with_hooks(self, args, kwargs)
 
     _call_impl = __call__
-
-    def _call_with_hooks(self, args, kwargs):
-        hooks = self._hooks
-        result, called = None, set()
-        try:
-            for hid, hook in list(hooks["forward_pre"].items()):
-                if hid in self._with_kwargs:
-                    new = hook(self, args, kwargs)
-                    if new is not None:
-                        if not (isinstance(new, tuple) and len(new) == 2):
-                            raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {new}.")
-                        args, kwargs = new
-                else:
-                    new = hook(self, args)
-                    if new is not None:
-                        args = new if isinstance(new, tuple) else (new,)
-            bw_hook = None
-            if hooks["backward"] or hooks["backward_pre"]:
-                bw_hook = BackwardHook(self, list(hooks["backward"].values()),
-                                       list(hooks["backward_pre"].values()))
-                args = bw_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            for hid, hook in list(hooks["forward"].items()):
-                if hid in self._always_called:
-                    called.add(hid)
-                new = (hook(self, args, kwargs, result) if hid in self._with_kwargs
-                       else hook(self, args, result))
-                if new is not None:
-                    result = new
-            if bw_hook is not None:
-                if not isinstance(result, (Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a "
-                                  "Tensor or a tuple of Tensors but received "
-                                  f"{type(result)}")
-                result = bw_hook.setup_output_hook(result)
-            return result
-        except Exception:
-            for hid, hook in list(hooks["forward"].items()):
-                if hid in self._always_called and hid not in called:
-                    try:
-                        new = (hook(self, args, kwargs, result) if hid in self._with_kwargs
-                               else hook(self, args, result))
-                        if new is not None:
-                            result = new
-                    except Exception as e:  # noqa: BLE001 - PyTorch silences it with a warning
-                        warnings.warn("forward hook with ``always_call=True`` raised an "
-                                      "exception that was silenced as another error was raised "
-                                      f"in forward: {e}")
-            raise
 
     # --- repr, copying --------------------------------------------------------------------------
 
@@ -797,63 +736,7 @@ class Module:
         d.setdefault("_non_persistent_buffers_set", set())
 
 
-# --- pytrees: a module flattens to its parameters' and buffers' arrays --------------------------
-
-def _state_tensors(module):
-    """(dotted name, tensor) of every parameter and buffer, each tensor once."""
-    return list(itertools.chain(module.named_parameters(), module.named_buffers()))
-
-
-def _flatten(module):
-    tensors = _state_tensors(module)
-    return [t._value() for _, t in tensors], (module, tuple(n for n, _ in tensors))
-
-
-def _flatten_with_keys(module):
-    leaves, aux = _flatten(module)
-    return [(jax.tree_util.GetAttrKey(name), leaf) for name, leaf in zip(aux[1], leaves)], aux
-
-
-def _unflatten(aux, leaves):
-    """A copy of the module (sub-modules copied, other attributes shared) whose parameters and
-    buffers hold ``leaves`` (arrays or tracers)."""
-    module, names = aux
-    clone = _copy_tree(module)
-    new = {}   # id of an original tensor -> its replacement (tied weights stay tied)
-    originals = dict(_state_tensors(module))
-    for name, leaf in zip(names, leaves):
-        old = originals[name]
-        t = Tensor._wrap(leaf)
-        if isinstance(old, Parameter):
-            t.__class__ = type(old)
-            if old.requires_grad:
-                t._set_requires_grad(True)
-        new[id(old)] = t
-    for (_, src), (_, dst) in zip(module.named_modules(remove_duplicate=False),
-                                  clone.named_modules(remove_duplicate=False)):
-        for table in ("_parameters", "_buffers"):
-            dst_table = getattr(dst, table)
-            for name, t in getattr(src, table).items():
-                if t is not None:
-                    dst_table[name] = new.get(id(t), t)
-    return clone
-
-
-def _copy_tree(module, memo=None):
-    memo = {} if memo is None else memo
-    if id(module) in memo:
-        return memo[id(module)]
-    clone = object.__new__(type(module))   # not copy.copy: parametrized modules forbid it
-    clone.__dict__.update(module.__dict__)
-    memo[id(module)] = clone
-    object.__setattr__(clone, "_parameters", dict(module._parameters))
-    object.__setattr__(clone, "_buffers", dict(module._buffers))
-    object.__setattr__(clone, "_modules", {name: None if m is None else _copy_tree(m, memo)
-                                           for name, m in module._modules.items()})
-    return clone
-
-
-jax.tree_util.register_pytree_with_keys(Module, _flatten_with_keys, _unflatten, _flatten)
+register_pytree(Module)   # its subclasses register in __init_subclass__
 
 
 def _parse_to(args, kwargs):

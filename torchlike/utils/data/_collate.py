@@ -179,7 +179,7 @@ def default_convert(data):
 
 def pin_memory(data):
     """What a DataLoader with ``pin_memory=True`` yields: every Tensor pinned (NOTE [ pinned
-    memory ] in torchlike/_methods.py), inside mappings, named tuples and sequences too, and
+    memory ] in torchlike/_ops/convert.py), inside mappings, named tuples and sequences too, and
     any object with a ``pin_memory()`` method asked to pin itself, as PyTorch's pin loop does."""
     if isinstance(data, Tensor):
         return data.pin_memory()

@@ -117,7 +117,7 @@ class DataLoader(Generic[T_co]):
         num_workers: worker processes (0: load in the main process).
         collate_fn: merges a list of samples into a batch (default ``default_collate``).
         pin_memory: with an accelerator, batches come pinned (NOTE [ pinned memory ] in
-            torchlike/_methods.py); without one, PyTorch's warning.
+            torchlike/_ops/convert.py); without one, PyTorch's warning.
         pin_memory_device: deprecated, as in PyTorch (its warning is given).
         drop_last: drop the last, incomplete batch.
         timeout: seconds to wait for a batch from the workers before raising (0: forever);
