@@ -12,7 +12,7 @@ Cases (64x64 float32 unless said otherwise):
                                jax jit: jax.jit(jax.value_and_grad(loss)) + update in one program.
   e. the op surface, recorded: indexing, reductions, sorting, matmul, joins, random draws, ... on
      inputs that require grad (setitem on a plain tensor), torchlike next to torch, each op's
-     time as a multiple of torchlike's recorded mul of the same size.  Issue 3 asks for <= 2x
+     time as a multiple of torchlike's recorded mul of the same size.  The goal is <= 2x
      for small inputs: at 8x8 an op's arithmetic is negligible and the ratio measures dispatch;
      at 64x64 (shown for context) sorting and sampling are compute-bound in torch too.
   f. models, forward + backward (zero_grad, loss, backward), torchlike next to torch:

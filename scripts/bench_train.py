@@ -44,7 +44,7 @@ in the machine's load hits them all alike and the ratios are measured side by si
 takes them in a new random order (seeded), so none mostly runs right after the same one, and
 each window begins with one untimed step (the first step after another implementation's window
 meets its caches and allocator state, which a training loop never does).  Reports the median
-and p10/p90 in milliseconds.  The goal of issue 6: compiled torchlike within 1.05x of the
+and p10/p90 in milliseconds.  The goal: compiled torchlike within 1.05x of the
 hand-written JAX step (the "jax jit" column; the ratio to "jax jit, torch state" is printed
 beside it).  --profile (automatic when a case misses the goal) splits a compiled call
 into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.

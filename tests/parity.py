@@ -7,9 +7,9 @@ row declares that torch raises (``raises=True``) -- the exception type (and, whe
 it, the message).  A row that does not declare it fails when torch raises: both libraries
 refusing a mistaken input would otherwise pass while testing nothing.
 
-Cases are spec tables: one row per case (STYLE.md §9).  Test files import what they use from
-here (tests/ is on sys.path under pytest's default "prepend" import mode); the name does not
-start with ``test_``, so pytest does not collect this file.  test_parity.py tests the harness.
+Cases are spec tables: one row per case (docs/architecture.md §7.5).  Test files import what they
+use from here (tests/ is on sys.path under pytest's default "prepend" import mode); the name does
+not start with ``test_``, so pytest does not collect this file.  test_parity.py tests the harness.
 """
 import cmath
 import math

@@ -572,7 +572,7 @@ def _coverage_script():
                                        "special", "fft"])
 def test_api_coverage(namespace):
     """scripts/api_coverage.py: torchlike has >= 95% of the user-facing names of each namespace
-    of real torch (issue 17's target), by the filter in the script's docstring."""
+    of real torch (the coverage target), by the filter in the script's docstring."""
     names, have, _ = _coverage_script().measure(namespace)
     missing = sorted(set(names) - set(have))
     assert len(have) >= 0.95 * len(names), (

@@ -1,4 +1,4 @@
-"""finfo/iinfo, logspace, tril/triu_indices, new_* and type_as against PyTorch (issue 3)."""
+"""finfo/iinfo, logspace, tril/triu_indices, new_* and type_as against PyTorch."""
 import pytest
 import torch
 

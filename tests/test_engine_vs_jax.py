@@ -1,4 +1,4 @@
-"""The engine against jax.grad (DESIGN.md §6, oracle 1).
+"""The engine against jax.grad (docs/architecture.md §7.4, oracle 1).
 
 Hypothesis builds random programs over a pool of tensors: shared subexpressions (an entry is
 used many times), fan-out, broadcasting, reductions, views, indexing and in-place steps.  The

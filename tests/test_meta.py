@@ -8,7 +8,7 @@ A meta tensor has a shape, a dtype and a grad_fn but no values, so its repr
 to compare: the rows compare reprs exactly.  Values appear only once a model built on meta gets
 storage; their oracle is the same model built on the CPU by torchlike itself.
 
-Cases are spec tables: one row per case (STYLE.md §9).
+Cases are spec tables: one row per case (docs/architecture.md §7.5).
 """
 import warnings
 

@@ -1,4 +1,4 @@
-"""Every layer against real PyTorch, from one spec table (STYLE.md §9).
+"""Every layer against real PyTorch, from one spec table (docs/architecture.md §7.5).
 
 For each row: build the layer in both libraries with the same constructor arguments, copy the
 PyTorch layer's state_dict into the torchlike one (through numpy), then compare state_dict keys

@@ -3,7 +3,7 @@ index_select / index_add / index_copy / index_fill / index_put / masked_fill / m
 masked_select / take / take_along_dim / argwhere / put, their in-place forms, errors, gradcheck,
 tracing; and hypothesis properties of ``x[idx]`` / ``x[idx] = v`` against NumPy.
 
-Spec tables (STYLE.md §9): one row per case, run through the harness of parity.py.
+Spec tables (docs/architecture.md §7.5): one row per case, run through the harness of parity.py.
 """
 import warnings
 

@@ -58,7 +58,7 @@ UNARY = [
 # Finite differences (gradcheck, float64) for the ops whose derivative torchlike writes itself
 # (custom_jvp rules, composites); every row's float64 gradients are also compared with torch's.
 # NOTE: gradcheck's perturbed inputs are uncommitted jax arrays, so each op compiles again for
-# them (see the report of issue 3); checking every plain jnp op this way doubles the file's time.
+# them; checking every plain jnp op this way doubles the file's time.
 GRADCHECK = {"lgamma", "digamma", "i0", "logit", "logit_eps", "frac", "sinc", "rsqrt"}
 
 

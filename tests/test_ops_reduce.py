@@ -1,8 +1,8 @@
 """Parity tests for the reduction family (torchlike/_ops/reduce.py) against real PyTorch.
 
-Spec tables, one row per case (STYLE.md §9): values, dtypes, shapes, grad_fn and next_functions
-names and gradients against torch; gradcheck in float64; named-tuple results; error cases; and
-the ops running under jax.jit (tracers).
+Spec tables, one row per case (docs/architecture.md §7.5): values, dtypes, shapes, grad_fn and
+next_functions names and gradients against torch; gradcheck in float64; named-tuple results; error
+cases; and the ops running under jax.jit (tracers).
 """
 import math
 

@@ -2,7 +2,7 @@
 anomaly mode.
 
 Each case is a function of the library module ``T`` run with torch and with torchlike
-(engine cases in parity.py); cases are grouped in spec tables (STYLE.md §9).
+(engine cases in parity.py); cases are grouped in spec tables (docs/architecture.md §7.5).
 """
 import math
 import warnings

@@ -1,7 +1,8 @@
 """Parity tests: creating and converting tensors against real PyTorch (CPU): creation functions,
 the default dtype, conversions and casts, metadata, DLPack, repr.
 
-Cases are spec tables run through the harness of parity.py: one row per case (STYLE.md §9).
+Cases are spec tables run through the harness of parity.py: one row per case (docs/architecture.md
+§7.5).
 """
 import math
 import operator

@@ -1,7 +1,8 @@
 """Parity tests: torchlike's pointwise ops against real PyTorch (CPU): unary and binary ops,
 Python scalars, type promotion, in-place arithmetic, comparisons, gradients at the edges.
 
-Cases are spec tables run through the harness of parity.py: one row per case (STYLE.md §9).
+Cases are spec tables run through the harness of parity.py: one row per case (docs/architecture.md
+§7.5).
 """
 import math
 

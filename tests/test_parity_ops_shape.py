@@ -1,7 +1,8 @@
 """Parity tests: torchlike's shape ops against real PyTorch (CPU): reductions, matmul, shape
 ops and views, indexing and index assignment, cat / stack / where / clamp; and the errors.
 
-Cases are spec tables run through the harness of parity.py: one row per case (STYLE.md §9).
+Cases are spec tables run through the harness of parity.py: one row per case (docs/architecture.md
+§7.5).
 """
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
-"""Robustness of the op surface (issue 16): careless and hostile inputs, each run in torch and
-in torchlike, expecting the same values or the same exception type (STYLE.md §9: spec tables).
+"""Robustness of the op surface: careless and hostile inputs, each run in torch and in
+torchlike, expecting the same values or the same exception type (spec tables:
+docs/architecture.md §7.5).
 
 - HOSTILE: one call per row.  ``V`` rows expect a value (and fail if torch raises), ``E`` rows
   an error of torch's type.  Sizes (NOTE [ size arguments ]), allocation limits, Python ints

@@ -1,5 +1,5 @@
-"""Every op works when Tensors hold jax tracers (DESIGN.md §2): the same eager code traces into
-one jax program, including views, in-place writes and the autograd engine itself."""
+"""Every op works when Tensors hold jax tracers (docs/architecture.md §2.5): the same eager code
+traces into one jax program, including views, in-place writes and the autograd engine itself."""
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -456,9 +456,9 @@ _BACKWARD_OPS = {}
 
 def backward_op(op, static, dt, mask, out_mask):
     """The backward of ``op`` as an Op of its own, so create_graph can record it and
-    differentiate it again (DESIGN.md §4).  Its inputs are (*grads, *primals).  The backward
-    of an op made per call is made per call too and not cached (``saves=()``: its arguments
-    hold no Tensors to check, and the cache of saved positions would keep it)."""
+    differentiate it again (docs/architecture.md §2.4).  Its inputs are (*grads, *primals).
+    The backward of an op made per call is made per call too and not cached (``saves=()``: its
+    arguments hold no Tensors to check, and the cache of saved positions would keep it)."""
     key = (op, static, dt, mask, out_mask)
     bop = _BACKWARD_OPS.get(key)
     if bop is None:

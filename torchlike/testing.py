@@ -1,8 +1,8 @@
 """torchlike.testing: ``assert_close`` (mirrors torch.testing) and the jax.grad oracle.
 
-The oracle (DESIGN.md §6): run a torchlike function on Tensors that hold jax tracers, which turns
-it into a pure JAX function, and compare ``jax.grad`` of that function with the gradients
-torchlike's own engine produced with ``.backward()``.  It checks the engine (graph walk,
+The oracle (docs/architecture.md §7.4): run a torchlike function on Tensors that hold jax tracers,
+which turns it into a pure JAX function, and compare ``jax.grad`` of that function with the
+gradients torchlike's own engine produced with ``.backward()``.  It checks the engine (graph walk,
 accumulation, hooks-free paths, in-place rebinding, views) independently of each op's maths.
 
     def f(x, w):

@@ -1,4 +1,4 @@
-"""Mirrors ``torch.compile``: an unmodified eager step as one XLA program (DESIGN.md §5).
+"""Mirrors ``torch.compile``: an eager step as one XLA program (docs/architecture.md §4).
 
 NOTE [ whole-step compile ]
 ``step = torchlike.compile(fn)``.  The first call runs ``fn`` eagerly: it creates what eager code

@@ -291,7 +291,8 @@ class OpNode(Node):
         values = [g._value() if isinstance(g, Tensor) else g for g in gs]
         traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
-        if create_graph:   # run the backward as a recorded op of (grads, primals) (DESIGN §4)
+        # create_graph: the backward as a recorded op of (grads, primals), docs/architecture.md §2.4
+        if create_graph:
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
             arrays = tuple(values) + primals
             edges = [g._edge() if isinstance(g, Tensor) and g.requires_grad else None

@@ -108,7 +108,7 @@ class SyncBatchNorm(_BatchNorm):
     statistics, in PyTorch, are reduced across the processes of ``process_group`` in training.
 
     torchlike has no ``torch.distributed`` process groups (one process holds every device; see
-    DESIGN.md section 8), so, as PyTorch's does without an initialized process group, it
+    docs/architecture.md §5.6), so, as PyTorch's does without an initialized process group, it
     normalises with the statistics of the batch it sees: it is ``BatchNorm`` for inputs of any
     rank >= 2.  ``convert_sync_batchnorm`` swaps it in for every batch norm of a model.
     """
