@@ -3,8 +3,8 @@ directly or round a loop) and the upward imports (a module importing one of a hi
 
     python scripts/import_graph.py [--list]
 
-The layers, lowest first, are the table ``LAYERS`` below (docs/architecture.md §1 says what each
-holds).  A module may import its own layer and the layers below it.  An import inside a function
+The layers, lowest first, are the table ``LAYERS`` below (docs/architecture.md §1.1 says what
+each holds and which upward references the design needs).  A module may import its own layer and the layers below it.  An import inside a function
 runs late, so it breaks no circle at import time, but it is still an upward dependency: both
 kinds are counted, apart.  ``--list`` prints every upward import and every circle's modules.
 """
@@ -16,20 +16,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = "torchlike"
 
 # (layer, modules), lowest first.  A module belongs to the layer that names it or its package
-# (the longest such name wins), or a prefix of its name (an entry ending in "_"), all without
-# "torchlike."; a module no layer names (the package itself, __main__, testing) is the facade.
+# (the longest such name wins; names without "torchlike."); a module no layer names (the package
+# itself, __main__, testing) is the facade.
 LAYERS = (
     ("base", ("_dtype", "_size", "_layout", "_meta", "_device", "_x64", "_settings", "_precision",
               "_trace_context", "_info", "version", "torch_version", "return_types",
               "autograd.grad_mode", "autograd.anomaly_mode")),
-    ("tensor", ("_tensor", "_tensor_str", "_storage", "_views", "_inplace")),
-    ("dispatch", ("_dispatch", "autograd.graph", "autograd.engine", "autograd.fused")),
-    ("ops", ("_ops", "_special_", "_creation", "_random", "_generator")),
+    ("core", ("_tensor", "_tensor_str", "_storage", "_views", "_inplace", "_creation", "_dispatch",
+              "autograd.graph", "autograd.engine", "autograd.fused")),
+    ("ops", ("_ops", "_random")),
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",
                  "backends", "mps", "xpu", "multiprocessing")),
-    ("programs", ("_compile", "compiler", "func", "_func_", "export", "_export_", "serialization",
-                  "_serialization_", "jit", "onnx", "hub", "utils.checkpoint")),
+    ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
+                  "utils.checkpoint")),
 )
 FACADE = "facade"
 RANK = {name: i for i, (name, _) in enumerate(LAYERS + ((FACADE, ()),))}
@@ -37,13 +37,9 @@ RANK = {name: i for i, (name, _) in enumerate(LAYERS + ((FACADE, ()),))}
 
 def layer_of(module):
     short = module[len(PACKAGE) + 1:]
-    best = (0, FACADE)
-    for name, entries in LAYERS:
-        for e in entries:
-            if (short.startswith(e) if e.endswith("_")
-                    else short == e or short.startswith(e + ".")):
-                best = max(best, (len(e), name), key=lambda b: b[0])
-    return best[1]
+    named = [(len(entry), name) for name, entries in LAYERS for entry in entries
+             if short == entry or short.startswith(entry + ".")]
+    return max(named)[1] if named else FACADE
 
 
 def modules():

@@ -9,6 +9,7 @@ Copies (``clone``, ``to``, ``*_like``) take a ``memory_format``: ``preserve_form
 keeps a dense input's strides, ``contiguous_format`` and ``channels_last(_3d)`` lay the copy out in
 that order.
 """
+import numpy as np
 
 
 def contiguous_strides(shape):
@@ -17,6 +18,15 @@ def contiguous_strides(shape):
         strides.append(acc)
         acc *= max(s, 1)
     return tuple(reversed(strides))
+
+
+def storage_positions(shape, strides):
+    """The storage position of every element of a (shape, strides) layout, as an int64 numpy
+    array."""
+    pos = np.zeros(shape, np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        pos += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+    return pos
 
 
 class memory_format:

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from . import _x64
+from . import _layout, _x64
 
 PUBLIC = ()
 
@@ -85,8 +85,7 @@ def _offset_in_root(t):
     root = t._root
     if root is None or not t._chain or not t.numel():
         return 0
-    from .serialization._pickler import _positions
-    pos = _positions(tuple(root.shape), root.stride())
+    pos = _layout.storage_positions(tuple(root.shape), root.stride())
     for op, static in t._chain:   # a step that reinterprets the bytes ends the walk
         try:
             moved = np.asarray(op.fn(pos, **dict(static)))

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._device import device as _device
-from .._layout import contiguous_strides
+from .._layout import contiguous_strides, storage_positions
 from .._size import Size
 from .._tensor import Tensor
 from .._views import apply_chain_fn
@@ -105,14 +105,6 @@ class _Data:
         self.tensor = tensor
 
 
-def _positions(shape, strides):
-    """The storage position of every element of a (shape, strides) layout, as an int64 array."""
-    pos = np.zeros(shape, np.int64)
-    for d, (n, s) in enumerate(zip(shape, strides)):
-        pos += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
-    return pos
-
-
 def _same_bits(a, b):
     return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(np.uint8),
                                                  np.ascontiguousarray(b).view(np.uint8))
@@ -135,7 +127,7 @@ def _layout(values, strides):
     strides = tuple(int(s) for s in strides)
     if values.size == 0 or strides == contiguous or min(strides, default=0) < 0:
         return np.ascontiguousarray(values).reshape(-1), contiguous
-    pos = _positions(shape, strides)
+    pos = storage_positions(shape, strides)
     storage = np.zeros(int(pos.max()) + 1, values.dtype)
     storage[pos.ravel()] = values.ravel()
     if not _same_bits(storage[pos], values):
@@ -158,7 +150,7 @@ class _Root:
         if self.strides == contiguous_strides(self.shape):
             return flat
         if self._table is None:
-            self._table = _positions(self.shape, self.strides).ravel()
+            self._table = storage_positions(self.shape, self.strides).ravel()
         return self._table[flat]
 
 
@@ -231,7 +223,7 @@ class CheckpointPickler(pickle._Pickler):
         pos = entry.position(flat)
         offset = int(pos.reshape(-1)[0])
         if min(strides, default=0) < 0 or not np.array_equal(
-                pos, offset + _positions(values.shape, strides)):
+                pos, offset + storage_positions(values.shape, strides)):
             return None
         if not _same_bits(entry.array[pos], values):
             return None

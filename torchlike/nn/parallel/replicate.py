@@ -1,6 +1,6 @@
 """Mirrors ``torch.nn.parallel.replicate``: a module's replicas on other devices."""
-from ... import func
 from ..modules.module import Module
+from ..utils.stateless import _functional_call
 from .scatter_gather import device_of
 
 __all__ = ["replicate"]
@@ -18,7 +18,7 @@ class _Replica(Module):
         self._tensors = tensors
 
     def forward(self, *args, **kwargs):
-        return func.functional_call(self._replicated, self._tensors, args, kwargs)
+        return _functional_call(self._replicated, self._tensors, args, kwargs)
 
 
 def replicate(network, devices, detach=False):

@@ -167,8 +167,8 @@ def _merge_dicts(parameter_and_buffer_dicts):
 
 def _functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                      tie_weights=True, strict=False):
-    """``functional_call`` without the deprecation warning: what ``torch.func.functional_call``
-    is (the lead wires it there)."""
+    """``functional_call`` without the deprecation warning: ``torch.func.functional_call``, and
+    what nn's own modules (``nn.parallel``'s replicas) call."""
     parameters_and_buffers = _merge_dicts(parameter_and_buffer_dicts)
     if kwargs is None:
         kwargs = {}
