@@ -767,11 +767,11 @@ from .einsum import einsum  # noqa: E402,F401
 
 # Public names and Tensor methods of this family.
 PUBLIC = ("matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv",
-          "addr", "addbmm", "baddbmm",
-          "tensordot", "kron", "cross", "cdist", "chain_matmul", "einsum", "det", "logdet",
-          "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp", "cholesky", "qr", "svd")
+          "addr", "addbmm", "baddbmm", "tensordot", "kron", "cross", "cdist", "chain_matmul",
+          "einsum", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power",
+          "matrix_exp", "cholesky", "qr", "svd")
 TENSOR_METHODS = {name: globals()[name] for name in (
     "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr",
-    "addbmm", "baddbmm", "kron",
-    "cross", "det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "matrix_exp",
-    "cholesky", "qr", "svd", "addmm_", "addmv_", "addr_", "addbmm_", "baddbmm_")}
+    "addbmm", "baddbmm", "kron", "cross", "det", "logdet", "slogdet", "inverse", "pinverse",
+    "matrix_power", "matrix_exp", "cholesky", "qr", "svd", "addmm_", "addmv_", "addr_", "addbmm_",
+    "baddbmm_")}

@@ -712,10 +712,9 @@ PUBLIC, TENSOR_METHODS = family(
      "clamp_min": clamp_min, "clamp_max": clamp_max, "bitwise_and": bitwise_and,
      "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not, "eq": eq,
      "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "fmod": fmod, "logical_and": logical_and,
-     "logical_or": logical_or, "logical_xor": logical_xor,
-     "logical_not": logical_not, "bitwise_left_shift": bitwise_left_shift,
-     "bitwise_right_shift": bitwise_right_shift, "greater": gt, "greater_equal": ge, "less": lt,
-     "less_equal": le, "not_equal": ne},
+     "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
+     "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+     "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
      "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
      "equal": equal, "is_nonzero": is_nonzero, "maximum": maximum, "minimum": minimum})
