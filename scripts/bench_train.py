@@ -69,6 +69,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
+from torchlike import _x64  # noqa: E402
 from torchlike._compile import function, guards, program as programs, walk  # noqa: E402
 
 from bench_eager import (  # noqa: E402  (scripts/ is on the path when run as a script)
@@ -489,9 +490,10 @@ def profile_compiled(case, init, budget_s, window, calls=300):
     for t in other_state.tensors:   # the loop owns these buffers now
         t._arr = None
 
-    def program_alone():
-        changed, outs, final_grads, _, gens_out, _, _, _ = program.fn(
-            box["donated"], box["kept"], box["grads"], hypers, box["gens"])
+    def program_alone():   # torchlike's program, in torchlike's 64-bit scope as compile runs it
+        with _x64.on():
+            changed, outs, final_grads, _, gens_out, _, _, _ = program.fn(
+                box["donated"], box["kept"], box["grads"], hypers, box["gens"])
         box["donated"], box["grads"] = changed, final_grads
         for i, a in zip(program.plan.gens, gens_out):   # the generators the step drew from
             box["gens"][i] = a
