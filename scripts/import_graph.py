@@ -88,6 +88,13 @@ def imports(mods):
     return sorted(edges)
 
 
+def upward(edges):
+    """The imports of ``edges`` from a module into a higher layer (a package re-exporting its own
+    submodule is not one)."""
+    return [(a, b, lazy) for a, b, lazy in edges
+            if RANK[layer_of(b)] > RANK[layer_of(a)] and not b.startswith(a + ".")]
+
+
 def circles(names, edges):
     """The strongly connected components of more than one module (Tarjan, iterative)."""
     succ = {n: sorted({b for a, b in edges if a == n}) for n in names}
@@ -133,9 +140,7 @@ def main(argv):
     edges = imports(mods)
     names = sorted(mods)
     top = [(a, b) for a, b, lazy in edges if not lazy]
-    # a package re-exporting its own submodule is not an upward import
-    up = [(a, b, lazy) for a, b, lazy in edges
-          if RANK[layer_of(b)] > RANK[layer_of(a)] and not b.startswith(a + ".")]
+    up = upward(edges)
     at_import = circles(names, top)
     at_all = circles(names, [(a, b) for a, b, _ in edges])
     print(f"{len(names)} modules, {len(edges)} imports "
