@@ -33,6 +33,7 @@ from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
 from .dropout import dropout
+from .shape import T
 
 # --- linear, bilinear ---------------------------------------------------------------------------
 
@@ -45,6 +46,24 @@ def _linear(x, w, *bias, precision):
 # NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
 # maths as the composite below, without its three or four dispatches.
 LINEAR = Op("linear", _linear, None)
+
+
+# The recorded products of a linear layer: addmm / mm with weight.t() folded into their own
+# program (NOTE [ folded views ] in _dispatch.py), and without addmm's beta and alpha, which are
+# 1 here (as operands they would cost the backward program a pass over each gradient).
+def _addmm_t(bias, x, wt, precision):
+    return bias + linalg._matmul(x, wt, precision)
+
+
+def _addmm_rows_t(bias, x, wt, precision, rows, order=None):
+    return bias + linalg._rows_product(x, wt, precision, rows, order)
+
+
+_ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T})
+_ADDMM_ROWS_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
+                   fold={2: T})
+_MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
+_MM_ROWS_T = Op("mm", linalg.MM_ROWS.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 
 
 def _records(*tensors):
@@ -71,12 +90,17 @@ def linear(input, weight, bias=None):
         >>> F.linear(torchlike.ones(2, 3), torchlike.ones(4, 3), torchlike.zeros(4)).shape
         torchlike.Size([2, 4])
     """
-    if not _records(input, weight, bias) and _plain(input, weight, bias):
+    plain = _plain(input, weight, bias)
+    if not _records(input, weight, bias) and plain:
         args = (input, weight) if bias is None else (input, weight, bias)
         return call(LINEAR, *args, static=linalg._static())
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
+    if input.ndim == 2 and plain:
+        if bias is None:
+            return call(_MM_T, input, weight, static=linalg._static())
+        return call(_ADDMM_T, bias, input, weight, static=linalg._static())
     if bias is not None and weight.ndim == 2:
         if input.ndim == 2:
             return linalg.addmm(bias, input, weight.t())
@@ -93,9 +117,14 @@ def _flat_linear(flat, weight, bias, rows, order=None):
     bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py)."""
     if not _records(flat, weight, bias):
         return linear(flat, weight, bias)
+    static = linalg._static() + linalg._rows_static(rows, order)
+    if not _plain(flat, weight, bias):
+        if bias is None:
+            return linalg._mm(flat, weight.t(), rows, order)
+        return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
     if bias is None:
-        return linalg._mm(flat, weight.t(), rows, order)
-    return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
+        return call(_MM_ROWS_T, flat, weight, static=static)
+    return call(_ADDMM_ROWS_T, bias, flat, weight, static=static)
 
 
 def _trilinear(a, w, b, precision):

@@ -240,10 +240,15 @@ class OpNode(Node):
         self._saved = tuple(saved)
 
     def _check_versions(self):
-        for vc, version, t, shape, dtype, _ in self._saved:
+        for vc, version, t, shape, dtype, i in self._saved:
             if vc[0] != version:
                 if t is None:   # the node's own result
                     raise version_error(dtype, shape, vc[0], version, (0, self.name()))
+                fold = self._op.fold
+                if fold is not None and i in fold:   # PyTorch saved the view of t
+                    view = fold[i]
+                    shape = jax.eval_shape(view.fn, t._arr).shape
+                    raise version_error(t.dtype, shape, vc[0], version, (0, view.node))
                 raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
                                     else (t._output_nr, t._grad_fn.name()))
 
@@ -272,6 +277,15 @@ class OpNode(Node):
             return tuple([jnp.zeros(*p) if len(p) == 2 else p[0] for p in primals])
         return primals
 
+    def _base_edges(self):
+        """The edges of this op's operands as its backward op takes them: a folded operand is
+        the view's base (NOTE [ folded views ] in _dispatch.py), whose edge is the view node's."""
+        edges = self.next_functions
+        if self._op.fold is None:
+            return edges
+        return [e[0].next_functions[0] if i in self._op.fold and e[0] is not None else e
+                for i, e in enumerate(edges)]
+
     def _fill(self, grads):
         """Gradients (Tensors or arrays) for the differentiable outputs, zeros where none
         arrived."""
@@ -297,7 +311,7 @@ class OpNode(Node):
             arrays = tuple(values) + primals
             edges = [g._edge() if isinstance(g, Tensor) and g.requires_grad else None
                      for g in gs]
-            edges += [e if e[0] is not None else None for e in self.next_functions]
+            edges += [e if e[0] is not None else None for e in self._base_edges()]
             edges += [None] * (len(primals) - len(self.next_functions))
             reads = _dispatch.inputs_read(bop, arrays)
             edges = [e if r else None for e, r in zip(edges, reads)]
