@@ -491,7 +491,45 @@ def next_functions_int_index(T):
     return [walk(a.grad_fn)]
 
 
+W23 = [[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]]
+
+
+def linear_folded_graph(T):
+    """F.linear's weight.t() runs inside its addmm / mm (NOTE [ folded views ] in
+    torchlike/_dispatch.py): the graph, the gradients and a second derivative are PyTorch's."""
+    F = T.nn.functional
+    w, b = leaf(T, W23), leaf(T, [0.1, -0.2])
+    x2, x3 = leaf(T, M23), leaf(T, [M23, [[0.0, 1.0, -1.0], [2.0, 0.5, 1.0]]])
+    outs = [F.linear(x2, w, b), F.linear(x3, w, b), F.linear(x2, w), F.linear(x3, w),
+            F.linear(T.tensor(M23), w, b)]
+    walks = [[gname(o), walk(o.grad_fn)] for o in outs]
+    loss = sum((o * o).sum() for o in outs)
+    gw, gx = T.autograd.grad(loss, [w, x3], create_graph=True)
+    second = T.autograd.grad((gw * gw).sum() + gx.sum(), [w, b])
+    return [walks, gw, gx, second]
+
+
+def linear_folded_weight_written(T):
+    """The version check of a weight written in place after the forward names the saved view
+    as PyTorch does: AsStridedBackward0 where the weight requires grad, nothing where not."""
+    messages = []
+    for weight_grad in (True, False):
+        lin = T.nn.Linear(3, 2)
+        lin.weight.requires_grad_(weight_grad)
+        for x in (leaf(T, M23), leaf(T, [M23, M23])):
+            out = lin(x)
+            with T.no_grad():
+                lin.weight.add_(1)
+            try:
+                out.sum().backward()
+            except RuntimeError as e:
+                messages.append(str(e))
+    return messages
+
+
 GRAPH = [
+    (linear_folded_graph, None),
+    (linear_folded_weight_written, None),
     (graph_walk, None),
     (graph_walk_views, None),
     (graph_no_grad_input, None),

@@ -12,6 +12,12 @@ skipped and ``fn`` / ``jax.vjp`` are called directly, so the same eager code tra
 Python scalars are passed to the jitted function as (weakly typed) arguments, not baked into the
 cache key: a loop over many scalar values must not compile once per value.
 
+NOTE [ reading an array's shape and dtype ]
+A jax array's ``shape``, ``dtype`` and ``ndim`` are Python properties that cost 0.3-0.5 µs each
+(measured on the 2-core CPU); its ``aval`` is 0.05 µs, and the aval's ``shape`` and ``dtype``
+are plain attributes.  Code that runs per op or per node (dispatch, node creation, the fused
+backward's signature) reads them through ``arr.aval``.
+
 NOTE [ folded views ]
 PyTorch's ``weight.t()`` is a zero-copy view, and its addmm hands BLAS the transposed operand; a
 jax array has no strides, so running ``t`` as an op copies the weight on every forward (on the
@@ -141,7 +147,7 @@ def operand_key(x):
         if x._number is not None:
             return x._number
         arr = x._value()
-        return (arr.dtype, arr.ndim == 0)
+        return (arr.dtype, not arr.shape)
     return type(x) if isinstance(x, _SCALARS) else None
 
 
@@ -291,13 +297,16 @@ def _call(op, args, static):
             arr = a._arr if a._root is None else a._sync()
             if a._strides is not None:
                 strided = True
-            if type(arr) is not ArrayImpl:
+            if type(arr) is ArrayImpl:
+                aval = arr.aval   # NOTE [ reading an array's shape and dtype ]
+            else:
+                aval = arr
                 if isinstance(arr, jax.core.Tracer):
                     traced = True
                 elif type(arr) is MetaArray:
                     meta = True
             if i < n_promote:
-                key.append((arr.dtype, arr.ndim == 0) if a._number is None else a._number)
+                key.append((aval.dtype, not aval.shape) if a._number is None else a._number)
             if grad and i < n_in and (a._grad_fn is not None or a._requires_grad):
                 if edges is None:
                     edges = [None] * n_in

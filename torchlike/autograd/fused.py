@@ -42,18 +42,19 @@ def _plain(node):
 
 
 def _plan(roots, root_grads):
-    """Topological order, signature and operands of the graph, or None if it is not plain."""
-    index, order, stack = {}, [], [e[0] for e in roots]
-    deps = {}
-    while stack:   # discover nodes and count the edges into each
+    """Signature and operands of the graph, and its nodes in the order found (the signature
+    numbers them so), or None if it is not plain.  Runs on every backward, so it does only what
+    the signature needs; the program orders the nodes once, when it is made."""
+    index, found, stack = {}, [], [e[0] for e in roots]
+    while stack:
         node = stack.pop()
         if node in index:
             continue
-        if len(index) == max_nodes:
+        if len(found) == max_nodes:
             return None
-        index[node] = None
-        t = type(node)
-        if t is AccumulateGrad:
+        index[node] = len(found)
+        found.append(node)
+        if type(node) is AccumulateGrad:
             var = node.variable
             d = var.__dict__
             if not _plain(node) or d.get("_hooks") or d.get("_post_acc_hooks") or (
@@ -65,20 +66,9 @@ def _plan(roots, root_grads):
             return None
         for child, _ in node.next_functions:
             if child is not None:
-                deps[child] = deps.get(child, 0) + 1
                 stack.append(child)
-    ready = [n for n in index if n not in deps]
-    while ready:
-        node = ready.pop()
-        index[node] = len(order)
-        order.append(node)
-        for child, _ in node.next_functions:
-            if child is not None:
-                deps[child] -= 1
-                if deps[child] == 0:
-                    ready.append(child)
     sig, operands = [], []
-    for node in order:
+    for node in found:
         if type(node) is AccumulateGrad:
             old = node.variable._grad
             sig.append(("leaf", old is not None))
@@ -87,8 +77,9 @@ def _plan(roots, root_grads):
         primals = node._live_primals()
         avals = []
         for p in primals:
-            if type(p) is ArrayImpl:
-                avals.append((p.shape, p.dtype))
+            if type(p) is ArrayImpl:   # NOTE [ reading an array's shape and dtype ]
+                a = p.aval
+                avals.append((a.shape, a.dtype))
             elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
                 return None
             else:
@@ -101,26 +92,51 @@ def _plan(roots, root_grads):
         if type(g) is not ArrayImpl:
             return None
     root_sig = tuple((index[n], nr, g.shape, g.dtype) for (n, nr), g in zip(roots, root_grads))
-    return (tuple(sig), root_sig), order, operands
+    return (tuple(sig), root_sig), found, operands
+
+
+def _topological(nodes):
+    """The positions of ``nodes`` (a signature's) in an order that runs each node after every
+    node with an edge into it."""
+    deps = [0] * len(nodes)
+    for d in nodes:
+        if d[0] != "leaf":
+            for j, _ in d[7]:
+                if j >= 0:
+                    deps[j] += 1
+    ready, order = [i for i, n in enumerate(deps) if n == 0], []
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        if nodes[i][0] != "leaf":
+            for j, _ in nodes[i][7]:
+                if j >= 0:
+                    deps[j] -= 1
+                    if deps[j] == 0:
+                        ready.append(j)
+    return order
 
 
 def _program(signature):
-    """The backward walk of ``signature`` as a function of (root grads, operands)."""
+    """The backward walk of ``signature`` as a function of (root grads, operands), returning the
+    leaves' new gradients in the order of the signature."""
     nodes, roots = signature
     vjps = [None if d[0] == "leaf" else _dispatch._vjp_fn(d[0], d[1], d[2], d[3], d[4])
             for d in nodes]
+    order = _topological(nodes)
+    leaves = [i for i, d in enumerate(nodes) if d[0] == "leaf"]
 
     def run(root_grads, operands):
         bufs = [dict() for _ in nodes]
         for (i, nr, _, _), g in zip(roots, root_grads):
             bufs[i][nr] = bufs[i][nr] + g if nr in bufs[i] else g
-        results = []
-        for i, d in enumerate(nodes):
-            buf = bufs[i]
+        results = {}
+        for i in order:
+            d, buf = nodes[i], bufs[i]
             if d[0] == "leaf":
                 g = buf.get(0)
                 old = operands[i]
-                results.append(g if old is None or g is None else old + g)
+                results[i] = g if old is None or g is None else old + g
                 continue
             if not buf:
                 continue
@@ -135,7 +151,7 @@ def _program(signature):
                 j, nr = edges[pos]
                 if j >= 0:
                     bufs[j][nr] = bufs[j][nr] + o if nr in bufs[j] else o
-        return results
+        return [results[i] for i in leaves]
     return jax.jit(run)
 
 
@@ -147,7 +163,7 @@ def try_run(roots, root_grads, keep_graph):
     plan = _plan(roots, root_grads)
     if plan is None:
         return False
-    signature, order, operands = plan
+    signature, nodes, operands = plan
     program = _SEEN.get(signature)
     if program is None:
         if len(_SEEN) >= _MAX_SIGNATURES:
@@ -156,11 +172,11 @@ def try_run(roots, root_grads, keep_graph):
         return False
     if program == 1:
         program = _SEEN[signature] = _program(signature)
-    for node in order:
+    for node in nodes:
         if type(node) is not AccumulateGrad:
             node._check_versions()
     results = program(list(root_grads), operands)
-    leaves = (n for n in order if type(n) is AccumulateGrad)
+    leaves = (n for n in nodes if type(n) is AccumulateGrad)
     for node, g in zip(leaves, results):
         if g is None:
             continue
@@ -170,6 +186,6 @@ def try_run(roots, root_grads, keep_graph):
         else:
             var._grad._write(g)
     if not keep_graph:
-        for node in order:
+        for node in nodes:
             node.release()
     return True

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from . import anomaly_mode
 from .. import _dispatch, _meta, _x64
-from .._tensor import Tensor
+from .._tensor import ArrayImpl, Tensor
 
 _seq = itertools.count()
 _add = jax.jit(jnp.add)
@@ -193,6 +193,11 @@ class ToCopyBackward0(Node):
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 
+def _aval(arr):
+    """What to read an array's shape and dtype from (a tracer or meta array: itself)."""
+    return arr.aval if type(arr) is ArrayImpl else arr
+
+
 class OpNode(Node):
     """The backward of one op (of the op table, or made per call): the VJP of ``op.fn`` at the
     saved primals, run as a cached jit or, under create_graph, recorded as an op again."""
@@ -205,13 +210,15 @@ class OpNode(Node):
         self._primals = primals
         self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
         self._mask = mask
+        # NOTE [ reading an array's shape and dtype ] in _dispatch.py
         if not multi:
-            self.out_diff = (outs[0]._arr.dtype.kind in _DIFF_KINDS,)
+            self.out_diff = (_aval(outs[0]._arr).dtype.kind in _DIFF_KINDS,)
             self.differentiable = self.out_diff[0]
         else:
-            self.out_diff = tuple(o._arr.dtype.kind in _DIFF_KINDS for o in outs)
+            avals = [_aval(o._arr) for o in outs]
+            self.out_diff = tuple(a.dtype.kind in _DIFF_KINDS for a in avals)
             self._out_mask = self.out_diff
-            self._out_meta = tuple((o._arr.shape, o._arr.dtype) for o in outs)
+            self._out_meta = tuple((a.shape, a.dtype) for a in avals)
             self.differentiable = any(self.out_diff)
         if anomaly_mode._state.enabled:
             self._trace = anomaly_mode.forward_trace()
@@ -245,10 +252,12 @@ class OpNode(Node):
                 if t is None:   # the node's own result
                     raise version_error(dtype, shape, vc[0], version, (0, self.name()))
                 fold = self._op.fold
-                if fold is not None and i in fold:   # PyTorch saved the view of t
-                    view = fold[i]
-                    shape = jax.eval_shape(view.fn, t._arr).shape
-                    raise version_error(t.dtype, shape, vc[0], version, (0, view.node))
+                if fold is not None and i in fold:
+                    # PyTorch saved the view of t; written since, the view's grad_fn is
+                    # AsStridedBackward0 (None where t needs no grad)
+                    shape = jax.eval_shape(fold[i].fn, t._arr).shape
+                    raise version_error(t.dtype, shape, vc[0], version,
+                                        (0, "AsStridedBackward0") if t.requires_grad else None)
                 raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
                                     else (t._output_nr, t._grad_fn.name()))
 
