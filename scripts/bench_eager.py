@@ -61,7 +61,7 @@ def measure(fn, wait, budget_s, window, min_samples=30, max_reps=20000):
     warm_end = time.perf_counter() + 0.15 * budget_s
     for i in range(max_reps):  # warm-up: jit caches, allocator
         wait(fn())
-        if i >= 2 and time.perf_counter() > warm_end:
+        if i >= 40 and time.perf_counter() > warm_end:   # 40: past fused.fuse_after
             break
     samples = []
     deadline = time.perf_counter() + budget_s

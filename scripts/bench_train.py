@@ -371,6 +371,11 @@ def check_agreement(case, init, steps=3):
 
 # --- timing ---------------------------------------------------------------------------------------
 
+# steps every implementation runs before timing: a training loop's steady state, which for
+# torchlike includes the fused backward (compiled on a graph's fused.fuse_after-th sighting)
+WARM_STEPS = 40
+
+
 def measure_together(runners, budget_s, window, min_samples=15):
     """Time several implementations of one case, taking turns window by window.
 
@@ -379,7 +384,7 @@ def measure_together(runners, budget_s, window, min_samples=15):
         warm_end = time.perf_counter() + max(0.1 * budget_s / len(runners), 0.05)
         for i in range(1000):
             wait(fn())
-            if i >= 3 and time.perf_counter() > warm_end:
+            if i >= WARM_STEPS and time.perf_counter() > warm_end:
                 break
     samples = {name: [] for name in runners}
     names = list(runners)

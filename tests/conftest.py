@@ -14,6 +14,13 @@ scope computes in 32 bits, and jax only warns.  The suite makes that an error
 (JAX_EXPLICIT_X64_DTYPES=error, inherited by the subprocesses and notebooks the tests start), so
 every test that touches an int64 / float64 tensor also checks that its path runs in the scope.
 
+NOTE [ the fused backward in tests ]
+The fused backward compiles a graph's program on its ``fuse_after``-th sighting (32 by default:
+NOTE [ fused backward ] in torchlike/autograd/fused.py).  A test runs a graph a few times at
+most, so the session sets 2: every test that runs a graph twice to compare the fused program
+with the per-node walk (tests/parity.py's both_again, tests/test_engine_vs_jax.py) relies on it,
+and tests/test_engine_vs_jax.py checks the rule at another setting.
+
 NOTE [ torch is required ]
 Real PyTorch is the oracle of most tests, so they import it at the top of the file, never through
 pytest.importorskip: a run without torch (or with a broken one) fails at collection instead of
@@ -28,3 +35,7 @@ collect_ignore = [] if os.environ.get("TORCHLIKE_CPU_AS_CUDA") == "1" else ["dev
 os.environ.setdefault("JAX_EXPLICIT_X64_DTYPES", "error")   # NOTE [ 64-bit types in tests ]
 os.environ["XLA_FLAGS"] = " ".join(
     filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
+
+from torchlike.autograd import fused  # noqa: E402  (after the settings above)
+
+fused.fuse_after = 2   # NOTE [ the fused backward in tests ]

@@ -189,6 +189,24 @@ def test_fused_backward_matches_the_per_node_walk(shapes, steps, outputs, seed):
     assert len(compiled) <= 1    # compiled now, or earlier for the same graph shape
 
 
+def test_fused_backward_compiles_on_the_fuse_after_th_sighting(monkeypatch):
+    """Node by node until a graph's signature has been seen ``fuse_after`` times, then one
+    program from that sighting on (NOTE [ fused backward ])."""
+    from torchlike.autograd import fused
+    monkeypatch.setattr(fused, "fuse_after", 4)
+    compiled = []
+    original = fused._program
+    monkeypatch.setattr(fused, "_program", lambda sig: compiled.append(sig) or original(sig))
+    x = tl.randn(3, 5, dtype=tl.float64, requires_grad=True)
+    v = x.detach().numpy()
+    expected = np.cos(v) * v + np.sin(v)
+    for sighting in range(1, 7):
+        x.grad = None
+        (x.sin() * x).sum().backward()
+        assert len(compiled) == (sighting >= 4), sighting
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
 def test_fused_backward_is_used_and_keeps_engine_semantics():
     from torchlike.autograd import fused
     x = tl.randn(3, 4, dtype=tl.float64, requires_grad=True)

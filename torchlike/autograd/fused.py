@@ -5,8 +5,19 @@ A training loop records the same graph every step.  Walking it node by node cost
 per node (measured on the 2-core CPU: a 32-64-64-4 MLP's backward took 340 µs as 17 calls; torch
 takes ~100 µs); the same walk traced once into one ``jax.jit`` runs in one call.  So ``backward()``
 computes a signature of the graph it is given (ops, static arguments, shapes, dtypes, edges) and,
-the second time it sees a signature, compiles the walk and runs it as one program from then on.
-The first sighting stays per node, so code whose graphs never repeat compiles nothing extra.
+once it has seen a signature ``fuse_after`` times, compiles the walk and runs it as one program
+from then on.  Until then the graph runs node by node, so code whose graphs repeat a few times
+(an evaluation pass, the last short batch of each epoch) compiles nothing extra.
+
+When to compile is a rent-or-buy choice: the program costs one compile (0.1-3 s on the 2-core CPU
+for the graphs of scripts/bench_train.py and examples/pytorch/) and then saves a fraction of a
+millisecond to a few milliseconds per backward, so it pays for itself only after hundreds of
+steps, and a graph seen a handful of times never repays it.  Waiting ``fuse_after`` = 32
+sightings costs a long training loop at most 32 per-node walks (tens of milliseconds) and spares
+every rarer graph its compile: fusing on the second sighting compiled a program for every graph
+shape that occurred twice, 44-64% of the wall time of the example programs was compiling
+(scripts/bench_programs.py), and switching the fused backward off made word_lstm, char_lstm and
+cnn_digits 5-20% faster end to end.
 
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
@@ -30,10 +41,11 @@ from .._tensor import ArrayImpl, Tensor
 from . import anomaly_mode
 from .graph import AccumulateGrad, OpNode
 
-_SEEN = {}          # signature -> 1 (seen once) or the compiled program
+_SEEN = {}          # signature -> sightings so far (an int) or the compiled program
 _MAX_SIGNATURES = 256
 enabled = True      # tests switch it off to compare against the per-node walk
 max_nodes = 128     # larger graphs run node by node (NOTE [ fused backward ]: a compile's cost)
+fuse_after = 32     # sightings of a signature before its program is compiled (the same NOTE)
 
 
 def _plain(node):
@@ -164,13 +176,13 @@ def try_run(roots, root_grads, keep_graph):
     if plan is None:
         return False
     signature, nodes, operands = plan
-    program = _SEEN.get(signature)
-    if program is None:
-        if len(_SEEN) >= _MAX_SIGNATURES:
-            _SEEN.clear()
-        _SEEN[signature] = 1
-        return False
-    if program == 1:
+    program = _SEEN.get(signature, 0)
+    if type(program) is int:
+        if program + 1 < fuse_after:
+            if not program and len(_SEEN) >= _MAX_SIGNATURES:
+                _SEEN.clear()
+            _SEEN[signature] = program + 1
+            return False
         program = _SEEN[signature] = _program(signature)
     for node in nodes:
         if type(node) is not AccumulateGrad:
