@@ -132,6 +132,25 @@ def test_transformer_lm_learns_the_text_as_torch():
     _check_language_model(ref, got, ref_out, vocab_slack=0.15)
 
 
+def test_word_lstm_learns_the_text_as_torch():
+    ref, got, ref_out, _ = _run_pair("word_lstm", "--epochs", "1", "--words", "10000",
+                                     "--vocab", "200", "--bptt", "20")
+    vocab = int(re.search(r"vocabulary (\d+)", ref_out).group(1))
+    for run in (ref, got):
+        assert abs(run["initial_loss"] - math.log(vocab)) < 0.1, (run, vocab)
+        assert run["final_loss"] < run["initial_loss"] - 0.4, run
+    assert got["final_loss"] < ref["final_loss"] + 0.3, (got, ref)
+
+
+def test_lstm_timeseries_fits_the_waves_as_torch():
+    ref, got, _, _ = _run_pair("lstm_timeseries", "--steps", "2", "--max-iter", "6",
+                               "--length", "30", "--series", "6", "--future", "5")
+    for run in (ref, got):
+        assert run["final_loss"] < 0.2 * run["initial_loss"], run   # from about 0.5
+        assert run["test_loss"] < 0.15, run     # the held-out waves, continuation included
+        assert 6 <= run["evals"] <= 30, run     # 2 steps of 6 iterations, line search included
+
+
 def test_lbfgs_fit_takes_torchs_exact_path_on_cpu_and_cuda():
     runs = _run("lbfgs_fit", (), {"torch": TORCH, "torchlike": TORCHLIKE,
                                   "torchlike on cuda": TORCHLIKE_CUDA})
