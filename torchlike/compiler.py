@@ -9,6 +9,7 @@ Example::
     >>> torchlike.compiler.counters["compiles"]   # 1: one program for the whole run
 """
 import collections
+import os
 
 __all__ = ["config", "counters", "reset", "InvalidBackend", "Unsupported"]
 
@@ -30,6 +31,17 @@ class _Config:
             with checks reads their flags back after each call, which on an accelerator waits
             for the step to finish; ``scripts/bench_train.py --index-checks-cost`` measures
             what the checks cost.
+        cache_dir: a directory for JAX's persistent compilation cache, or None (the default:
+            off).  Set, every XLA program torchlike compiles -- each eager op's forward and
+            backward, fused backwards, optimizer updates, ``torchlike.compile`` steps -- is
+            written there, and a later process (a second run, a restarted notebook kernel)
+            loads it instead of compiling it again: the digits CNN's first eager step takes
+            about a third of its cold time (``scripts/bench_startup.py`` measures it).  The
+            environment variable ``TORCHLIKE_CACHE_DIR`` sets it at import and reaches
+            subprocesses (DataLoader workers); ``None`` puts JAX's own settings back.  The
+            cache is JAX's, one per process, so JAX code of your own in the same process is
+            cached there too.  A cache is code the process runs: keep it where only you can
+            write.  NOTE [ persistent compilation cache ].
     """
 
     def __init__(self):
@@ -37,11 +49,100 @@ class _Config:
         self.log_compiles = False
         self.donate_buffers = True
         self.index_checks = True
+        self._cache_dir = None
+        env = os.environ.get("TORCHLIKE_CACHE_DIR")
+        if env:
+            try:
+                self.cache_dir = env
+            except (ValueError, OSError) as e:
+                raise type(e)(f"TORCHLIKE_CACHE_DIR={env!r}: {e}") from None
+
+    @property
+    def cache_dir(self):
+        return self._cache_dir
+
+    @cache_dir.setter
+    def cache_dir(self, path):
+        path = _cache_path(path)
+        _use_persistent_cache(path)
+        self._cache_dir = path
 
     def __repr__(self):
         return (f"config(cache_size_limit={self.cache_size_limit}, "
                 f"log_compiles={self.log_compiles}, donate_buffers={self.donate_buffers}, "
-                f"index_checks={self.index_checks})")
+                f"index_checks={self.index_checks}, cache_dir={self.cache_dir!r})")
+
+
+# NOTE [ persistent compilation cache ]
+# Almost all of a first step's time is XLA compiling: the digits CNN's first eager step compiles
+# 30 programs (one per op's forward and backward, each 7-150 ms on the 2-core development CPU,
+# 2.2 s of the step's 2.8 s), the second one the fused backward (0.6 s).  JAX's persistent cache
+# stores each compiled executable on disk under a hash of its program, compile options, XLA
+# flags and device kind, so a new process loads it (1.3-5 ms, 20 ms for an optimizer update)
+# instead of compiling it.  Tracing and lowering still run (about 0.6 s of the CNN's first
+# step), so a warm first step takes about a third of a cold one.
+# - Threshold.  JAX writes only programs that took at least
+#   jax_persistent_cache_min_compile_time_secs (1 s by default) to compile; none of an eager
+#   step's programs takes that long, and each loads 3-30x faster than it compiles, so the
+#   option writes every program (0 s, and min_entry_size_bytes -1: no size floor either).
+# - Off by default, as in JAX.  The directory grows without bound (about 8 KB a program: the
+#   CNN's three steps write 39 files, 308 KB; a test suite or a sweep over shapes writes
+#   thousands; JAX's jax_compilation_cache_max_size bounds it, with the filelock package); a
+#   cold run pays a little for the writes; and a cache is trusted code: whoever can write the
+#   directory can make the process run anything.  Processes may share a directory: a program
+#   another process is writing at that moment can be read half written, which JAX reports in a
+#   warning and then compiles instead.
+# - JAX in the same process.  JAX opens one cache per process, so the setting is JAX's own
+#   (jax_compilation_cache_dir and the two thresholds), and JAX programs of the user's compile
+#   through it too, their results unchanged.  The values JAX had before are kept and put back
+#   by ``cache_dir = None``.  JAX opens the directory at the first compile after it is set, so a
+#   change resets JAX's handle (``compilation_cache.reset_cache``), which takes effect for
+#   programs compiled from then on.
+_JAX_CACHE_SETTINGS = {"jax_compilation_cache_dir": None,   # the path
+                       "jax_persistent_cache_min_compile_time_secs": 0.0,
+                       "jax_persistent_cache_min_entry_size_bytes": -1}
+_jax_before = {}   # JAX's values while torchlike's are in force
+
+
+def _cache_path(path):
+    """The directory ``path`` names, as an absolute path, created if missing (a remote URL such
+    as ``gs://...`` is JAX's to open); None stays None."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(f"cache_dir must be a str, an os.PathLike or None, not "
+                        f"{type(path).__name__}")
+    path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"cache_dir must name a str path, not {type(path).__name__}")
+    if not path:
+        raise ValueError("cache_dir must name a directory, not ''; None turns the cache off")
+    if "://" in path:
+        return path
+    path = os.path.abspath(os.path.expanduser(path))
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise NotADirectoryError(f"cache_dir {path!r} is not a directory")
+    os.makedirs(path, exist_ok=True)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(f"cache_dir {path!r} is not writable")
+    return path
+
+
+def _use_persistent_cache(path):
+    """Point JAX's persistent cache at ``path`` with torchlike's thresholds, or put JAX's own
+    settings back for None (NOTE [ persistent compilation cache ])."""
+    import jax
+    from jax.experimental.compilation_cache import compilation_cache
+    if path is None:
+        for name, value in _jax_before.items():
+            jax.config.update(name, value)
+        _jax_before.clear()
+    else:
+        if not _jax_before:
+            _jax_before.update({name: getattr(jax.config, name) for name in _JAX_CACHE_SETTINGS})
+        for name, value in _JAX_CACHE_SETTINGS.items():
+            jax.config.update(name, path if value is None else value)
+    compilation_cache.reset_cache()
 
 
 config = _Config()
