@@ -35,8 +35,8 @@ class _Config:
             off).  Set, every XLA program torchlike compiles -- each eager op's forward and
             backward, fused backwards, optimizer updates, ``torchlike.compile`` steps -- is
             written there, and a later process (a second run, a restarted notebook kernel)
-            loads it instead of compiling it again: the digits CNN's first eager step takes
-            about a third of its cold time (``scripts/bench_startup.py`` measures it).  The
+            loads it instead of compiling it again (the digits CNN's first eager step takes
+            0.3x its cold time; ``scripts/bench_startup.py`` measures it).  The
             environment variable ``TORCHLIKE_CACHE_DIR`` sets it at import and reaches
             subprocesses (DataLoader workers); ``None`` puts JAX's own settings back.  The
             cache is JAX's, one per process, so JAX code of your own in the same process is
@@ -74,24 +74,28 @@ class _Config:
 
 
 # NOTE [ persistent compilation cache ]
-# Almost all of a first step's time is XLA compiling: the digits CNN's first eager step compiles
-# 30 programs (one per op's forward and backward, each 7-150 ms on the 2-core development CPU,
-# 2.2 s of the step's 2.8 s), the second one the fused backward (0.6 s).  JAX's persistent cache
-# stores each compiled executable on disk under a hash of its program, compile options, XLA
-# flags and device kind, so a new process loads it (1.3-5 ms, 20 ms for an optimizer update)
-# instead of compiling it.  Tracing and lowering still run (about 0.6 s of the CNN's first
-# step), so a warm first step takes about a third of a cold one.
+# Most of a new process's first steps is XLA compiling.  The digits CNN's first eager step
+# compiles 30 programs (each op's forward and backward, and the Adam update), 3.9 s of the
+# step's 4.6 s; its second step compiles the fused backward, and a torchlike.compile step's
+# second call its program (scripts/bench_startup.py, 2-core CPU shared with other work).  JAX's
+# persistent cache stores each executable on disk under a hash of its program, compile options,
+# XLA flags and device kind, and a new process loads it (1-5 ms a program, 20 ms for the Adam
+# update) instead of compiling it (7-600 ms).  Tracing and lowering still run (0.6-1 s of a
+# first step), so a warm first step takes 0.15-0.3x a cold one, and launch to first step
+# 0.3-0.5x (CNN and Transformer, eager and compiled).
 # - Threshold.  JAX writes only programs that took at least
 #   jax_persistent_cache_min_compile_time_secs (1 s by default) to compile; none of an eager
 #   step's programs takes that long, and each loads 3-30x faster than it compiles, so the
-#   option writes every program (0 s, and min_entry_size_bytes -1: no size floor either).
-# - Off by default, as in JAX.  The directory grows without bound (about 8 KB a program: the
-#   CNN's three steps write 39 files, 308 KB; a test suite or a sweep over shapes writes
-#   thousands; JAX's jax_compilation_cache_max_size bounds it, with the filelock package); a
-#   cold run pays a little for the writes; and a cache is trusted code: whoever can write the
-#   directory can make the process run anything.  Processes may share a directory: a program
-#   another process is writing at that moment can be read half written, which JAX reports in a
-#   warning and then compiles instead.
+#   option writes every program (0 s; and min_entry_size_bytes -1: no size floor either).
+# - Off by default, as in JAX.  The directory grows with every new op, shape and dtype, without
+#   bound (about 6 KB a program: the CNN's first three eager steps write 39 files, 235 KB; one
+#   test file, tests/test_ops_reduce.py, 557 files, 3.5 MB); JAX's
+#   jax_compilation_cache_max_size bounds it, with the filelock package.  A cold run pays for
+#   the writes (0.14 s over the CNN's 39 programs, lost in the noise of its 4-9 s).  And a
+#   cache is trusted code: whoever can write the directory can make the process run anything.
+#   Processes may share a directory (three at once on an empty one: same results, no errors);
+#   a program read while another process writes it fails to decompress, and JAX then warns and
+#   compiles it.
 # - JAX in the same process.  JAX opens one cache per process, so the setting is JAX's own
 #   (jax_compilation_cache_dir and the two thresholds), and JAX programs of the user's compile
 #   through it too, their results unchanged.  The values JAX had before are kept and put back
