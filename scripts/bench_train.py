@@ -145,9 +145,11 @@ def make_optimizer(lib, case, params):
 
 
 def torch_style_step(lib, case, init, dropout):
-    """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``."""
+    """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``
+    (None: the model's own initialisation, as a fresh program has)."""
     model = build_model(lib, case, dropout)
-    model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
+    if init is not None:
+        model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
     x, y = (lib.tensor(a) for a in make_batch(case))
     if lib is torchlike:   # --device (torch stays on its CPU)
         model.to(DEVICE)
