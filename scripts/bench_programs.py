@@ -18,8 +18,8 @@ Programs (examples/pytorch/, run unmodified, with the arguments shown in PROGRAM
                    sampling one character at a time;
   lbfgs_fit        a five-parameter curve fit with LBFGS and a strong-Wolfe line search: little
                    arithmetic, so mostly start-up and per-op cost.
-The first three are the kinds issue 19 names (a word-level LSTM language model, an LSTM
-time-series fit with LBFGS, a small MNIST-style CNN).
+The first three are the kinds of program the eager-speed target names (a word-level LSTM
+language model, an LSTM time-series fit with LBFGS, a small MNIST-style CNN).
 
 Each program runs as its own process, twice per repeat: ``python examples/pytorch/X.py ARGS``
 on real PyTorch and ``python -m torchlike examples/pytorch/X.py ARGS`` on torchlike, both with
@@ -30,7 +30,7 @@ the imports, loading the data, every XLA compilation, training and evaluation al
 they do for someone who runs the program.  CPU time (user + system, from the children's
 resource usage) is printed beside it: on a machine other work keeps busy it moves less than
 the wall time does.  Reports the median of each over the repeats and the ratio of the medians,
-torchlike / torch.  The target (issue 19) is torchlike <= 1.5x torch's wall time.  The script
+torchlike / torch.  The target is torchlike <= 1.5x torch's wall time.  The script
 prints and never asserts.
 
 --cpus N runs every process on N of the machine's cores (its CPU affinity, set before the

@@ -153,8 +153,10 @@ def run(program, state, sealed=False, hypers=None, writes=None):
     objects; returns what the step returns.  ``sealed``, ``hypers``, ``writes``: as a replayed
     call gives them (NOTE [ replaying the last call ])."""
     plan = program.plan
-    arrays, grads, hypers, gens = input_values(state, hypers)
     here = program.device   # NOTE [ devices in a compiled step ]
+    if hypers is None:   # as device scalars, as a replayed call gives them: else jit compiles
+        hypers = jax.device_put(hyper_values(state), here)   # the program again for those
+    arrays, grads, hypers, gens = input_values(state, hypers)
     for i in plan.moved:
         arrays[i] = jax.device_put(arrays[i], here)
     gens = [a if here in a.devices() else jax.device_put(a, here) for a in gens]
