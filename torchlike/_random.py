@@ -359,7 +359,10 @@ def _key(generator, like=None):
     return _gen(generator, jax_device)._next()
 
 
-@functools.lru_cache(maxsize=None)
+_FACTORY_PROGRAMS = 256   # NOTE [ bounded program caches ] in _views.py: static has the size
+
+
+@functools.lru_cache(maxsize=_FACTORY_PROGRAMS)
 def _factory_program(op, static, device, n_params):
     """The jitted sampler of a factory (rand, randperm, x.uniform_(), ...) for ``device``.  Its
     one input, the draw's key data and scalar parameters packed in one host array (one argument
