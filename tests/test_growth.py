@@ -1,5 +1,5 @@
 """What a long-running program must not accumulate: caches keyed by shapes stay within their
-bounds (NOTE [ bounded program caches ] in torchlike/_views.py), and a long graph runs backward
+bounds (NOTE [ bounded program caches ] in torchlike/_dispatch.py), and a long graph runs backward
 and is freed without recursion and without waiting for the garbage collector.
 scripts/bench_growth.py measures what these cost; nothing here is timed.
 """
@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 import torchlike as tl
-from torchlike import _random, _views
+from torchlike import _dispatch, _random, _views
 
 
 def test_factory_programs_stay_within_their_bound():
@@ -44,6 +44,22 @@ def test_view_programs_stay_within_their_bound(monkeypatch):
             assert float(x.sum()) == 144.0
     assert 0 < len(_views._CHAINS) <= 4
     assert 0 < len(_views._SCATTERS) <= 4
+
+
+def test_op_programs_stay_within_their_bound(monkeypatch):
+    """An op whose static arguments carry a shape (a view's sizes) over twelve shapes, with room for
+    four programs per cache: the op keeps at most four forward and four backward programs, and
+    one dropped and needed again gives the right values (the second round)."""
+    monkeypatch.setattr(_dispatch, "_MAX_PROGRAMS", 4)
+    x = tl.arange(60.0, requires_grad=True)   # shapes no other test here views
+    for _ in range(2):
+        for k in (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30, 60):
+            x.grad = None
+            y = x.reshape(k, 60 // k)
+            (y * y).sum().backward()
+            np.testing.assert_array_equal(x.grad.numpy(), 2 * np.arange(60.0))
+    op = y.grad_fn._op
+    assert 0 < len(op._fwd) <= 4 and 0 < len(op._bwd) <= 4
 
 
 def test_a_long_graph_runs_backward_without_recursion():

@@ -359,7 +359,7 @@ def _key(generator, like=None):
     return _gen(generator, jax_device)._next()
 
 
-_FACTORY_PROGRAMS = 256   # NOTE [ bounded program caches ] in _views.py: static has the size
+_FACTORY_PROGRAMS = 256   # NOTE [ bounded program caches ] in _dispatch.py: static has the size
 
 
 @functools.lru_cache(maxsize=_FACTORY_PROGRAMS)

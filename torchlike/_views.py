@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _meta, _x64
-from ._dispatch import Op, split_dynamic, with_dynamic
+from ._dispatch import Op, remember, split_dynamic, with_dynamic
 from ._layout import contiguous_strides
 from ._meta import is_meta
 
@@ -50,16 +50,8 @@ def apply_chain_fn(chain):
     return f
 
 
-# NOTE [ bounded program caches ]
-# An entry of a cache keyed by static arguments that can carry shapes (a view's sizes, a
-# factory's size) keeps a jax.jit function alive, and with it every program compiled for it.
-# Each costs resident memory for as long as its function lives: with jax 0.10.2 on the CPU,
-# 200 programs of ``x + 1`` (200 shapes) kept 286 MB while their jit functions stayed alive and
-# 54 MB once each was dropped.  A loop over many shapes would add an entry per shape for as long
-# as the process runs, so such a cache holds at most a fixed number of entries and drops the
-# oldest first (no work on a hit; a dropped entry that is needed again compiles again).  The
-# bound is far above what one program's working set needs.
-_MAX_CHAINS = 512   # entries of _CHAINS and of _SCATTERS
+_MAX_CHAINS = 512   # entries of _CHAINS and of _SCATTERS (NOTE [ bounded program caches ] in
+#                     _dispatch.py)
 _CHAINS = {}
 _SCATTERS = {}
 
@@ -90,11 +82,9 @@ def _cached_chain(cache, chain, make):
     key, values = _chain_parts(chain)
     f = cache.get(key)
     if f is None:
-        if len(cache) >= _MAX_CHAINS:   # NOTE [ bounded program caches ]: the oldest goes
-            del cache[next(iter(cache))]
         n = len(values)
-        f = cache[key] = jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
-            *xs[:len(xs) - n]))
+        f = remember(cache, key, jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
+            *xs[:len(xs) - n])), _MAX_CHAINS)
     return f, values
 
 

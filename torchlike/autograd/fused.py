@@ -42,7 +42,7 @@ from . import anomaly_mode
 from .graph import AccumulateGrad, OpNode
 
 _SEEN = {}          # signature -> sightings so far (an int) or the compiled program
-_MAX_SIGNATURES = 256
+_MAX_SIGNATURES = 256   # the least recently seen are dropped (NOTE [ bounded program caches ])
 enabled = True      # tests switch it off to compare against the per-node walk
 max_nodes = 128     # larger graphs run node by node (NOTE [ fused backward ]: a compile's cost)
 fuse_after = 32     # sightings of a signature before its program is compiled (the same NOTE)
@@ -176,14 +176,13 @@ def try_run(roots, root_grads, keep_graph):
     if plan is None:
         return False
     signature, nodes, operands = plan
-    program = _SEEN.get(signature, 0)
+    program = _SEEN.pop(signature, 0)   # filed again last: the least recently seen go first
     if type(program) is int:
         if program + 1 < fuse_after:
-            if not program and len(_SEEN) >= _MAX_SIGNATURES:
-                _SEEN.clear()
-            _SEEN[signature] = program + 1
+            _dispatch.remember(_SEEN, signature, program + 1, _MAX_SIGNATURES)
             return False
-        program = _SEEN[signature] = _program(signature)
+        program = _program(signature)
+    _dispatch.remember(_SEEN, signature, program, _MAX_SIGNATURES)
     for node in nodes:
         if type(node) is not AccumulateGrad:
             node._check_versions()
