@@ -117,11 +117,11 @@ def _flat_linear(flat, weight, bias, rows, order=None):
     bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py)."""
     if not _records(flat, weight, bias):
         return linear(flat, weight, bias)
-    static = linalg._static() + linalg._rows_static(rows, order)
     if not _plain(flat, weight, bias):
         if bias is None:
             return linalg._mm(flat, weight.t(), rows, order)
         return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
+    static = linalg._static() + linalg._rows_static(rows, order)
     if bias is None:
         return call(_MM_ROWS_T, flat, weight, static=static)
     return call(_ADDMM_ROWS_T, bias, flat, weight, static=static)

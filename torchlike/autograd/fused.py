@@ -45,7 +45,7 @@ _SEEN = {}          # signature -> sightings so far (an int) or the compiled pro
 _MAX_SIGNATURES = 256   # the least recently seen are dropped (NOTE [ bounded program caches ])
 enabled = True      # tests switch it off to compare against the per-node walk
 max_nodes = 128     # larger graphs run node by node (NOTE [ fused backward ]: a compile's cost)
-fuse_after = 32     # sightings of a signature before its program is compiled (the same NOTE)
+fuse_after = 32     # sightings of a signature before its program is compiled (NOTE above)
 
 
 def _plain(node):
