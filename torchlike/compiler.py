@@ -76,8 +76,9 @@ class _Config:
 # NOTE [ persistent compilation cache ]
 # Most of a new process's first steps is XLA compiling.  The digits CNN's first eager step
 # compiles 30 programs (each op's forward and backward, and the Adam update), 3.9 s of the
-# step's 4.6 s; its second step compiles the fused backward, and a torchlike.compile step's
-# second call its program (scripts/bench_startup.py, 2-core CPU shared with other work).  JAX's
+# step's 4.6 s; the fused backward is compiled once the graph has repeated (then at the second
+# step, now at the 32nd), and a torchlike.compile step's program at its second call
+# (scripts/bench_startup.py, 2-core CPU shared with other work).  JAX's
 # persistent cache stores each executable on disk under a hash of its program, compile options,
 # XLA flags and device kind, and a new process loads it (1-5 ms a program, 20 ms for the Adam
 # update) instead of compiling it (7-600 ms).  Tracing and lowering still run (0.6-1 s of a
