@@ -60,7 +60,7 @@ def one(t_steps, mode):
             h2, c2 = cell2(h1, (h2, c2))
             outs.append(head(h2))
         loss = lib.nn.functional.mse_loss(lib.cat(outs, 1), target)
-        nodes = _count_nodes(loss.grad_fn)
+        nodes = count_nodes(loss.grad_fn)
         loss.backward()
         float(params[0].grad.sum())   # wait for the result
         return nodes
@@ -75,7 +75,8 @@ def one(t_steps, mode):
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _count_nodes(fn):
+def count_nodes(fn):
+    """How many nodes the graph below ``fn`` (a grad_fn) has (bench_growth.py uses it too)."""
     seen, stack = set(), [fn]
     while stack:
         node = stack.pop()

@@ -73,6 +73,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_backward import count_nodes   # the scripts' directory is on sys.path when run
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ("rnn", "train", "graph", "batches", "lengths")
 BATCH, SIZES = 16, (32, 64, 64, 4)
@@ -192,17 +194,6 @@ def cache_sizes():
 
 def median(xs):
     return float(np.median(xs)) if len(xs) else None
-
-
-def count_nodes(fn):
-    seen, stack = set(), [fn]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        stack.extend(child for child, _ in node.next_functions)
-    return len(seen)
 
 
 # --- the cases, written once for torchlike and torch ---------------------------------------------
