@@ -16,7 +16,8 @@ NOTE [ reading an array's shape and dtype ]
 A jax array's ``shape``, ``dtype`` and ``ndim`` are Python properties that cost 0.3-0.5 µs each
 (measured on the 2-core CPU); its ``aval`` is 0.05 µs, and the aval's ``shape`` and ``dtype``
 are plain attributes.  Code that runs per op or per node (dispatch, node creation, the fused
-backward's signature) reads them through ``arr.aval``.
+backward's signature) reads them through ``arr.aval`` (``_tensor.aval_of``; dispatch's operand
+loop, which branches on the array's type anyway, reads it inline).
 
 NOTE [ folded views ]
 PyTorch's ``weight.t()`` is a zero-copy view, and its addmm hands BLAS the transposed operand; a

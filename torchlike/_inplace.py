@@ -8,7 +8,7 @@ Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
 """
 from . import _dtype as D, _x64
 from ._dispatch import call
-from ._tensor import ArrayImpl
+from ._tensor import aval_of
 from ._views import COPY_SLICES, check_writable
 from .autograd.grad_mode import _state
 
@@ -86,10 +86,7 @@ def inplace_view(self, op, static=(), source=None):
 
 def store(self, out):
     """Write the Tensor ``out`` (broadcastable to self, castable to its dtype) into ``self``."""
-    # NOTE [ reading an array's shape and dtype ] in _dispatch.py
-    mine, theirs = self._value(), out._value()
-    if type(mine) is ArrayImpl and type(theirs) is ArrayImpl:
-        mine, theirs = mine.aval, theirs.aval
+    mine, theirs = aval_of(self._value()), aval_of(out._value())
     if theirs.dtype != mine.dtype:
         dt = self.dtype
         if not can_cast(out.dtype, dt):

@@ -28,6 +28,13 @@ try:   # the concrete jax.Array class, for the hot path's ``type(x) is ArrayImpl
 except ImportError:   # jax moved it: find it by making an array (this starts jax's backend)
     ArrayImpl = type(jax.numpy.zeros(()))
 
+
+def aval_of(arr):
+    """What to read an array's shape and dtype from: a jax array's aval, whose fields are plain
+    attributes (NOTE [ reading an array's shape and dtype ] in _dispatch.py); a tracer or a
+    meta array itself."""
+    return arr.aval if type(arr) is ArrayImpl else arr
+
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "

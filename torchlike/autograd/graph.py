@@ -11,7 +11,7 @@ import jax.numpy as jnp
 
 from . import anomaly_mode
 from .. import _dispatch, _meta, _x64
-from .._tensor import ArrayImpl, Tensor
+from .._tensor import Tensor, aval_of
 
 _seq = itertools.count()
 _add = jax.jit(jnp.add)
@@ -193,11 +193,6 @@ class ToCopyBackward0(Node):
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 
-def _aval(arr):
-    """What to read an array's shape and dtype from (a tracer or meta array: itself)."""
-    return arr.aval if type(arr) is ArrayImpl else arr
-
-
 class OpNode(Node):
     """The backward of one op (of the op table, or made per call): the VJP of ``op.fn`` at the
     saved primals, run as a cached jit or, under create_graph, recorded as an op again."""
@@ -212,10 +207,10 @@ class OpNode(Node):
         self._mask = mask
         # NOTE [ reading an array's shape and dtype ] in _dispatch.py
         if not multi:
-            self.out_diff = (_aval(outs[0]._arr).dtype.kind in _DIFF_KINDS,)
+            self.out_diff = (aval_of(outs[0]._arr).dtype.kind in _DIFF_KINDS,)
             self.differentiable = self.out_diff[0]
         else:
-            avals = [_aval(o._arr) for o in outs]
+            avals = [aval_of(o._arr) for o in outs]
             self.out_diff = tuple(a.dtype.kind in _DIFF_KINDS for a in avals)
             self._out_mask = self.out_diff
             self._out_meta = tuple((a.shape, a.dtype) for a in avals)
