@@ -111,8 +111,10 @@ _TABLE = {}
 
 
 def _jax_devices(platform):
+    """This process's devices of ``platform`` (with several processes, jax.devices() lists
+    every process's: NOTE [ process groups on JAX ] in distributed/distributed_c10d.py)."""
     try:
-        return list(jax.devices(platform))
+        return list(jax.local_devices(backend=platform))
     except RuntimeError:
         return []
 
@@ -133,6 +135,14 @@ def _table():
 
 
 _FROM_JAX = {META: device("meta")}
+
+
+def reset():
+    """Read the table again on the next lookup (JAX's runtime was restarted with more
+    processes)."""
+    _TABLE.clear()
+    _FROM_JAX.clear()
+    _FROM_JAX[META] = device("meta")
 
 
 def devices_of(type):
