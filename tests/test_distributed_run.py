@@ -175,6 +175,26 @@ def test_module_standalone_and_no_python(tmp_path):
     assert [(tmp_path / f"sh{r}").read_text() for r in (0, 1)] == ["0 2\n", "1 2\n"]
 
 
+def test_workers_meet_in_jaxs_coordination_service(tmp_path):
+    """The address and port the launcher hands out are free for rank 0's JAX coordination
+    service (NOTE [ static rendezvous ]): two workers initialise ``jax.distributed`` from the
+    environment and all-gather over gloo."""
+    _script(tmp_path, "gather.py", '''
+        import os, jax
+        from jax.experimental import multihost_utils
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        env = os.environ
+        jax.distributed.initialize(env["MASTER_ADDR"] + ":" + env["MASTER_PORT"],
+                                   int(env["WORLD_SIZE"]), int(env["RANK"]))
+        got = multihost_utils.process_allgather(jax.numpy.array([int(env["RANK"]) + 1.0]))
+        with open(os.path.join(env["OUT_DIR"], "gathered" + env["RANK"]), "w") as f:
+            f.write(str(got.ravel().tolist()))
+    ''')
+    res = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "gather.py"], tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert [(tmp_path / f"gathered{r}").read_text() for r in (0, 1)] == ["[1.0, 2.0]"] * 2
+
+
 # --- failures -------------------------------------------------------------------------------
 
 _SUMMARY_LINE = re.compile(r"^(\S+ FAILED|Failures:|Root Cause.*|\[\d+\]:|  (rank|exitcode|"
@@ -254,6 +274,8 @@ BAD = [
     ["--nnodes", "1:2:3", "x.py"],
     ["--no-python", "-m", "x.py"],
     ["--redirects", "7", "x.py"],
+    ["--local-ranks-filter", "0,a", "x.py"],
+    ["--rdzv-conf", "timeout", "x.py"],
 ]
 
 

@@ -33,6 +33,7 @@ GPU (and by default most of its memory) for the whole run, before the workers st
 
 Rendezvous: NOTE [ static rendezvous ] in torchlike/distributed/launcher/api.py.
 """
+import json
 import os
 import subprocess
 import sys
@@ -195,15 +196,16 @@ def parse_min_max_nnodes(nnodes):
 def _count_devices(kind):
     """``(device type, count)`` of ``kind`` ("gpu", "xpu" or "auto"), asked of JAX in a child
     process (NOTE [ counting devices in a child ]); (None, 0) when there is none."""
-    query = {"gpu": "('gpu', torchlike.cuda.device_count())",
-             "xpu": "('xpu', torchlike.xpu.device_count())",
-             "auto": "(getattr(torchlike.accelerator.current_accelerator(), 'type', None), "
-                     "torchlike.accelerator.device_count())"}[kind]
+    query = {"gpu": "['gpu', torchlike.cuda.device_count()]",
+             "xpu": "['xpu', torchlike.xpu.device_count()]",
+             "auto": "[getattr(torchlike.accelerator.current_accelerator(), 'type', None), "
+                     "torchlike.accelerator.device_count()]"}[kind]
     env = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false",
                PYTHONPATH=os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")])))
-    out = subprocess.run([sys.executable, "-c", f"import torchlike; print(repr({query}))"],
-                         env=env, capture_output=True, text=True, timeout=300, check=True)
-    device_type, count = eval(out.stdout.strip().splitlines()[-1], {})   # a literal tuple
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, torchlike; print(json.dumps({query}))"],
+        env=env, capture_output=True, text=True, timeout=300, check=True)
+    device_type, count = json.loads(out.stdout.strip().splitlines()[-1])
     return (device_type, count) if count else (None, 0)
 
 
@@ -240,10 +242,10 @@ def get_rdzv_endpoint(args):
 
 def _parse_rendezvous_config(text):
     """"k1=v1,k2=v2" -> {"k1": "v1", "k2": "v2"} (torchrun's checks and messages)."""
-    config = {}
-    for item in filter(None, (i.strip() for i in text.split(","))):
+    config, text = {}, text.strip()
+    for item in text.split(",") if text else ():
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        if not key.strip():
             raise ValueError("The rendezvous configuration string must be in format "
                              "<key1>=<value1>,...,<keyN>=<valueN>.")
         if not value.strip():

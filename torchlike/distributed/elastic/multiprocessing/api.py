@@ -205,6 +205,14 @@ class SubprocessContext:
         self._failures = {}
 
     def start(self):
+        try:
+            self._start()
+        except BaseException:   # a command that cannot start: stop those that did
+            self.close(timeout=self.shutdown_timeout)
+            raise
+        return self
+
+    def _start(self):
         for rank in range(self.nprocs):
             if os.path.isfile(self.error_files[rank]):
                 os.remove(self.error_files[rank])
@@ -212,18 +220,24 @@ class SubprocessContext:
                    "TORCHELASTIC_ERROR_FILE": self.error_files[rank]}
             out = self._stream(rank, "stdouts", Std.OUT, sys.stdout)
             err = self._stream(rank, "stderrs", Std.ERR, sys.stderr)
-            proc = subprocess.Popen(
-                [self.entrypoint, *self.args[rank]], env=env, stdout=out[0], stderr=err[0],
-                start_new_session=True, preexec_fn=_die_with_parent if _libc else None)
+            try:
+                proc = subprocess.Popen(
+                    [self.entrypoint, *self.args[rank]], env=env, stdout=out[0],
+                    stderr=err[0], start_new_session=True,
+                    preexec_fn=_die_with_parent if _libc else None)
+            except BaseException:
+                for _, copy in (out, err):
+                    if copy is not None:
+                        copy[0].close()
+                raise
             self.procs[rank] = proc
-            for (target, copy), pipe in ((out, proc.stdout), (err, proc.stderr)):
+            for (_, copy), pipe in ((out, proc.stdout), (err, proc.stderr)):
                 if copy is not None:
                     file, console = copy
                     thread = threading.Thread(target=_copy_lines, daemon=True, args=(
                         pipe, file, console, f"[{self.name}{rank}]:".encode()))
                     thread.start()
                     self._threads.append(thread)
-        return self
 
     def _stream(self, rank, key, which, console):
         """``(Popen's stdout/stderr argument, (file, console) to tee into or None)``."""
