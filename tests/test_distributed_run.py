@@ -175,24 +175,42 @@ def test_module_standalone_and_no_python(tmp_path):
     assert [(tmp_path / f"sh{r}").read_text() for r in (0, 1)] == ["0 2\n", "1 2\n"]
 
 
-def test_workers_meet_in_jaxs_coordination_service(tmp_path):
+def test_jax_workers_meet_at_the_master_port_and_a_failure_stops_them(tmp_path):
     """The address and port the launcher hands out are free for rank 0's JAX coordination
     service (NOTE [ static rendezvous ]): two workers initialise ``jax.distributed`` from the
-    environment and all-gather over gloo."""
+    environment and all-gather over gloo.  Then rank 1 raises under @record while rank 0 waits
+    in a second collective: rank 1 does not exit (JAX's shutdown waits for rank 0) and neither
+    process heeds SIGTERM, yet the launcher stops both and reports rank 1's error (NOTE
+    [ stopping workers ])."""
     _script(tmp_path, "gather.py", '''
         import os, jax
         from jax.experimental import multihost_utils
+        from torch.distributed.elastic.multiprocessing.errors import record
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         env = os.environ
-        jax.distributed.initialize(env["MASTER_ADDR"] + ":" + env["MASTER_PORT"],
-                                   int(env["WORLD_SIZE"]), int(env["RANK"]))
-        got = multihost_utils.process_allgather(jax.numpy.array([int(env["RANK"]) + 1.0]))
-        with open(os.path.join(env["OUT_DIR"], "gathered" + env["RANK"]), "w") as f:
-            f.write(str(got.ravel().tolist()))
+
+        @record
+        def main():
+            with open(os.path.join(env["OUT_DIR"], "pid" + env["RANK"]), "w") as f:
+                f.write(str(os.getpid()))
+            jax.distributed.initialize(env["MASTER_ADDR"] + ":" + env["MASTER_PORT"],
+                                       int(env["WORLD_SIZE"]), int(env["RANK"]))
+            got = multihost_utils.process_allgather(jax.numpy.array([int(env["RANK"]) + 1.0]))
+            with open(os.path.join(env["OUT_DIR"], "gathered" + env["RANK"]), "w") as f:
+                f.write(str(got.ravel().tolist()))
+            if env["RANK"] == "1":
+                raise ValueError("rank 1 fails after a collective")
+            multihost_utils.process_allgather(got)
+
+        main()
     ''')
     res = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "gather.py"], tmp_path)
-    assert res.returncode == 0, res.stderr
     assert [(tmp_path / f"gathered{r}").read_text() for r in (0, 1)] == ["[1.0, 2.0]"] * 2
+    assert res.returncode == 1, res.stderr
+    root = res.stderr[res.stderr.index("Root Cause"):]
+    assert "rank      : 1 (local_rank: 1)" in root
+    assert "ValueError: rank 1 fails after a collective" in root
+    assert not any(_alive(int((tmp_path / f"pid{r}").read_text())) for r in (0, 1))
 
 
 # --- failures -------------------------------------------------------------------------------

@@ -13,11 +13,13 @@ ROLE_RANK, ROLE_WORLD_SIZE, ROLE_NAME, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RU
 TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_ERROR_FILE, ... as under
 torchrun, and OMP_NUM_THREADS=1 (with torchrun's warning) when it runs several workers and the
 variable is unset; ``torch.distributed.init_process_group()`` reads them.  When a worker exits
-non-zero the others are stopped (SIGTERM, SIGKILL after ``--shutdown-timeout`` seconds), the
-group restarts while ``--max-restarts`` allow, and then the launcher raises ``ChildFailedError``
-with torchrun's summary (the worker's traceback when its main is decorated with
-``torch.distributed.elastic.multiprocessing.errors.record``) and exits with status 1.  A signal
-to the launcher (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) is passed to every worker.
+non-zero (or, decorated with ``torch.distributed.elastic.multiprocessing.errors.record``,
+records an error and does not exit) the others are stopped (SIGTERM, SIGKILL after
+``--shutdown-timeout`` seconds, 5 by default: NOTE [ stopping workers ]), the group restarts
+while ``--max-restarts`` allow, and then the launcher raises ``ChildFailedError`` with
+torchrun's summary (the worker's traceback when its main is decorated with ``record``) and
+exits with status 1.  A signal to the launcher (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) is passed to
+every worker.
 
 NOTE [ worker command ]
 A worker runs the program as torchrun would, with torchlike answering ``import torch``
@@ -163,7 +165,7 @@ _OPTIONS = [
      "Comma-separated list of signals to handle and forward to subprocesses."),
     (("--shutdown-timeout", "--shutdown_timeout"), dict(action=_env, type=int, default=None),
      "Time in seconds to wait for graceful shutdown of worker processes before sending "
-     "SIGKILL (default: TORCH_ELASTIC_SHUTDOWN_TIMEOUT or 30)."),
+     "SIGKILL (default: TORCH_ELASTIC_SHUTDOWN_TIMEOUT or 5)."),
     (("--virtual-local-rank", "--virtual_local_rank"), dict(action=_check_env),
      "LOCAL_RANK=0 for all workers, CUDA_VISIBLE_DEVICES naming each worker's GPU."),
 ]

@@ -61,7 +61,7 @@ class LaunchConfig:
         signals_to_handle: signals to the launcher that stop the workers.
         virtual_local_rank: LOCAL_RANK=0 for every worker, each seeing only its own GPU.
         shutdown_timeout: seconds between SIGTERM and SIGKILL when stopping workers
-            (default ``TORCH_ELASTIC_SHUTDOWN_TIMEOUT`` or 30).
+            (default ``TORCH_ELASTIC_SHUTDOWN_TIMEOUT`` or 5, NOTE [ stopping workers ]).
     """
     min_nodes: int
     max_nodes: int
@@ -84,7 +84,8 @@ class LaunchConfig:
         if self.logs_specs is None:
             self.logs_specs = DefaultLogsSpecs()
         if self.shutdown_timeout is None:
-            self.shutdown_timeout = int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
+            # 5, not torchrun's 30: JAX's workers catch SIGTERM (NOTE [ stopping workers ])
+            self.shutdown_timeout = int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "5"))
         elif self.shutdown_timeout < 0:
             raise ValueError(
                 f"shutdown_timeout must be non-negative, got {self.shutdown_timeout}")

@@ -10,8 +10,25 @@ workers with it.  ``close(sig, timeout)`` sends ``sig`` to every live worker's p
 SIGKILLs the groups still alive; a signal the launcher itself receives while it waits (a second
 Ctrl-C) skips the wait and SIGKILLs at once.  A worker that exits non-zero is noticed at the
 next poll (every ``monitor_interval`` seconds) and the others are closed with SIGTERM, as
-torchrun does; a program that does not catch SIGTERM ends at once, so the group is down within
-a poll interval and a process start.
+torchrun does.
+
+Workers in a JAX distributed job need two departures from torchrun, both measured with two
+workers on gloo, rank 1 raising while rank 0 waits in a collective:
+- A process that called ``jax.distributed.initialize`` catches SIGTERM (JAX's preemption
+  notifier records it for ``reached_preemption_sync_point`` and the process runs on), so only
+  the SIGKILL after the grace stops it: the grace is what every failure costs.  It defaults to
+  5 seconds here, not torchrun's 30 (``--shutdown-timeout`` / TORCH_ELASTIC_SHUTDOWN_TIMEOUT set
+  it, e.g. to leave time for a checkpoint on preemption).
+- A failing process does not exit: at exit JAX's distributed shutdown waits at a barrier for
+  every other process (up to its ``shutdown_timeout_seconds``, 300 s), and rank 0 is blocked in
+  a collective that will never complete, so torchrun's rule -- act when a worker exits -- waited
+  past 190 s (then the test's timeout ended it).  A worker whose entry point is decorated with
+  ``@record`` writes its error file before it starts to exit; a worker still alive
+  ``_RECORDED_EXIT_GRACE`` seconds after its error file appeared counts as failed, and the group
+  is stopped (its exit status is then the signal that ended it; its recorded traceback is still
+  the root cause): the group is down about ten seconds after the error (tests/
+  test_distributed_run.py runs this case).  A program without ``@record`` leaves no sign until
+  it exits.
 """
 import atexit
 import ctypes
@@ -189,6 +206,10 @@ def _copy_lines(pipe, file, console, prefix):
                 console.flush()
 
 
+# seconds a worker that recorded its error may take to exit by itself (NOTE [ stopping workers ])
+_RECORDED_EXIT_GRACE = 5.0
+
+
 class SubprocessContext:
     """Mirrors ``torch.distributed.elastic.multiprocessing.api.SubprocessContext``: the
     workers of one attempt, each the command ``[entrypoint, *args[local_rank]]`` with
@@ -202,7 +223,7 @@ class SubprocessContext:
         self.nprocs, self.logs = len(args), logs
         self.error_files = logs["error_files"]
         self.procs, self._threads, self._files = {}, [], []
-        self._failures = {}
+        self._failures, self._recorded_at = {}, {}
 
     def start(self):
         try:
@@ -282,7 +303,7 @@ class SubprocessContext:
     def _poll(self):
         """``RunProcsResult`` once every worker succeeded or one failed, else None."""
         done = self._capture_failures()
-        if len(done) < self.nprocs and not self._failures:
+        if len(done) < self.nprocs and not self._failures and not self._stuck_after_error():
             return None
         self.close(timeout=self.shutdown_timeout)
         self._capture_failures()   # the workers stopped because of the failure
@@ -292,6 +313,20 @@ class SubprocessContext:
         logger.error("failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
                      first.exitcode, first.local_rank, first.pid, self.entrypoint)
         return RunProcsResult(dict(self._failures))
+
+    def _stuck_after_error(self):
+        """Whether a live worker recorded its error ``_RECORDED_EXIT_GRACE`` seconds ago or more
+        (NOTE [ stopping workers ])."""
+        now = time.monotonic()
+        for rank, proc in self.procs.items():
+            if proc.poll() is None and os.path.isfile(self.error_files[rank]):
+                since = self._recorded_at.setdefault(rank, now)
+                if now - since >= _RECORDED_EXIT_GRACE:
+                    logger.warning("local_rank %s (pid: %s) recorded an error and has not exited "
+                                   "after %ss: stopping the workers", rank, proc.pid,
+                                   _RECORDED_EXIT_GRACE)
+                    return True
+        return False
 
     def close(self, death_sig=signal.SIGTERM, timeout=30):
         """Stop every live worker: ``death_sig`` to its process group, SIGKILL after
