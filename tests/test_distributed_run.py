@@ -213,6 +213,31 @@ def test_jax_workers_meet_at_the_master_port_and_a_failure_stops_them(tmp_path):
     assert not any(_alive(int((tmp_path / f"pid{r}").read_text())) for r in (0, 1))
 
 
+@needs_torch
+def test_tee_redirects_and_rank_filter_as_torchrun(tmp_path):
+    """--tee, --redirects, --local-ranks-filter and --log-dir together: the console shows
+    what torchrun's shows, and the log files have torchrun's layout and contents."""
+    _script(tmp_path, "talk.py", '''
+        import os, sys
+        print("out", os.environ["RANK"])
+        print("err", os.environ["RANK"], file=sys.stderr)
+    ''')
+    seen = []
+    for launcher in ("torchlike.distributed.run", "torch.distributed.run"):
+        logs = tmp_path / launcher
+        res = _launch(launcher, ["--nproc-per-node", "2", "--tee", "1", "--redirects", "0:2",
+                                 "--local-ranks-filter", "1", "--log-dir", str(logs),
+                                 "talk.py"], tmp_path, OMP_NUM_THREADS="1")
+        assert res.returncode == 0, res.stderr
+        err = [line for line in res.stderr.splitlines() if not re.match(r"[IWE]\d{4} ", line)]
+        (run_dir,) = logs.iterdir()   # <run id>_<random>
+        files = {str(p.relative_to(run_dir)): p.read_text()
+                 for p in sorted(run_dir.rglob("*")) if p.is_file()}
+        seen.append((res.stdout, err, files))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == "[default1]:out 1\n" and seen[0][1] == ["err 1"]
+
+
 # --- failures -------------------------------------------------------------------------------
 
 _SUMMARY_LINE = re.compile(r"^(\S+ FAILED|Failures:|Root Cause.*|\[\d+\]:|  (rank|exitcode|"
