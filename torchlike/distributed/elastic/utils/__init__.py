@@ -1,0 +1,1 @@
+"""Mirrors ``torch.distributed.elastic.utils``: the launcher's logger."""
