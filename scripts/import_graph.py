@@ -27,7 +27,7 @@ LAYERS = (
     ("ops", ("_ops", "_random")),
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",
-                 "backends", "mps", "xpu", "multiprocessing")),
+                 "backends", "mps", "xpu", "multiprocessing", "distributed")),
     ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
                   "utils.checkpoint")),
 )

@@ -282,3 +282,66 @@ def test_init_times_out_without_the_others(rank, error):
     codes, outs, took = run_ranks([rank], timeout=60)
     assert codes == [7] and "init failed: " + error in outs[0], outs[0][-2000:]
     assert took < 40
+
+
+# --- DistributedDataParallel ------------------------------------------------------------------
+
+DDP_WORKER = ROOT / "tests" / "ddp_worker.py"
+
+
+@pytest.fixture(scope="module")
+def ddp_runs(tmp_path_factory):
+    """Two DDP ranks on halves of a batch, and the reference: the same training without DDP on
+    the whole batch, in one process (tests/ddp_worker.py)."""
+    out = tmp_path_factory.mktemp("ddp")
+    port = str(free_port())
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
+                   WORLD_SIZE="2", PYTHONPATH=str(ROOT))
+        procs.append(subprocess.Popen([sys.executable, str(DDP_WORKER), "ddp",
+                                       str(out / f"ddp-{rank}.json")], env=env,
+                                      stdout=open(out / f"ddp-{rank}.log", "w"),
+                                      stderr=subprocess.STDOUT, start_new_session=True))
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    procs.append(subprocess.Popen([sys.executable, str(DDP_WORKER), "reference",
+                                   str(out / "reference.json")], env=dict(env, PYTHONPATH=str(ROOT)),
+                                  stdout=open(out / "reference.log", "w"),
+                                  stderr=subprocess.STDOUT, start_new_session=True))
+    finish(procs, time.monotonic() + 180)
+    runs = {}
+    for name in ("ddp-0", "ddp-1", "reference"):
+        path = out / f"{name}.json"
+        if not path.exists():
+            pytest.fail(f"{name} wrote no results:\n{(out / f'{name}.log').read_text()[-3000:]}")
+        runs[name] = json.loads(path.read_text())
+    return runs
+
+
+@pytest.mark.parametrize("case, tol", [("sgd", 1e-6), ("adam", 1e-6), ("accumulate", 1e-6),
+                                       ("fp16", 1e-3)])
+def test_ddp_equals_one_process_on_the_whole_batch(ddp_runs, case, tol):
+    """Every parameter after each of 5 steps (SGD, Adam, gradient accumulation under no_sync,
+    the fp16-compress comm hook), on both ranks, equals one process training on the whole
+    batch; the ranks start from different seeds, so construction's broadcast is checked too."""
+    ref = ddp_runs["reference"][case]
+    for rank in (0, 1):
+        got = ddp_runs[f"ddp-{rank}"][case]
+        for step_got, step_ref in zip(got, ref):
+            for a, b in zip(step_got, step_ref):
+                np.testing.assert_allclose(a, b, atol=tol, rtol=0)
+
+
+def test_ddp_unused_parameters_and_names(ddp_runs):
+    for rank in (0, 1):
+        run = ddp_runs[f"ddp-{rank}"]
+        assert run["unused"]["False"] == ["raised", "Expected to have finished reduction in the "
+                                          "prior iteration b"]
+        assert run["unused"]["True"] == ["ok", True]
+        assert run["keys"] == ["module.0.weight", "module.0.bias", "module.2.weight",
+                               "module.2.bias"]
+
+
+def test_ddp_needs_a_group():
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))

@@ -15,7 +15,6 @@ NAMED_UPWARD = {
     ("_ops.attention", "backends.cuda"),           # the attention-backend switches
     ("_ops.einsum", "backends.opt_einsum"),        # the contraction-order switches
     ("_ops.control_flow", "func._bridge"),         # a traced cond / while_loop
-    ("utils.data.distributed", "distributed"),     # the sampler asks the process group
 }
 KNOWN_CIRCLES = [
     {"_dispatch", "_tensor", "_views", "autograd.graph"},    # the core layer (§1.1)

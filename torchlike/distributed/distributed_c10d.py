@@ -639,9 +639,10 @@ def _src_rank(g, src, name, what="root"):
     return g._ranks.index(src)
 
 
-def _reduced(g, arr, op, kind):
+def _reduced(g, arr, op, kind, check=True):
     _check_op(op, arr)
-    _agree(g, kind, arr.shape, arr.dtype, op.name)
+    if check:
+        _agree(g, kind, arr.shape, arr.dtype, op.name)
     return _run(g, "reduce", (op, arr.shape, arr.dtype), _REDUCE[op], (), arr)
 
 
@@ -661,6 +662,13 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     arr = _array(tensor, "all_reduce")
     _store(tensor, _reduced(g, arr, op, "all_reduce"))
     return _finish([tensor], async_op)
+
+
+@scoped
+def _all_reduce_flat(tensor, group, check):
+    """all_reduce (SUM) for DistributedDataParallel's buckets, which are the same on every rank
+    by construction: ``check`` only on their first pass (NOTE [ DistributedDataParallel ])."""
+    _store(tensor, _reduced(_group(group), tensor._value(), RedOpType.SUM, "all_reduce", check))
 
 
 @scoped

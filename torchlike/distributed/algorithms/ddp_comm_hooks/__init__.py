@@ -1,0 +1,2 @@
+"""Mirrors ``torch.distributed.algorithms.ddp_comm_hooks``."""
+from . import default_hooks  # noqa: F401
