@@ -345,3 +345,18 @@ def test_ddp_unused_parameters_and_names(ddp_runs):
 def test_ddp_needs_a_group():
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+
+
+def test_train_ddp_example_under_the_launcher(tmp_path):
+    """examples/train_ddp.py as the README launches it, shortened: two processes step together
+    and learn (DDP's exactness is test_ddp_equals_one_process_on_the_whole_batch's)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-m", "torchlike.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", str(ROOT / "examples" / "train_ddp.py"),
+                          "--epochs", "3", "--limit", "600", "--out", str(tmp_path)],
+                         env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "2 processes, 32 images per process per step" in run.stdout
+    final = [line for line in run.stdout.splitlines() if line.startswith("final test accuracy")]
+    assert len(final) == 1 and float(final[0].split()[-1].rstrip("%")) > 70
+    assert (tmp_path / "model.pt").exists()
