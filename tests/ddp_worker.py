@@ -92,19 +92,40 @@ def unused():
     return res
 
 
+def syncbn():
+    """SyncBatchNorm on this rank's half of a batch (reference: BatchNorm1d on all of it):
+    outputs, input and affine gradients of sum(out * t), running statistics."""
+    bn = torch.nn.SyncBatchNorm(3) if MODE == "ddp" else torch.nn.BatchNorm1d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 3.0]))
+        bn.bias.copy_(torch.tensor([0.1, 0.2, 0.3]))
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(8, 3, 5, generator=g) * 2 + 1
+    t = torch.randn(8, 3, 5, generator=g)
+    if MODE == "ddp":
+        x, t = x[RANK * 4:(RANK + 1) * 4], t[RANK * 4:(RANK + 1) * 4]
+    x.requires_grad_()
+    out = bn(x)
+    (out * t).sum().backward()
+    return {k: v.detach().tolist() for k, v in (
+        ("out", out), ("x.grad", x.grad), ("weight.grad", bn.weight.grad),
+        ("bias.grad", bn.bias.grad), ("running_mean", bn.running_mean),
+        ("running_var", bn.running_var))}
+
+
 def main():
     if MODE == "reference":
         same = lambda m: m  # noqa: E731
         results = {"sgd": train("sgd", same), "adam": train("adam", same),
                    "accumulate": train("sgd", same, micro=2),
-                   "fp16": train("sgd", same)}
+                   "fp16": train("sgd", same), "syncbn": syncbn()}
     else:
         dist.init_process_group("gloo")
         ddp = torch.nn.parallel.DistributedDataParallel
         results = {"sgd": train("sgd", ddp), "adam": train("adam", ddp),
                    "accumulate": train("sgd", ddp, micro=2),
                    "fp16": train("sgd", ddp, hook=default_hooks.fp16_compress_hook),
-                   "unused": unused(),
+                   "unused": unused(), "syncbn": syncbn(),
                    "keys": list(ddp(model(0)).state_dict())}
         dist.destroy_process_group()
     with open(OUT, "w") as f:

@@ -342,6 +342,21 @@ def test_ddp_unused_parameters_and_names(ddp_runs):
                                "module.2.bias"]
 
 
+def test_sync_batch_norm_over_two_processes(ddp_runs):
+    """SyncBatchNorm over two processes' halves of a batch equals BatchNorm1d on the whole batch:
+    each half of the output and of the input gradient, the running statistics on both ranks,
+    and the affine gradients summed over the ranks."""
+    ref = {k: np.array(v) for k, v in ddp_runs["reference"]["syncbn"].items()}
+    ranks = [{k: np.array(v) for k, v in ddp_runs[f"ddp-{r}"]["syncbn"].items()} for r in (0, 1)]
+    for r, got in enumerate(ranks):
+        for name in ("out", "x.grad"):
+            np.testing.assert_allclose(got[name], ref[name][4 * r:4 * r + 4], atol=2e-5)
+        for name in ("running_mean", "running_var"):
+            np.testing.assert_allclose(got[name], ref[name], atol=2e-6)
+    for name in ("weight.grad", "bias.grad"):
+        np.testing.assert_allclose(ranks[0][name] + ranks[1][name], ref[name], atol=2e-5)
+
+
 def test_ddp_needs_a_group():
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))

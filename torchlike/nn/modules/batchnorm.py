@@ -4,6 +4,8 @@ import jax
 
 from ... import _creation as C
 from ... import _dtype as D
+from ..._ops.shape import cat
+from ...autograd.function import Function
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
@@ -105,12 +107,17 @@ class BatchNorm3d(_BatchNorm):
 
 class SyncBatchNorm(_BatchNorm):
     """Mirrors ``torch.nn.SyncBatchNorm``: batch norm over (N, C, ...) inputs whose batch
-    statistics, in PyTorch, are reduced across the processes of ``process_group`` in training.
+    statistics, in training, are those of the batches of every process of ``process_group``
+    (the default group when None) together.
 
-    torchlike has no ``torch.distributed`` process groups (one process holds every device; see
-    docs/architecture.md §5.6), so, as PyTorch's does without an initialized process group, it
-    normalises with the statistics of the batch it sees: it is ``BatchNorm`` for inputs of any
-    rank >= 2.  ``convert_sync_batchnorm`` swaps it in for every batch norm of a model.
+    Each process sums its batch and its squares per channel and counts its elements; one
+    all-reduce of the three makes the group's mean and (biased) variance, which normalise the
+    local batch and update the running statistics (unbiased variance, as PyTorch).  The
+    all-reduce is differentiable -- its backward all-reduces the gradient -- so each process's
+    input gradient takes in what the statistics did on every other process, as PyTorch's
+    SyncBatchNorm backward does.  In evaluation, or without an initialized process group of
+    more than one process, it is ``BatchNorm`` for inputs of any rank >= 2.
+    ``convert_sync_batchnorm`` swaps it in for every batch norm of a model.
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
@@ -128,7 +135,38 @@ class SyncBatchNorm(_BatchNorm):
         self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
-        return super().forward(input)
+        from ... import distributed as dist
+        group = self.process_group
+        if not (self.training and dist.is_initialized() and dist.get_world_size(group) > 1):
+            return super().forward(input)
+        return self._synced(input, dist, group)
+
+    def _synced(self, input, dist, group):
+        from ...autograd.grad_mode import no_grad
+        dims = [0] + list(range(2, input.dim()))
+        count = input.numel() // input.size(1)
+        local = cat([input.sum(dims), (input * input).sum(dims),
+                       C.full((1,), float(count), dtype=input.dtype, device=input.device)])
+        total = _AllReduceSum.apply(local, group)
+        c = self.num_features
+        n = total[2 * c]
+        mean = total[:c] / n
+        var = total[c:2 * c] / n - mean * mean
+        shape = [1, c] + [1] * (input.dim() - 2)
+        out = (input - mean.view(shape)) * (var.view(shape) + self.eps).rsqrt()
+        if self.weight is not None:
+            out = out * self.weight.view(shape)
+        if self.bias is not None:
+            out = out + self.bias.view(shape)
+        if self.track_running_stats and self.running_mean is not None:
+            self.num_batches_tracked.add_(1)
+            factor = (1.0 / float(self.num_batches_tracked.item()) if self.momentum is None
+                      else self.momentum)
+            with no_grad():
+                unbiased = var * (n / (n - 1))
+                self.running_mean.mul_(1 - factor).add_(mean.detach() * factor)
+                self.running_var.mul_(1 - factor).add_(unbiased.detach() * factor)
+        return out
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
@@ -150,6 +188,26 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return out
+
+class _AllReduceSum(Function):
+    """A differentiable all-reduce (SUM) over a process group: the backward all-reduces the
+    gradient, the adjoint of a sum over processes."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        from ... import distributed as dist
+        ctx.group = group
+        out = x.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        from ... import distributed as dist
+        grad = grad.clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
 
 # --- lazy batch norm: num_features from the first input -----------------------------------------
 
