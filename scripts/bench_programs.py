@@ -2,7 +2,7 @@
 
     python scripts/bench_programs.py [--programs word_lstm,lstm_timeseries,...] [--repeats N]
                                      [--timeout SECONDS] [--cpus N] [--no-compile-log]
-                                     [--by-op] [--profile] [--json PATH]
+                                     [--by-op] [--by-op-rows N] [--profile] [--json PATH]
 
 Programs (examples/pytorch/, run unmodified, with the arguments shown in PROGRAMS below):
   word_lstm        a word-level LSTM language model on pydoc_data.topics (embedding 64, 2-layer
