@@ -2,7 +2,7 @@
 
     python scripts/bench_programs.py [--programs word_lstm,lstm_timeseries,...] [--repeats N]
                                      [--timeout SECONDS] [--cpus N] [--no-compile-log]
-                                     [--profile] [--json PATH]
+                                     [--by-op] [--by-op-rows N] [--profile] [--json PATH]
 
 Programs (examples/pytorch/, run unmodified, with the arguments shown in PROGRAMS below):
   word_lstm        a word-level LSTM language model on pydoc_data.topics (embedding 64, 2-layer
@@ -45,7 +45,9 @@ compilation takes on a 2-core CPU) and
 the report counts them: the number of XLA compilations, the seconds XLA spent compiling, the
 seconds of tracing and lowering to MLIR before it, and the jitted functions (by name: torchlike's
 per-op forwards are mostly "<lambda>", per-node backwards "bwd", fused backwards "run") whose
-compilations took longest.  --profile then runs each program once more on torchlike under
+compilations took longest.  --by-op then runs each program once more on torchlike (not timed)
+and attributes each compilation to the torchlike op it compiled for (NOTE [ compiles by op ]).
+--profile then runs each program once more on torchlike under
 cProfile (not timed) and prints its 25 costliest functions by own time and by cumulative time.
 
 The result line: every program ends with a machine-readable line of key=value pairs.  The two
@@ -98,6 +100,18 @@ TRACING = re.compile(r"Finished tracing \S+ for \S+ in ([\d.e+-]+) sec")
 # torchlike took 145 s and 21.8 s.  Wall-time ratios taken on a busy machine with the default
 # threads therefore mostly measure the load.  --cpus 1 gives both libraries one core: it is the
 # setting to compare on a shared machine, and the default the one to report on an idle one.
+
+# NOTE [ compiles by op ]
+# JAX_LOG_COMPILES names the jitted function, and torchlike's per-op programs are mostly
+# "<lambda>", "cast" or "bwd".  --by-op runs the program in this script's own process
+# (census_child) with a listener on jax's compile duration events (jax.monitoring: tracing,
+# lowering to MLIR, XLA's backend compile), which jax calls in the thread that compiles, inside
+# the call that needed the program.  The listener walks the Python stack outward to the first
+# torchlike frame that names the work: dispatch's ``_call`` (an op's forward: "fwd <op>"), an
+# OpNode's ``apply`` (its backward: "bwd <op>"), the fused backward, a view chain (_views.py),
+# else the innermost torchlike function ("<file>:<function>").  Each compilation is also keyed
+# by the op's static arguments and operand shapes, so "keys" counts the distinct ones: an op
+# with as many keys as compilations compiles once per shape or per static value.
 
 
 def command(side, name, profile_to=None):
@@ -173,6 +187,96 @@ def run_once(side, name, args, profile_to=None):
     if side == "torchlike" and log:
         run["compiles"] = compile_log(err)
     return run
+
+
+_COMPILE_EVENTS = {"/jax/core/compile/jaxpr_trace_duration": "tracing_s",
+                   "/jax/core/compile/jaxpr_to_mlir_module_duration": "lowering_s",
+                   "/jax/core/compile/backend_compile_duration": "xla_s"}
+
+
+def _compiled_for(frame):
+    """(what a compilation is for, its key): the first torchlike frame outward from ``frame``
+    that names it (NOTE [ compiles by op ])."""
+    inner = None
+    while frame is not None:
+        code = frame.f_code
+        path = code.co_filename
+        if f"{os.sep}torchlike{os.sep}" in path:
+            where = f"{os.path.basename(path)}:{code.co_name}"
+            inner = inner or where
+            local = frame.f_locals
+            if code.co_name == "_call" and path.endswith("_dispatch.py"):
+                shapes = [getattr(a, "shape", type(a).__name__) for a in local["arrays"]]
+                return f"fwd {local['op'].name}", repr((local["static"], shapes))
+            if code.co_name == "apply" and path.endswith("graph.py") and "op" in local:
+                shapes = [getattr(a, "shape", None) for a in local.get("primals", ())]
+                return f"bwd {local['op'].name}", repr((local["static"], local["mask"], shapes))
+            if path.endswith("fused.py"):
+                return "fused backward", ""
+            if path.endswith("_views.py"):
+                return f"view chain ({code.co_name})", ""
+        frame = frame.f_back
+    return inner or "the program itself", ""
+
+
+def census_child(path, argv):
+    """Run ``python -m torchlike argv`` in this process, write its compilations by op to
+    ``path`` (JSON) and return its exit status."""
+    import jax
+    import torchlike.__main__
+    records = []
+
+    def listen(event, seconds, **kwargs):
+        kind = _COMPILE_EVENTS.get(event)
+        if kind:
+            records.append((kind, seconds, *_compiled_for(sys._getframe(1))))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        return torchlike.__main__.main(argv)
+    finally:
+        with open(path, "w") as f:
+            json.dump(records, f)
+
+
+def by_op(records):
+    """[[what, XLA compiles, XLA s, tracing + lowering s, distinct keys]], costliest first."""
+    rows = collections.defaultdict(lambda: [0, 0.0, 0.0, set()])
+    for kind, seconds, what, key in records:
+        row = rows[what]
+        if kind == "xla_s":
+            row[0] += 1
+            row[1] += seconds
+        else:
+            row[2] += seconds
+        row[3].add(key)
+    table = [[what, n, xla, other, len(keys)] for what, (n, xla, other, keys) in rows.items()]
+    return sorted(table, key=lambda r: -(r[2] + r[3]))
+
+
+def census(name, args):
+    """Run ``name`` once more on torchlike and print its compilations by op."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.json")
+        cmd = [sys.executable, __file__, "--census-child", path,
+               str(EXAMPLES / f"{name}.py"), *PROGRAMS[name]]
+        cpus = sorted(os.sched_getaffinity(0))[:args.cpus] if args.cpus else None
+        proc = subprocess.run(cmd, cwd=REPO, env=environment("torchlike", False),
+                              capture_output=True, text=True, timeout=args.timeout,
+                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
+        if proc.returncode != 0:
+            print(f"\n{name}: census run failed (exit {proc.returncode})")
+            return None
+        with open(path) as f:
+            table = by_op(json.load(f))
+    print(f"\n{name} on torchlike, compilations by op (NOTE [ compiles by op ]; one run)")
+    print("| compiled for | XLA compiles | XLA s | tracing + lowering s | keys |")
+    print("|---|---|---|---|---|")
+    total = [sum(r[i] for r in table) for i in (1, 2, 3)]
+    print(f"| all | {total[0]} | {total[1]:.2f} | {total[2]:.2f} | |")
+    for what, n, xla, other, keys in table[:args.by_op_rows]:
+        print(f"| {what} | {n} | {xla:.2f} | {other:.2f} | {keys} |")
+    return table
 
 
 def profile(name, args):
@@ -279,6 +383,9 @@ def fmt_ratio(res, key):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--census-child"]:   # census's child process: PATH PROGRAM ARGS...
+        return census_child(argv[1], argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", default=",".join(PROGRAMS),
                         help=f"comma-separated subset of {','.join(PROGRAMS)} (default: all)")
@@ -290,6 +397,11 @@ def main(argv=None):
                         help="run every process on this many cores (default: all of them)")
     parser.add_argument("--no-compile-log", dest="compile_log", action="store_false",
                         help="do not log and count torchlike's jax compilations")
+    parser.add_argument("--by-op", action="store_true",
+                        help="then run each program on torchlike once more and print its "
+                             "compilations by op")
+    parser.add_argument("--by-op-rows", type=int, default=20,
+                        help="rows of each --by-op table (default 20)")
     parser.add_argument("--profile", action="store_true",
                         help="then run each program on torchlike under cProfile and print it")
     parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON here")
@@ -326,6 +438,9 @@ def main(argv=None):
                          if t["status"] == tl["status"] == "ok" else {})
         results[name] = res
     report(results)
+    if args.by_op:
+        for name in names:
+            results[name]["by_op"] = census(name, args)
     if args.profile:
         for name in names:
             profile(name, args)
@@ -338,4 +453,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -116,6 +116,15 @@ def _scatter_fn(chain):
     return scatter
 
 
+# NOTE [ writes through an alias ]
+# A view with no steps (``.data``, ``detach()``) covers its root exactly, so a write of a value
+# of the root's shape and dtype through it makes that value the root's array: jax arrays are
+# immutable, and every torchlike write rebinds a Tensor's array, so the two may share it (as
+# clone's result shares its operand's).  Running the scatter program instead compiled one
+# program per parameter shape for ``p.data.add_(...)`` or ``w.data.uniform_(...)`` and then ran
+# it, a copy of the parameter, on every write.
+
+
 @_x64.scoped
 def scatter_chain(root_arr, chain, value):
     """The root's array with the view positions given by ``chain`` replaced by ``value``."""
@@ -123,6 +132,8 @@ def scatter_chain(root_arr, chain, value):
         return _scatter_fn(chain)(root_arr, value)
     if is_meta(root_arr):   # a write of no values through a view changes no shape
         return root_arr
+    if not chain and type(value) is type(root_arr) and value.aval == root_arr.aval:
+        return value   # NOTE [ writes through an alias ]
     f, values = _cached_chain(_SCATTERS, chain, _scatter_fn)
     return f(root_arr, value, *values)
 
