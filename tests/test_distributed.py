@@ -305,7 +305,8 @@ def ddp_runs(tmp_path_factory):
                                       stderr=subprocess.STDOUT, start_new_session=True))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
     procs.append(subprocess.Popen([sys.executable, str(DDP_WORKER), "reference",
-                                   str(out / "reference.json")], env=dict(env, PYTHONPATH=str(ROOT)),
+                                   str(out / "reference.json")],
+                                  env=dict(env, PYTHONPATH=str(ROOT)),
                                   stdout=open(out / "reference.log", "w"),
                                   stderr=subprocess.STDOUT, start_new_session=True))
     finish(procs, time.monotonic() + 180)

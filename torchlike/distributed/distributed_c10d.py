@@ -2,10 +2,11 @@
 distributed runtime.
 
 NOTE [ process groups on JAX ]
-A torchlike process is a JAX process.  ``init_process_group`` starts JAX's distributed runtime
-(``jax.distributed.initialize``: the rank-0 process hosts the coordinator at MASTER_ADDR:MASTER_PORT;
-between CPU processes XLA's collectives run over gloo, on GPUs over NCCL, on TPUs over ICI); a
-world of one process needs no runtime.  Each rank computes on one device, its *rank device*: the
+A torchlike process is a JAX process.  ``init_process_group`` meets the other ranks at
+MASTER_ADDR:MASTER_PORT (a rendezvous in Python: rank 0 listens, and answers with the address of
+JAX's coordinator, a free port of its host) and starts JAX's distributed runtime
+(``jax.distributed.initialize``; between CPU processes XLA's collectives run over gloo, on GPUs
+over NCCL, on TPUs over ICI); a world of one process needs no runtime.  Each rank computes on one device, its *rank device*: the
 first device of its process (the one ``cpu`` and ``cuda`` name in that process).  A group is an
 ordered list of global ranks and a ``Mesh`` of their rank devices along one axis.
 
@@ -57,8 +58,8 @@ __all__ = [
     "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather",
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all_single",
     "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
-    "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank",
-    "get_world_size", "group", "init_process_group", "is_available", "is_gloo_available",
+    "gather_object", "get_backend", "get_global_rank", "get_group_rank",
+    "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "is_available", "is_gloo_available",
     "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
     "is_xla_available", "new_group", "reduce", "reduce_scatter", "reduce_scatter_tensor",
     "scatter",
@@ -254,7 +255,6 @@ class _State:
     backend = None
     runtime = None           # (address, rank, world size) of JAX's runtime, once joined
     names = 0
-    groups = {}              # name -> ProcessGroup
 
 
 _STATE = _State()
@@ -448,7 +448,6 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             _STATE.world_size = -1
             raise
     GroupMember.WORLD = ProcessGroup(range(world_size), backend, group_name or "0", timeout)
-    _STATE.groups[GroupMember.WORLD._name] = GroupMember.WORLD
 
 
 def is_initialized():
@@ -480,14 +479,14 @@ def destroy_process_group(group=None):
     if group is None or group is GroupMember.WORLD:
         _world()
         GroupMember.WORLD = None
-        _STATE.groups.clear()
         _PROGRAMS.clear()
     elif isinstance(group, ProcessGroup):
-        _STATE.groups.pop(group._name, None)
+        for key in [k for k in _PROGRAMS if k[0] == group._name]:
+            del _PROGRAMS[key]
 
 
-def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
-              group_desc=None, device_id=None):
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
+              use_local_synchronization=False, group_desc=None, device_id=None):
     """Mirrors ``torch.distributed.new_group``: a group of the given global ranks (every rank
     calls it, as in PyTorch); a rank outside it gets ``GroupMember.NON_GROUP_MEMBER``."""
     world = _world()
@@ -503,7 +502,6 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
                       str(_STATE.names), timeout or world._timeout)
     if pg._rank < 0:
         return GroupMember.NON_GROUP_MEMBER
-    _STATE.groups[pg._name] = pg
     return pg
 
 
@@ -581,8 +579,9 @@ def _run(g, kind, key, fn, out_spec, local, name=None):
     except (ValueError, jax.errors.JaxRuntimeError) as e:
         if "Gloo" not in str(e) and "UNAVAILABLE" not in str(e) and "NCCL" not in str(e):
             raise
-        raise DistBackendError(f"{name or kind} failed on rank {_STATE.rank}: another rank of the group "
-                               f"{g._ranks} left or failed: {str(e).splitlines()[0]}") from None
+        raise DistBackendError(f"{name or kind} failed on rank {_STATE.rank}: another rank of "
+                               f"the group {g._ranks} left or failed: "
+                               f"{str(e).splitlines()[0]}") from None
 
 
 def _spread(g, local):
