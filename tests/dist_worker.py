@@ -119,6 +119,24 @@ def subgroup():
             [str(x.message) for x in w]]
 
 
+def point_to_point():
+    """Rank 0 sends to rank 2 (blocking) and rank 2 to rank 1 (isend/irecv)."""
+    t = base() * 10 if RANK in (0, 2) else torch.zeros(3)
+    got = []
+    if RANK == 0:
+        dist.send(t, dst=2)
+    elif RANK == 2:
+        r = torch.zeros(3)
+        got.append(dist.recv(r, src=0))
+        got.append(out(r))
+        dist.isend(t, dst=1).wait()
+    else:
+        r = torch.zeros(3)
+        dist.irecv(r, src=2).wait()
+        got.append(out(r))
+    return got
+
+
 def async_work():
     t = base()
     w = dist.all_reduce(t, async_op=True)
@@ -160,7 +178,8 @@ def info():
 
 
 SCENARIOS = [info, all_reduce, broadcast, reduce, all_gather, all_gather_into_tensor,
-             reduce_scatter, gather_scatter, all_to_all, objects, subgroup, async_work, errors]
+             reduce_scatter, gather_scatter, all_to_all, objects, subgroup, point_to_point,
+             async_work, errors]
 
 
 def main():

@@ -89,7 +89,7 @@ def runs(tmp_path_factory):
 
 SCENARIOS = ["info", "all_reduce", "broadcast", "reduce", "all_gather",
              "all_gather_into_tensor", "reduce_scatter", "gather_scatter", "all_to_all",
-             "objects", "subgroup", "async_work", "errors", "after destroy"]
+             "objects", "subgroup", "point_to_point", "async_work", "errors", "after destroy"]
 
 
 def comparable(result):
@@ -150,6 +150,10 @@ def test_definitions(runs):
                                [b[:2] for b in bases])
     for r in range(WORLD):
         np.testing.assert_allclose(values(res[r]["gather_scatter"][1]), [r + 0.5] * 2)
+    assert res[2]["point_to_point"] == [0, {"values": (bases[0] * 10).tolist(),
+                                            "dtype": "torch.float32"}]
+    assert res[1]["point_to_point"] == [{"values": (bases[2] * 10).tolist(),
+                                         "dtype": "torch.float32"}]
     sub = [res[r]["subgroup"] for r in range(WORLD)]
     np.testing.assert_allclose(values(sub[0][0]), bases[0] + bases[2])
     assert sub[1][1:4] == [True, -1, -1]   # rank 1 is not in the group: nothing happens

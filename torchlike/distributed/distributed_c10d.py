@@ -59,10 +59,10 @@ __all__ = [
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all_single",
     "barrier", "broadcast", "broadcast_object_list", "destroy_process_group", "gather",
     "gather_object", "get_backend", "get_global_rank", "get_group_rank",
-    "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "is_available", "is_gloo_available",
+    "get_process_group_ranks", "get_rank", "get_world_size", "irecv", "isend", "group", "init_process_group", "is_available", "is_gloo_available",
     "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
-    "is_xla_available", "new_group", "reduce", "reduce_scatter", "reduce_scatter_tensor",
-    "scatter",
+    "is_xla_available", "new_group", "recv", "reduce", "reduce_scatter",
+    "reduce_scatter_tensor", "scatter", "send",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -480,6 +480,7 @@ def destroy_process_group(group=None):
         _world()
         GroupMember.WORLD = None
         _PROGRAMS.clear()
+        _PAIRS.clear()
     elif isinstance(group, ProcessGroup):
         for key in [k for k in _PROGRAMS if k[0] == group._name]:
             del _PROGRAMS[key]
@@ -914,6 +915,75 @@ def _splits(sizes, rows, n, which):
         raise RuntimeError(f"Split sizes doesn't match total dim 0 size ({which} split sizes "
                            f"{sizes}, dim 0 size {rows}, group size {n})")
     return sizes
+
+
+_PAIRS = {}
+
+
+def _pair(g, a, b, name):
+    """The two-rank group point-to-point messages between global ranks ``a`` and ``b`` of
+    ``g`` run on (a collective of two, NOTE [ process groups on JAX ])."""
+    for r in (a, b):
+        if r not in g._ranks:
+            raise RuntimeError(f"ProcessGroupGloo::{name}: invalid peer rank: {r}")
+    if a == b:
+        raise RuntimeError(f"{name}: a rank cannot send to or receive from itself (rank {a})")
+    key = (g._name, min(a, b), max(a, b))
+    pair = _PAIRS.get(key)
+    if pair is None:
+        pair = _PAIRS[key] = ProcessGroup(key[1:], g._backend, f"{g._name}:{key[1]}-{key[2]}",
+                                          g._timeout)
+    return pair
+
+
+def _peer(group, rank, group_rank):
+    """A point-to-point peer's global rank, from it or from its rank in ``group``."""
+    return _group(group)._ranks[group_rank] if group_rank is not None else rank
+
+
+def _p2p(tensor, peer, group, sending, name):
+    g = _member(group, name)
+    if g is None:
+        return None
+    if peer is None:
+        raise RuntimeError(f"{name}: torchlike needs the peer's rank (a receive from any source "
+                           f"has no XLA collective to run on)")
+    src = _STATE.rank if sending else peer
+    pair = _pair(g, _STATE.rank, peer, name)
+    arr = _array(tensor, name)
+    _agree(pair, "send/recv", arr.shape, arr.dtype)
+    i = pair._ranks.index(src)
+    out = _run(pair, "p2p", (i, arr.shape, arr.dtype), lambda x: x[i], (), arr, name)
+    if not sending:
+        _store(tensor, out)
+    return Work([tensor])
+
+
+@scoped
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    """Mirrors ``torch.distributed.send``: rank ``dst``'s matching ``recv`` gets ``tensor``."""
+    _p2p(tensor, _peer(group, dst, group_dst), group, True, "send")
+
+
+@scoped
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Mirrors ``torch.distributed.recv``: ``tensor`` becomes what rank ``src`` sent; returns
+    ``src``."""
+    src = _peer(group, src, group_src)
+    _p2p(tensor, src, group, False, "recv")
+    return src
+
+
+@scoped
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    """Mirrors ``torch.distributed.isend``: ``send`` returning a Work."""
+    return _p2p(tensor, _peer(group, dst, group_dst), group, True, "isend")
+
+
+@scoped
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Mirrors ``torch.distributed.irecv``: ``recv`` returning a Work."""
+    return _p2p(tensor, _peer(group, src, group_src), group, False, "irecv")
 
 
 @scoped
