@@ -250,7 +250,9 @@ class OpNode(Node):
                 if fold is not None and i in fold:
                     # PyTorch saved the view of t; written since, the view's grad_fn is
                     # AsStridedBackward0 (None where t needs no grad)
-                    shape = jax.eval_shape(fold[i].fn, t._arr).shape
+                    view, name = fold[i]
+                    shape = jax.eval_shape(_dispatch._plain_fn(
+                        view.fn, _dispatch.fold_static(self._static, name)), t._arr).shape
                     raise version_error(t.dtype, shape, vc[0], version,
                                         (0, "AsStridedBackward0") if t.requires_grad else None)
                 raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
