@@ -492,10 +492,13 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
         if node.differentiable:
             if op.saves != ():
                 node.save_versions(args, outs)
-            for nr, t in enumerate(outs):
-                if node.out_diff[nr]:
-                    t._grad_fn = node
-                    t._output_nr = nr
+            if not multi:
+                outs[0]._grad_fn = node   # output 0: _output_nr's default
+            else:
+                for nr, t in enumerate(outs):
+                    if node.out_diff[nr]:
+                        t._grad_fn = node
+                        t._output_nr = nr
     if op.view is not None and not multi:
         outs[0]._become_view(args[0], op, static, edges is not None)
     elif op.elementwise and strided and not multi and any(
