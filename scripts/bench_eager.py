@@ -1,6 +1,6 @@
 """Eager-mode latency of torchlike next to hand-written JAX and real PyTorch.
 
-    python scripts/bench_eager.py [--json PATH] [--budget SECONDS] [--window N]
+    python scripts/bench_eager.py [--json PATH] [--budget SECONDS] [--window N] [--cases abcdef]
 
 Cases (64x64 float32 unless said otherwise):
   a. one op, no grad:          a * b
@@ -25,7 +25,8 @@ time.perf_counter, waiting for the window's last result (block_until_ready) befo
 clock, so jax's asynchronous dispatch cannot hide work; a sample is window time / window.  The
 default window of 10 amortises the ~30-40 us it costs to wake a waiting thread on CPU (a cost torch,
 being synchronous, never pays); --window 1 waits after every single repetition.  Reports the median
-and p10/p90 of the samples in microseconds.  Timings are printed, never asserted.
+and p10/p90 of the samples in microseconds.  Timings are printed, never asserted.  --cases picks
+the cases to run (default all: abcdef), e.g. --cases abcd for the per-op and tiny-MLP table alone.
 """
 import argparse
 import json
@@ -378,6 +379,8 @@ def main(argv=None):
                         help="seconds of timed repetitions per measurement (default 1.2)")
     parser.add_argument("--window", type=int, default=10,
                         help="repetitions per timed window; 1 waits after each (default 10)")
+    parser.add_argument("--cases", default="abcdef",
+                        help="which cases to run, by letter (default abcdef)")
     args = parser.parse_args(argv)
 
     data = make_data()
@@ -397,6 +400,7 @@ def main(argv=None):
             ("c. mul+sum+backward (jax jit)", {"torchlike": "c", "jax": "c_jit", "torch": "c"}),
             ("d. MLP SGD step (jax eager)", {"torchlike": "d", "jax": "d", "torch": "d"}),
             ("d. MLP SGD step (jax jit)", {"torchlike": "d", "jax": "d_jit", "torch": "d"})]
+    rows = [row for row in rows if row[0][0] in args.cases]
 
     results = {}  # (impl, case key) -> stats; a shared key is measured once
     for _, keys in rows:
@@ -424,8 +428,8 @@ def main(argv=None):
         print(f"{label:<30} {fmt(tl):>13} {fmt(jx):>10} {fmt(th):>10} "
               f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16}")
 
-    surface = measure_surface(args)
-    models = measure_models(args)
+    surface = measure_surface(args) if "e" in args.cases else None
+    models = measure_models(args) if "f" in args.cases else None
 
     print()
     print(f"{'implementation / case':<24} {'median us':>10} {'p10 us':>10} {'p90 us':>10} "

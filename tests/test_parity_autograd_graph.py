@@ -527,9 +527,27 @@ def linear_folded_weight_written(T):
     return messages
 
 
+def linear_folded_input_written(T):
+    """The same for an N-d input written in place after the forward: its flattening view(-1,
+    in), folded into the addmm, is what PyTorch saved for the weight's gradient."""
+    messages = []
+    for input_grad in (True, False):
+        lin = T.nn.Linear(3, 2)
+        x = T.tensor([M23, M23], requires_grad=input_grad)
+        out = lin(x)
+        with T.no_grad():
+            x.mul_(2)
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            messages.append(str(e))
+    return messages
+
+
 GRAPH = [
     (linear_folded_graph, None),
     (linear_folded_weight_written, None),
+    (linear_folded_input_written, None),
     (graph_walk, None),
     (graph_walk_views, None),
     (graph_no_grad_input, None),

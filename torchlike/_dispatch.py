@@ -30,7 +30,11 @@ XLA folds the transpose into the dot.  The graph still reads as PyTorch's: dispa
 view's node between the base and the op (its forward never runs, and nobody else can read the
 view's values), the op's backward differentiates with respect to the view (so the view's node
 transposes the gradient back, which the fused backward cancels), and the version check names
-the view as PyTorch saved it.
+the view as PyTorch saved it.  A view with static arguments folds as ``(view_op, name)``: the
+op's static argument ``name`` holds the view's own (a tuple of (key, value) pairs), which the
+op's function does not receive.  F.linear folds its N-d input's ``view(-1, in)`` so (recorded,
+a 3-d linear was view -> addmm -> view: three dispatches and two programs more than under
+no_grad, where it is one op).
 """
 import operator
 
@@ -55,7 +59,7 @@ class Op:
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
-                 "per_call", "fold", "_node_cls", "_specialised")
+                 "per_call", "fold", "_fold_names", "_node_cls", "_specialised")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
@@ -95,8 +99,13 @@ class Op:
         # func/_lift.py): its forward and backward run without jit and no cache keeps it, so
         # nothing is compiled per call.  Checked on cache misses only, off the hot path.
         self.per_call = per_call
-        # {position: view Op} applied to that operand inside the op (NOTE [ folded views ])
-        self.fold = fold
+        # {position: (view Op, name of the op's static argument holding the view's statics, or
+        # None)} applied to that operand inside the op (NOTE [ folded views ]); a bare view Op
+        # stands for (view Op, None)
+        self.fold = None if fold is None else {
+            i: v if isinstance(v, tuple) else (v, None) for i, v in fold.items()}
+        self._fold_names = () if fold is None else tuple(
+            name for _, name in self.fold.values() if name is not None)
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -260,32 +269,51 @@ def _raw_fn(op, static, dt):
     f = _viewed_fn(op, static, dt)
     if op.fold is None:
         return f
-    return lambda *xs: f(*_apply_folds(op.fold, xs))
+    views = _fold_fns(op, static)
+    return lambda *xs: f(*_apply_folds(views, xs))
 
 
 def _viewed_fn(op, static, dt):
     """``op``'s function of its operands as it sees them: folded views already applied."""
+    if op._fold_names:
+        static = tuple(kv for kv in static if kv[0] not in op._fold_names)
     if dt is None:
         return _plain_fn(op.fn, static)
     return _cast_fn(op.fn, dt, static, op.promote_args)
 
 
-def _apply_folds(fold, xs):
+def fold_static(static, name):
+    """The static arguments of a folded view: the op's static argument ``name`` (none for a
+    view folded without any; NOTE [ folded views ])."""
+    if name is not None:
+        for k, v in static:
+            if k == name:
+                return v
+    return ()
+
+
+def _fold_fns(op, static):
+    """{position: the folded view's function of the base's array} for these statics."""
+    return {i: _plain_fn(view.fn, fold_static(static, name))
+            for i, (view, name) in op.fold.items()}
+
+
+def _apply_folds(views, xs):
     xs = list(xs)
-    for i, view in fold.items():
-        xs[i] = view.fn(xs[i])
+    for i, fn in views.items():
+        xs[i] = fn(xs[i])
     return xs
 
 
-def _fold_edges(fold, edges, arrays):
+def _fold_edges(op, static, edges, arrays):
     """Route each folded operand's edge through a node of its view (NOTE [ folded views ]),
     recorded without running the view: its one primal is the base's array, and the base's
     array stands in for the view's output, whose dtype is all the node reads of it."""
-    for i, view in fold.items():
+    for i, (view, name) in op.fold.items():
         if edges[i] is not None:
             arr = arrays[i]
-            node = view._node_cls(view, (), None, (arr,), (edges[i],), (0,),
-                                  (Tensor._wrap(arr),))
+            node = view._node_cls(view, fold_static(static, name), None, (arr,), (edges[i],),
+                                  (0,), (Tensor._wrap(arr),))
             edges[i] = (node, 0)
 
 
@@ -341,7 +369,7 @@ def _call(op, args, static):
                 key.append(operand_key(a))
         arrays.append(arr)
     if edges is not None and op.fold is not None:
-        _fold_edges(op.fold, edges, arrays)
+        _fold_edges(op, static, edges, arrays)
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
@@ -464,10 +492,13 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
         if node.differentiable:
             if op.saves != ():
                 node.save_versions(args, outs)
-            for nr, t in enumerate(outs):
-                if node.out_diff[nr]:
-                    t._grad_fn = node
-                    t._output_nr = nr
+            if not multi:
+                outs[0]._grad_fn = node   # output 0: _output_nr's default
+            else:
+                for nr, t in enumerate(outs):
+                    if node.out_diff[nr]:
+                        t._grad_fn = node
+                        t._output_nr = nr
     if op.view is not None and not multi:
         outs[0]._become_view(args[0], op, static, edges is not None)
     elif op.elementwise and strided and not multi and any(
@@ -485,10 +516,11 @@ def _vjp_fn(op, static, dt, mask, out_mask):
     """g, *primals -> cotangents of the inputs in ``mask`` (positions that require grad; of
     the view, for a folded operand)."""
     f = _viewed_fn(op, static, dt)
+    views = None if op.fold is None else _fold_fns(op, static)
 
     def bwd(g, *primals):
-        if op.fold is not None:
-            primals = _apply_folds(op.fold, primals)
+        if views is not None:
+            primals = _apply_folds(views, primals)
         def f_diff(*d):
             full = list(primals)
             for i, v in zip(mask, d):

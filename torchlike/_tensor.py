@@ -200,20 +200,27 @@ class Tensor:
 
     # --- metadata -------------------------------------------------------------------------------
 
+    # NOTE [ reading an array's shape and dtype ] in _dispatch.py: the metadata below is read
+    # from the array's aval, inline (these run several times per op)
+
     @property
     def shape(self):
-        return Size(self._arr.shape)
+        arr = self._arr
+        return Size((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     def size(self, dim=None):
-        shape = self._arr.shape
+        arr = self._arr
+        shape = (arr.aval if type(arr) is ArrayImpl else arr).shape
         if dim is None:
             return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self):
-        dt = D._FROM_NP.get(self._arr.dtype)
-        return dt if dt is not None else D.from_numpy_dtype(self._arr.dtype)
+        arr = self._arr
+        np_dtype = (arr.aval if type(arr) is ArrayImpl else arr).dtype
+        dt = D._FROM_NP.get(np_dtype)
+        return dt if dt is not None else D.from_numpy_dtype(np_dtype)
 
     @property
     def device(self):
@@ -228,15 +235,18 @@ class Tensor:
 
     @property
     def ndim(self):
-        return self._arr.ndim
+        arr = self._arr
+        return len((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     def dim(self):
-        return self._arr.ndim
+        arr = self._arr
+        return len((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     ndimension = dim
 
     def numel(self):
-        return math.prod(self._arr.shape)
+        arr = self._arr
+        return math.prod((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     nelement = numel
 

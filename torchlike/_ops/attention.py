@@ -24,16 +24,17 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _C_NAMES, _key, random_uniform
-from .._tensor import Tensor
+from .._tensor import Tensor, aval_of
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
 from .dropout import dropout
-from .shape import T
+from .shape import T, VIEW
 
 # --- linear, bilinear ---------------------------------------------------------------------------
 
@@ -62,21 +63,32 @@ def _addmm_rows_t(bias, x, wt, precision, rows, order=None):
 _ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T})
 _ADDMM_ROWS_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
                    fold={2: T})
+# An N-d input's flattening view(-1, in) folded too; its static is the op's "flat" argument
+_ADDMM_FLAT_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
+                   fold={1: (VIEW, "flat"), 2: T})
 _MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 _MM_ROWS_T = Op("mm", linalg.MM_ROWS.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 
 
 def _records(*tensors):
-    return _grad_state.grad_enabled and any(t is not None and t.requires_grad for t in tensors)
+    if _grad_state.grad_enabled:
+        for t in tensors:
+            if t is not None and t.requires_grad:
+                return True
+    return False
 
 
 def _plain(input, weight, bias):
     """Whether the one-jit path applies: well-formed operands of one (non-bool) dtype."""
-    dt = input.dtype
-    return (weight.ndim == 2 and input.ndim >= 1 and input.shape[-1] == weight.shape[1]
-            and weight.dtype is dt and dt is not D.bool_
-            and (bias is None or (bias.dtype is dt and tuple(bias.shape) in
-                                  ((), (1,), (weight.shape[0],)))))
+    # NOTE [ reading an array's shape and dtype ] in _dispatch.py: this runs on every layer
+    x, w = aval_of(input._arr), aval_of(weight._arr)
+    xs, ws, dt = x.shape, w.shape, x.dtype
+    if not (len(ws) == 2 and xs and xs[-1] == ws[1] and w.dtype == dt and dt != np.bool_):
+        return False
+    if bias is None:
+        return True
+    b = aval_of(bias._arr)
+    return b.dtype == dt and b.shape in ((), (1,), (ws[0],))
 
 
 def linear(input, weight, bias=None):
@@ -105,9 +117,14 @@ def linear(input, weight, bias=None):
         if input.ndim == 2:
             return linalg.addmm(bias, input, weight.t())
         if input.is_contiguous():
-            flat = input.view(-1, input.shape[-1])
-            out = _flat_linear(flat, weight, bias, input.shape[:-1])
-            return out.view(*input.shape[:-1], out.shape[-1])
+            rows, k = tuple(input.shape[:-1]), input.shape[-1]
+            if plain and k:   # recorded (else the fused op ran): view(-1, k) folded
+                static = linalg._static() + linalg._rows_static(rows, None) + (
+                    ("flat", (("shape", (math.prod(rows), k)),)),)
+                out = call(_ADDMM_FLAT_T, bias, input, weight, static=static)
+            else:
+                out = _flat_linear(input.view(-1, k), weight, bias, rows)
+            return out.view(*rows, out.shape[-1])
     out = linalg.matmul(input, weight.t())
     return out if bias is None else out + bias
 

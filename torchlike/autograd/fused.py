@@ -56,36 +56,45 @@ def _plain(node):
 def _plan(roots, root_grads):
     """Signature and operands of the graph, and its nodes in the order found (the signature
     numbers them so), or None if it is not plain.  Runs on every backward, so it does only what
-    the signature needs; the program orders the nodes once, when it is made."""
-    index, found, stack = {}, [], [e[0] for e in roots]
-    while stack:
-        node = stack.pop()
-        if node in index:
-            continue
-        if len(found) == max_nodes:
-            return None
-        index[node] = len(found)
-        found.append(node)
+    the signature needs, in one pass (a node is numbered when first reached, so its edges are
+    known when it is visited); the program orders the nodes once, when it is made."""
+    index, found = {}, []
+    for e in roots:
+        if e[0] not in index:
+            index[e[0]] = len(found)
+            found.append(e[0])
+    if len(found) > max_nodes:
+        return None
+    sig, operands = [], []
+    i = 0
+    while i < len(found):
+        node = found[i]
+        i += 1
         if type(node) is AccumulateGrad:
             var = node.variable
             d = var.__dict__
+            old = var._grad
             if not _plain(node) or d.get("_hooks") or d.get("_post_acc_hooks") or (
-                    var._grad is not None and var._grad._grad_fn is not None):
+                    old is not None and old._grad_fn is not None):
                 return None
+            sig.append(("leaf", old is not None))
+            operands.append(None if old is None else old._value())
             continue
         if not isinstance(node, OpNode) or not _plain(node) or node._primals is None or \
                 node._op.no_grad_reason:
             return None
-        for child, _ in node.next_functions:
-            if child is not None:
-                stack.append(child)
-    sig, operands = [], []
-    for node in found:
-        if type(node) is AccumulateGrad:
-            old = node.variable._grad
-            sig.append(("leaf", old is not None))
-            operands.append(None if old is None else old._value())
-            continue
+        edges = []
+        for child, nr in node.next_functions:
+            if child is None:
+                edges.append((-1, 0))
+                continue
+            j = index.get(child)
+            if j is None:
+                if len(found) == max_nodes:
+                    return None
+                j = index[child] = len(found)
+                found.append(child)
+            edges.append((j, nr))
         primals = node._live_primals()
         avals = []
         for p in primals:
@@ -96,9 +105,8 @@ def _plan(roots, root_grads):
                 return None
             else:
                 avals.append(type(p))
-        edges = tuple((-1, 0) if c is None else (index[c], nr) for c, nr in node.next_functions)
         sig.append((node._op, node._static, node._dt, node._mask, node._out_mask,
-                    node._out_meta, tuple(avals), edges))
+                    node._out_meta, tuple(avals), tuple(edges)))
         operands.append(primals)
     for g in root_grads:
         if type(g) is not ArrayImpl:

@@ -206,9 +206,9 @@ class OpNode(Node):
         self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
         self._mask = mask
         # NOTE [ reading an array's shape and dtype ] in _dispatch.py
-        if not multi:
-            self.out_diff = (aval_of(outs[0]._arr).dtype.kind in _DIFF_KINDS,)
-            self.differentiable = self.out_diff[0]
+        if not multi:   # one output: the class's defaults say it is differentiable
+            if aval_of(outs[0]._arr).dtype.kind not in _DIFF_KINDS:
+                self.out_diff, self.differentiable = (False,), False
         else:
             avals = [aval_of(o._arr) for o in outs]
             self.out_diff = tuple(a.dtype.kind in _DIFF_KINDS for a in avals)
@@ -218,6 +218,8 @@ class OpNode(Node):
         if anomaly_mode._state.enabled:
             self._trace = anomaly_mode.forward_trace()
 
+    out_diff = (True,)       # which outputs are differentiable (set where not this)
+    differentiable = True    # whether any is
     _out_mask = None   # multi-output ops: which outputs are differentiable
     _out_meta = None   # multi-output ops: (shape, dtype) of each, for missing gradients
     _saved = ()
@@ -250,7 +252,9 @@ class OpNode(Node):
                 if fold is not None and i in fold:
                     # PyTorch saved the view of t; written since, the view's grad_fn is
                     # AsStridedBackward0 (None where t needs no grad)
-                    shape = jax.eval_shape(fold[i].fn, t._arr).shape
+                    view, name = fold[i]
+                    shape = jax.eval_shape(_dispatch._plain_fn(
+                        view.fn, _dispatch.fold_static(self._static, name)), t._arr).shape
                     raise version_error(t.dtype, shape, vc[0], version,
                                         (0, "AsStridedBackward0") if t.requires_grad else None)
                 raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
