@@ -59,11 +59,12 @@ class Op:
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
-                 "per_call", "fold", "_fold_names", "_node_cls", "_specialised")
+                 "per_call", "fold", "_fold_names", "pieces", "grad_pieces", "_node_cls",
+                 "_specialised")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
-                 dynamic=(), per_call=False, fold=None):
+                 dynamic=(), per_call=False, fold=None, pieces=None, grad_pieces=None):
         self.name = name
         self.fn = fn
         self.node = node
@@ -91,7 +92,7 @@ class Op:
         # arrays are immutable and every torchlike write rebinds a Tensor's array.
         self.identity = identity
         # Names of integer static arguments (an index, a slice start) that the eager jitted
-        # functions take as traced operands once an op has seen several values, so a new value
+        # functions take as traced operands once an op has seen a second value, so a new value
         # reuses the compiled program instead of compiling another: x[i] for every i of a
         # dataset is a few programs, not one per i.
         self.dynamic = dynamic
@@ -106,6 +107,12 @@ class Op:
             i: v if isinstance(v, tuple) else (v, None) for i, v in fold.items()}
         self._fold_names = () if fold is None else tuple(
             name for _, name in self.fold.values() if name is not None)
+        # NOTE [ many outputs ]: outside tracing, pieces(arrays, static) may compute a
+        # multi-output op's outputs as slices of one array, one program per piece size shared
+        # by every piece, and grad_pieces(static, mask) may give its backward so (g, *primals
+        # -> cotangents); each returns None to run the op's own program instead.
+        self.pieces = pieces
+        self.grad_pieces = grad_pieces
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -223,7 +230,10 @@ def remember(cache, key, value, bound=None):
     return value
 
 
-_SPECIALISED = 8   # programs per op and shape specialised to their dynamic values (see below)
+# programs per op and shape specialised to their dynamic values (see below): a traced start
+# costs a call 2-3 µs more than a static one and a program ~40 ms to compile (2-core CPU), so a
+# specialised program for a second value repays itself after ~15,000 calls of that value only
+_SPECIALISED = 1
 
 
 def _specialised_fn(op, static, fixed, dt):
@@ -383,6 +393,8 @@ def _call(op, args, static):
             out = _raw_fn(op, static, dt)(*arrays)
         elif op.identity:
             out = arrays[0]
+        elif op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
+            out = pieces
         elif op.dynamic:
             fn = op._fwd.get((static, dt))
             if fn is not None:
@@ -543,6 +555,10 @@ def backward_fn(op, static, dt, mask, out_mask, traced):
     or ``_vjp_fn`` itself while tracing and for an op made per call."""
     if traced:
         return _vjp_fn(op, static, dt, mask, out_mask)
+    if op.grad_pieces is not None:
+        f = op.grad_pieces(static, mask)
+        if f is not None:
+            return f
     if op.dynamic:
         fixed, values = split_dynamic(op.dynamic, static)
         key = (fixed, dt, mask, out_mask)

@@ -27,7 +27,9 @@ def _slices(x, dim, bounds):
     return tuple(jax.lax.split(x, [b - a for a, b in bounds], axis=dim))
 
 
-SPLIT = {kind: Op("split", _slices, f"{kind}Backward0", saves=())
+SPLIT = {kind: Op("split", _slices, f"{kind}Backward0", saves=(),
+                  pieces=lambda arrays, static: S.pieces_of(arrays[0], static[0][1],
+                                                             static[1][1]))
          for kind in ("Split", "SplitWithSizes", "UnsafeSplit")}
 
 

@@ -13,7 +13,7 @@ from .._dispatch import Op, call, defop, with_out as _out
 from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
-from .._views import stored_strides, strides_of
+from .._views import apply_chain, stored_strides, strides_of
 
 
 # --- strides ------------------------------------------------------------------------------------
@@ -151,6 +151,51 @@ def slice_static(dim, start, stop, step):
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
             "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
 SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",))
+
+# NOTE [ many outputs ]
+# XLA on the CPU compiles a kernel per output of a program, about 15-20 ms each on the 2-core
+# machine: a split into 100 pieces took 1.5-2 s to compile, and so did the backward of a cat of
+# 100 tensors (100 slices of the gradient).  Outside tracing, such ops therefore make their
+# pieces with one slicing program per piece size, its start a traced operand (the view-chain
+# program of _views.py), called once per piece: for 100 pieces about 1 ms of calls where the
+# one program cost seconds to compile.  A few pieces still run as one program (one call).
+_FEW_PIECES = 4
+
+
+def pieces_of(x, dim, bounds, squeeze=False):
+    """The pieces [a, b) of the array ``x`` along dim (``squeeze``: each of size 1, the dim
+    dropped), or None to run the op's own program (NOTE [ many outputs ])."""
+    if len(bounds) <= _FEW_PIECES or len({b - a for a, b in bounds}) > _FEW_PIECES:
+        return None   # few pieces, or so many sizes that each would compile its own program
+    return _slice_pieces(x, dim, bounds, squeeze)
+
+
+def _slice_pieces(x, dim, bounds, squeeze):
+    if squeeze:
+        return tuple(apply_chain(x, ((SELECT, (("dim", dim), ("index", a))),)) for a, _ in bounds)
+    return tuple(apply_chain(x, ((SLICE, slice_static(dim, a, b, 1)),)) for a, b in bounds)
+
+
+def _gradient_pieces(squeeze):
+    """The backward of cat (``squeeze=False``) or stack as pieces of the gradient."""
+    def grad_pieces(static, mask):
+        if len(mask) <= _FEW_PIECES:
+            return None
+        dim = static[0][1]
+
+        def grads(g, *primals):
+            bounds, start = [], 0
+            for p in primals:
+                n = 1 if squeeze else p.shape[dim]
+                bounds.append((start, start + n))
+                start += n
+            out = _slice_pieces(g, dim, [bounds[i] for i in mask], squeeze)
+            return tuple(o if o.dtype == primals[i].dtype else o.astype(primals[i].dtype)
+                         for o, i in zip(out, mask))
+        return grads
+    return grad_pieces
+
+
 ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
 DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
               "DiagonalBackward0", saves=(), view=_diagonal_strides)
@@ -346,7 +391,10 @@ def _unbind(x, dim):
     return tuple(jnp.squeeze(s, dim) for s in jnp.split(x, x.shape[dim], axis=dim))
 
 
-UNBIND = Op("unbind", _unbind, "UnbindBackward0", saves=())
+UNBIND = Op("unbind", _unbind, "UnbindBackward0", saves=(),
+             pieces=lambda arrays, static: pieces_of(
+                 arrays[0], static[0][1], [(i, i + 1) for i in range(arrays[0].shape[
+                     static[0][1]])], squeeze=True))
 
 
 def unbind(input, dim=0):
@@ -384,12 +432,14 @@ def contiguous(x, memory_format=None):
     return clone(x, memory_format=memory_format)
 
 
-@defop("cat", "CatBackward0", saves=(), promote="common")
+@defop("cat", "CatBackward0", saves=(), promote="common",
+       grad_pieces=_gradient_pieces(False))
 def _cat(*xs, dim):
     return jnp.concatenate(xs, axis=dim)
 
 
-@defop("stack", "StackBackward0", saves=(), promote="common")
+@defop("stack", "StackBackward0", saves=(), promote="common",
+       grad_pieces=_gradient_pieces(True))
 def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 
