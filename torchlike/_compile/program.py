@@ -147,8 +147,9 @@ class Call:
       list in the program's order; an argument (positions from ``state.fixed`` on, new objects
       on each call) is read from ``state.tensors``, which the replay check fills;
     - outputs: the written storage roots, written inline (Tensor._write's three stores, the
-      version counter bumped as PyTorch's in-place update bumps it); an argument the step
-      writes (a view, or passed by value) takes Tensor._write;
+      version counter bumped as PyTorch's in-place update bumps it, one fresh storage
+      generation for all: a new int per Tensor would be one more object made and freed); an
+      argument the step writes (a view, or passed by value) takes Tensor._write;
     - which generators and moved tensors cross devices (NOTE [ devices in a compiled step ]),
       and whether the checks' flags are on the host, known from the program's device.
     Each call still reads the ``.grad`` of every parameter (code outside the step may set
@@ -204,12 +205,13 @@ class Call:
             donated, kept, grads, hypers, gens, sealed=sealed)
         del donated, kept, grads   # (as donated, gone)
         if checked:
-            if program.on_host:
-                if not np.asarray(checked[0]).all():
+            if program.on_host:   # (read through the buffer protocol: numpy's path costs more)
+                if not all(memoryview(checked[0]).tolist()):
                     _restore_and_raise(plan, state, self, changed, final_grads, checked)
             else:
                 _defer_checks(plan, checked)
-        self.write(changed)
+        gen = fresh_gen()
+        self.write(changed, gen)
         params = state.params
         for i in held:   # the step's new gradient goes into a new Tensor, as in eager
             params[i]._grad = None
@@ -222,8 +224,8 @@ class Call:
                 p._grad = Tensor._wrap(next(new_grads))
             elif g._root is None:   # as in write
                 g._arr = next(new_grads)
-                g._gen += 1
-                g._version_counter()[0] += 1
+                g._gen = gen
+                (g._vc or g._version_counter())[0] += 1
             else:
                 g._write(next(new_grads))
         for (g, k), v in zip(plan.hypers, hyper_out):
@@ -245,12 +247,13 @@ class Call:
                   else s for s in plan.out_static]
         return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
 
-    def write(self, changed):
-        """Write the program's new values of the written state into its Tensors."""
+    def write(self, changed, gen):
+        """Write the program's new values of the written state into its Tensors; ``gen``: a
+        fresh storage generation, the same for all (no view has seen it)."""
         values = changed if len(self.at) == len(changed) else map(changed.__getitem__, self.at)
         for t, a in zip(self.roots, values):
             t._arr = a   # Tensor._write for a storage root, inlined
-            t._gen += 1
+            t._gen = gen
             t._vc[0] += 1
         tensors = self.state.tensors
         for k, i in self.others:   # an argument view: into its root
@@ -310,7 +313,7 @@ def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     and gradients hold their old values, which take the place of the donated buffers; a .grad
     the step replaces is None; then raise as eager code would, with nothing else written back
     (the generators' states were not donated)."""
-    writes.write(changed)
+    writes.write(changed, fresh_gen())
     old = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         if has:
