@@ -9,7 +9,7 @@ import jax
 from .. import _trace_context
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from .program import Call, hyper_values
+from .program import hyper_values
 from .walk import MISSING, hyper_keys, is_leaf, place_arguments, probes_hold
 
 

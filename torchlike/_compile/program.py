@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import compiler
 from .._device import from_jax_device, out_of_memory
-from .._tensor import Tensor, defer_check, on_host
+from .._tensor import Tensor, defer_check
 from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices
 
 
