@@ -153,7 +153,9 @@ class Call:
     - which generators and moved tensors cross devices (NOTE [ devices in a compiled step ]),
       and whether the checks' flags are on the host, known from the program's device.
     Each call still reads the ``.grad`` of every parameter (code outside the step may set
-    them) and the refcounts of what it donates (_owned, _held_grads)."""
+    them) and the refcounts of what it donates (_owned, _held_grads), and frees each written
+    Tensor's old (donated) array, which costs about a microsecond in jaxlib per array even
+    warm: a floor of the write-back that no plan removes."""
 
     def __init__(self, program, state):
         self.program, self.state = program, state
