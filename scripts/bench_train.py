@@ -511,13 +511,13 @@ def profile_compiled(case, init, budget_s, window, calls=300):
                              budget_s, window)
     loops = {name: s["median_ms"] * 1e3 for name, s in stats.items()}
 
-    # The phases: wrap the functions CompiledFunction.__call__ calls, where it (and run) look
-    # them up, then restore them.  A call that replays the last one (NOTE [ replaying the last
-    # call ]) checks instead of finding the state and guard key.
+    # The phases: wrap the functions CompiledFunction.__call__ calls, where it looks them up,
+    # then restore them.  A call that replays the last one (NOTE [ replaying the last call ])
+    # checks instead of finding the state and guard key; its per-call plan (Call, NOTE [ the
+    # per-call plan ]) reads the inputs, runs the program and writes the results back.
     spent = {}
     originals = {(walk, "find_state"): walk.find_state,
-                 (function, "guard_key"): function.guard_key,
-                 (programs, "input_values"): programs.input_values, (function, "run"): function.run}
+                 (function, "guard_key"): function.guard_key}
 
     def timed(name, fn):
         def wrapper(*a, **k):
@@ -527,16 +527,17 @@ def profile_compiled(case, init, budget_s, window, calls=300):
             finally:
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
         return wrapper
-    program_call = programs.Compiled.__call__
-    replay_check = guards.Replay.state_for
-    phases = {k: [] for k in ("whole call", "replay", "find_state", "guard_key", "input_values",
-                              "program", "write-back", "other")}
+    methods = {(programs.Compiled, "__call__"): "program", (programs.Call, "__call__"): "call",
+               (guards.Replay, "state_for"): "replay"}
+    unwrapped = {where: getattr(*where) for where in methods}
+    phases = {k: [] for k in ("whole call", "replay", "find_state", "guard_key", "program",
+                              "inputs, write-back", "other")}
     replayed = 0
     try:
         for (module, name), fn in originals.items():
             setattr(module, name, timed(name, fn))
-        programs.Compiled.__call__ = timed("program", program_call)
-        guards.Replay.state_for = timed("replay", replay_check)
+        for (cls, name), phase in methods.items():
+            setattr(cls, name, timed(phase, unwrapped[cls, name]))
         for _ in range(calls):
             spent.clear()
             t0 = time.perf_counter()
@@ -546,16 +547,16 @@ def profile_compiled(case, init, budget_s, window, calls=300):
             for name in ("replay", "find_state", "guard_key"):
                 spent.setdefault(name, 0.0)
             phases["whole call"].append(whole)
-            for name in ("replay", "find_state", "guard_key", "input_values", "program"):
+            for name in ("replay", "find_state", "guard_key", "program"):
                 phases[name].append(spent[name])
-            phases["write-back"].append(spent["run"] - spent["program"] - spent["input_values"])
-            phases["other"].append(whole - spent["run"] - spent["find_state"]
+            phases["inputs, write-back"].append(spent["call"] - spent["program"])
+            phases["other"].append(whole - spent["call"] - spent["find_state"]
                                    - spent["guard_key"] - spent["replay"])
     finally:
         for (module, name), fn in originals.items():
             setattr(module, name, fn)
-        programs.Compiled.__call__ = program_call
-        guards.Replay.state_for = replay_check
+        for (cls, name), fn in unwrapped.items():
+            setattr(cls, name, fn)
     phase_us = {k: float(np.median(v)) * 1e6 for k, v in phases.items()}
     counts = {"tensors": len(state.tensors), "params": len(state.params),
               "modules": len(state.modules), "written": len(program.plan.changed),
@@ -579,10 +580,9 @@ def print_profile(case, prof):
               "replay": "  replay check: would a walk find the last state?",
               "find_state": "  find_state: walk fn's closure, globals, modules",
               "guard_key": "  guard_key",
-              "input_values": "  input_values: collect arrays, grads, hypers, gens",
               "program": "  program: donation checks, jit dispatch, XLA run",
-              "write-back": "  write-back: _write outputs, .grad, generators",
-              "other": "  other (counters, dict lookup, wait)"}
+              "inputs, write-back": "  inputs, write-back: arrays in; outputs, .grad out",
+              "other": "  other (x64 scope, counters, the wait for the result)"}
     for name, us in ph.items():
         print(f"    {labels[name]:<52} {us:9.1f}")
 

@@ -62,8 +62,8 @@ One concern per file:
 - guards.py: what a program is filed under, and the check that replays the last call;
 - trace.py: the step as a pure function of its state (``pure_step``), what its trace found out
   (``Plan``), and the error of a step that cannot be one program;
-- program.py: one compiled program (``Compiled``) and a call of it (``run``): buffers donated,
-  results written back, checks;
+- program.py: one compiled program (``Compiled``) and a call of it (``Call``, planned once per
+  state; ``run``): buffers donated, results written back, checks;
 - function.py: ``compile``, the function it returns, and ``OptimizedModule``.
 The names below are what the rest of torchlike uses: torchlike.export runs the same capture,
 torchlike.func and utils.checkpoint lift what ``find_state`` finds into one op.

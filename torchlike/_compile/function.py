@@ -14,7 +14,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..nn.modules.module import Module
 from . import walk
 from .guards import Replay, guard_key
-from .program import Compiled, Retrace, input_values, run
+from .program import Call, Compiled, Retrace, input_values
 from .trace import (Plan, binds_hold, is_graph_break, pure_step, qualname, step_devices,
                     unsupported)
 from .walk import is_number
@@ -47,8 +47,7 @@ class CompiledFunction:
                 state = last.state_for(args, kwargs)
                 if state is not None:
                     try:
-                        out = run(last.program, state, sealed=True, hypers=last.hypers(),
-                                  writes=last.writes)
+                        out = last.call(last.hypers(), sealed=True)
                     except Retrace:   # new shapes or dtypes: find the program as below
                         pass
                     else:
@@ -67,9 +66,10 @@ class CompiledFunction:
                     compiler.counters["eager_calls"] += 1
                     return self._fn(*args, **kwargs)
             compiler.counters["calls"] += 1
-            out = run(program, state)
+            call = Call(program, state)
+            out = call()
             if self._programs.get(key) is program:
-                self._last = Replay(seen, state, program)
+                self._last = Replay(seen, call)
             return out
 
     def _compile(self, state, args, kwargs, key):

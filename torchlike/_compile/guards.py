@@ -9,7 +9,7 @@ import jax
 from .. import _trace_context
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from .program import Writes, hyper_values
+from .program import hyper_values
 from .walk import MISSING, hyper_keys, is_leaf, place_arguments, probes_hold
 
 
@@ -80,18 +80,16 @@ class Replay:
     graph ] in _tensor.py; ``.data = t`` on an alias, which gives it storage of its own, moves
     the epoch.)"""
 
-    def __init__(self, seen, state, program):
+    def __init__(self, seen, call):
+        state = call.state
         self.seen = seen
         self.state = state
-        self.program = program
+        self.program = call.program
+        self.call = call   # NOTE [ the per-call plan ] in program.py
         self.fixed_at = {id(t): i for i, t in enumerate(state.tensors[:state.fixed])}
         self.groups = groups_key(state.groups)
         self.group_values = group_values(state.groups)
         self.hyper_arrays = None
-        # where the outputs go, when every written Tensor is found from fn (argument Tensors
-        # may be other objects on the next call)
-        self.writes = (Writes(program.plan, state)
-                       if all(i < state.fixed for i in program.plan.changed) else None)
 
     def hypers(self):
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import compiler
 from .._device import from_jax_device, out_of_memory
-from .._tensor import Tensor, defer_check, on_host
+from .._tensor import Tensor, defer_check
 from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices
 
 
@@ -27,6 +27,7 @@ class Compiled:
     def __init__(self, jaxpr, shapes, plan, state, device=None):
         self.plan = plan
         self.device = step_devices(input_values(state)[0])[-1] if device is None else device
+        self.on_host = from_jax_device(self.device).type == "cpu"   # where the checks' flags are
         out_tree = jax.tree_util.tree_structure(shapes)
         n_tensors = len(state.tensors)
         had_grads = [p._grad is not None for p in state.params]
@@ -52,13 +53,14 @@ class Compiled:
         self.fn = jax.jit(run, donate_argnums=donate if compiler.config.donate_buffers else (),
                           keep_unused=True)
 
-    def __call__(self, arrays, grads, hypers, gens, sealed=False):
-        """Run on the captured values; ``sealed``: raise Retrace (before running anything)
-        where the inputs are not those the program was compiled for."""
-        donated = _owned(list(map(arrays.__getitem__, self.donated)))
-        kept = list(map(arrays.__getitem__, self.kept))
+    def __call__(self, donated, kept, grads, hypers, gens, sealed=False):
+        """Run on the captured values (``donated``, ``kept``: the arrays of the written and of
+        the other captured tensors, in Call's lists, which this may change); ``sealed``: raise
+        Retrace (before running anything) where the inputs are not those the program was
+        compiled for."""
+        donated = _owned(donated)
         if self.donate_grads:
-            grads = _owned(list(grads))
+            grads = _owned(grads)
         self.sealed = sealed
         try:
             return self.fn(donated, kept, grads, hypers, gens)
@@ -66,7 +68,8 @@ class Compiled:
             if "incompatible devices" not in str(e):
                 raise
             found = list(dict.fromkeys(from_jax_device(next(iter(a.devices())))
-                                       for a in jax.tree_util.tree_leaves((arrays, grads))))
+                                       for a in jax.tree_util.tree_leaves(
+                                           (donated, kept, grads))))
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {found[0]} and {found[1]}!") from None
         except jax.errors.JaxRuntimeError as e:
@@ -80,9 +83,9 @@ def _refcounts(arrays):
 
 
 def _owned(arrays):
-    """``arrays`` (a list made for the call from the list input_values made; None allowed), each
-    one that something besides its Tensor refers to replaced by a copy: a donated buffer is
-    gone afterwards, so one that something else shares must not be given."""
+    """``arrays`` (the list Call made for this call; None allowed), each one that something
+    besides its Tensor refers to replaced by a copy: a donated buffer is gone afterwards, so
+    one that something else shares must not be given."""
     counts = _refcounts(arrays)
     if all(map(_SOLE_OWNER.__ge__, counts)):
         return arrays
@@ -91,12 +94,11 @@ def _owned(arrays):
 
 
 def _sole_owner_refs():
-    """A count of _refcounts for an array only its Tensor holds: the Tensor, the list of
-    input_values, the list made for the call, and the counting's own.  (Counted with a numpy
-    stand-in: making a jax array at import would start jax's backend, claiming a GPU.)"""
+    """A count of _refcounts for an array only its Tensor holds: the Tensor, the list Call
+    made for the call, and the counting's own.  (Counted with a numpy stand-in: making a jax
+    array at import would start jax's backend, claiming a GPU.)"""
     t = Tensor._wrap(np.zeros(1))
-    arrays = [t._arr]
-    return _refcounts(list(arrays))[0]
+    return _refcounts(list(map(_ARR, [t])))[0]
 
 
 _GRAD = operator.attrgetter("_grad")
@@ -115,86 +117,155 @@ def input_values(state, hypers=None):
     arrays = list(map(_ARR, state.tensors))
     for i in state.by_value:
         arrays[i] = state.tensors[i]._value()
-    grads = [None if g is None else g._arr if g._root is None else g._sync()
-             for g in map(_GRAD, state.params)]
-    gens = [g._state._arr for g in state.generators]
-    return arrays, grads, hyper_values(state) if hypers is None else hypers, gens
+    return arrays, _grad_values(state.params), \
+        hyper_values(state) if hypers is None else hypers, _gen_values(state.generators)
 
 
-class Writes:
-    """Where a program's written outputs go in one state: the storage roots, with their
-    version counters, and the rest (argument views, arguments passed by value), which take
-    Tensor._write.  A replayed call reuses its state's (NOTE [ replaying the last call ])."""
+def _grad_values(params):
+    return [None if g is None else g._arr if g._root is None else g._sync()
+            for g in map(_GRAD, params)]
 
-    def __init__(self, plan, state):
-        tensors, by_value = state.tensors, state.by_value
-        self.roots, self.counters, self.at, self.others = [], [], [], []
+
+def _gen_values(generators):
+    return [g._state._arr for g in generators]
+
+
+class Call:
+    """A call of ``program`` on ``state``, planned once: where each input is read and each
+    output written (NOTE [ the per-call plan ]).  Calling it runs the program and writes its
+    results back; it returns what the step returns.
+
+    NOTE [ the per-call plan ]
+    A compiled call runs no Python of the step, so what is left is moving values between the
+    captured Tensors and the program: the replay check (guards.Replay), the inputs and the
+    write-back.  Their cost is per Tensor (a Transformer and its Adam moments: over 100 written
+    every call), and it is paid right after a program that has taken the caches, so every
+    object read costs a miss: the per-call plan reads each Tensor once, in lists made once per
+    state.  What a replayed call finds is the same objects (the replay check proved it), so this
+    plan is made with the Replay and kept:
+    - inputs: the Tensors whose arrays are donated (the ones the step writes) and kept, each
+      list in the program's order; an argument (positions from ``state.fixed`` on, new objects
+      on each call) is read from ``state.tensors``, which the replay check fills;
+    - outputs: the written storage roots, written inline (Tensor._write's three stores, the
+      version counter bumped as PyTorch's in-place update bumps it, one fresh storage
+      generation for all: a new int per Tensor would be one more object made and freed); an
+      argument the step writes (a view, or passed by value) takes Tensor._write;
+    - which generators and moved tensors cross devices (NOTE [ devices in a compiled step ]),
+      and whether the checks' flags are on the host, known from the program's device.
+    Each call still reads the ``.grad`` of every parameter (code outside the step may set
+    them) and the refcounts of what it donates (_owned, _held_grads), and frees each written
+    Tensor's old (donated) array, which costs about a microsecond in jaxlib per array even
+    warm: a floor of the write-back that no plan removes."""
+
+    def __init__(self, program, state):
+        self.program, self.state = program, state
+        plan, tensors, fixed = program.plan, state.tensors, state.fixed
+        self.donated = [tensors[i] for i in program.donated if i < fixed]
+        self.kept = [tensors[i] for i in program.kept if i < fixed]
+        self.donated_args = program.donated[len(self.donated):]
+        self.kept_args = program.kept[len(self.kept):]
+        here = self.here = program.device
+        self.moved = [(i in program.donated, (program.donated if i in program.donated
+                                              else program.kept).index(i))
+                      for i in plan.moved]
+        homes = [g._state._device() for g in state.generators]
+        self.gens_away = [k for k, d in enumerate(homes) if d != here]
+        self.gens_out = [(state.generators[i], None if homes[i] == here else homes[i])
+                         for i in plan.gens]
+        self.roots, self.at, self.others = [], [], []
         for k, i in enumerate(plan.changed):
             t = tensors[i]
-            if t._root is None and i not in by_value:
+            if i < fixed and t._root is None:
+                t._version_counter()   # made now, read as t._vc on every call
                 self.roots.append(t)
-                self.counters.append(t._version_counter())
                 self.at.append(k)
             else:
-                self.others.append((k, t))
+                self.others.append((k, i))
 
-    def write(self, changed):
-        values = changed if not self.others else map(changed.__getitem__, self.at)
-        for t, counter, a in zip(self.roots, self.counters, values):
+    def __call__(self, hypers=None, sealed=False):
+        """``hypers``: the optimizers' hyper-parameters as device scalars, as a replayed call
+        gives them (None: put on the device now; as Python numbers, jit would compile the
+        program again for them); ``sealed``: as Compiled takes it."""
+        program, state = self.program, self.state
+        plan, tensors, here = program.plan, state.tensors, self.here
+        donated = list(map(_ARR, self.donated))
+        kept = list(map(_ARR, self.kept))
+        if self.donated_args or self.kept_args:
+            donated += [tensors[i]._value() for i in self.donated_args]
+            kept += [tensors[i]._value() for i in self.kept_args]
+        for is_donated, k in self.moved:
+            arrays = donated if is_donated else kept
+            arrays[k] = jax.device_put(arrays[k], here)
+        if hypers is None:
+            hypers = jax.device_put(hyper_values(state), here)
+        gens = _gen_values(state.generators)
+        for k in self.gens_away:
+            gens[k] = jax.device_put(gens[k], here)
+        grads = _grad_values(state.params)
+        held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
+        changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
+            donated, kept, grads, hypers, gens, sealed=sealed)
+        del donated, kept, grads   # (as donated, gone)
+        if checked:
+            if program.on_host:   # (read through the buffer protocol: numpy's path costs more)
+                if not all(memoryview(checked[0]).tolist()):
+                    _restore_and_raise(plan, state, self, changed, final_grads, checked)
+            else:
+                _defer_checks(plan, checked)
+        gen = fresh_gen()
+        self.write(changed, gen)
+        params = state.params
+        for i in held:   # the step's new gradient goes into a new Tensor, as in eager
+            params[i]._grad = None
+        new_grads = iter(final_grads)
+        for p, has in zip(params, plan.grads):
+            g = p._grad
+            if not has:
+                p._grad = None
+            elif g is None:
+                p._grad = Tensor._wrap(next(new_grads))
+            elif g._root is None:   # as in write
+                g._arr = next(new_grads)
+                g._gen = gen
+                (g._vc or g._version_counter())[0] += 1
+            else:
+                g._write(next(new_grads))
+        for (g, k), v in zip(plan.hypers, hyper_out):
+            group = state.groups[g][1]
+            group[k] = jax.tree_util.tree_map(float, v)
+        for (g, home), a in zip(self.gens_out, gens_out):
+            g._tensor._write(a if home is None else jax.device_put(a, home))
+            g._reload()
+        if plan.created:
+            _bind_created(program, plan, created)
+        program.fresh = False
+        for (f, f_args), arrays in zip(plan.deferred, deferred):
+            it = iter(arrays)
+            f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
+        if plan.one_tensor:
+            return Tensor._wrap(outs[0])
+        it = iter(outs)
+        leaves = [Tensor._wrap(next(it)) if s is TENSOR else next(it).item() if s is NUMBER
+                  else s for s in plan.out_static]
+        return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+    def write(self, changed, gen):
+        """Write the program's new values of the written state into its Tensors; ``gen``: a
+        fresh storage generation, the same for all (no view has seen it)."""
+        values = changed if len(self.at) == len(changed) else map(changed.__getitem__, self.at)
+        for t, a in zip(self.roots, values):
             t._arr = a   # Tensor._write for a storage root, inlined
-            t._gen += 1
-            counter[0] += 1
-        for k, t in self.others:   # an argument view: into its root
-            t._write(changed[k])
+            t._gen = gen
+            t._vc[0] += 1
+        tensors = self.state.tensors
+        for k, i in self.others:   # an argument view: into its root
+            tensors[i]._write(changed[k])
 
 
-def run(program, state, sealed=False, hypers=None, writes=None):
-    """Call ``program`` on ``state``'s values and write its results back into ``state``'s
-    objects; returns what the step returns.  ``sealed``, ``hypers``, ``writes``: as a replayed
-    call gives them (NOTE [ replaying the last call ])."""
-    plan = program.plan
-    here = program.device   # NOTE [ devices in a compiled step ]
-    if hypers is None:   # as device scalars, as a replayed call gives them: else jit compiles
-        hypers = jax.device_put(hyper_values(state), here)   # the program again for those
-    arrays, grads, hypers, gens = input_values(state, hypers)
-    for i in plan.moved:
-        arrays[i] = jax.device_put(arrays[i], here)
-    gens = [a if here in a.devices() else jax.device_put(a, here) for a in gens]
-    held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
-    changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
-        arrays, grads, hypers, gens, sealed=sealed)
-    writes = writes or Writes(plan, state)
-    if checked:
-        if on_host(checked[0]):
-            if not np.asarray(checked[0]).all():
-                _restore_and_raise(plan, state, writes, changed, final_grads, checked)
-        else:
-            _defer_checks(plan, checked)
-    writes.write(changed)
-    for i in held:   # the step's new gradient goes into a new Tensor, as in eager
-        state.params[i]._grad = None
-    new_grads = iter(final_grads)
-    for p, has in zip(state.params, plan.grads):
-        g = p._grad
-        if not has:
-            p._grad = None
-        elif g is None:
-            p._grad = Tensor._wrap(next(new_grads))
-        elif g._root is None:   # as above
-            g._arr = next(new_grads)
-            g._gen += 1
-            (g._vc or g._version_counter())[0] += 1
-        else:
-            g._write(next(new_grads))
-    for (g, k), v in zip(plan.hypers, hyper_out):
-        group = state.groups[g][1]
-        group[k] = jax.tree_util.tree_map(float, v)
-    for i, a in zip(plan.gens, gens_out):
-        g = state.generators[i]
-        home = g._tensor._device()
-        g._tensor._write(a if home in a.devices() else jax.device_put(a, home))
-        g._reload()
-    if program.fresh:   # the call that traced it: the created Tensors are bound already
+def _bind_created(program, plan, created):
+    """The Tensors the step created: the call that traced the program bound them already
+    (their arrays are set here), a later call binds new Tensors to the same places."""
+    if program.fresh:
         for t, a in zip(plan.created, created):
             t._arr, t._gen = a, fresh_gen()
     else:
@@ -202,16 +273,12 @@ def run(program, state, sealed=False, hypers=None, writes=None):
             t = Tensor._wrap(a)
             for how, container, key, _ in places:
                 bind_place(how, container, key, t)
-    program.fresh = False
-    for (f, f_args), arrays in zip(plan.deferred, deferred):
-        it = iter(arrays)
-        f(*[Tensor._wrap(next(it)) if a is None else a for a in f_args])
-    if plan.one_tensor:
-        return Tensor._wrap(outs[0])
-    it = iter(outs)
-    leaves = [Tensor._wrap(next(it)) if s is TENSOR else next(it).item() if s is NUMBER else s
-              for s in plan.out_static]
-    return jax.tree_util.tree_unflatten(plan.out_tree, leaves)
+
+
+def run(program, state, hypers=None):
+    """Call ``program`` on ``state``'s values and write its results back into ``state``'s
+    objects; returns what the step returns."""
+    return Call(program, state)(hypers)
 
 
 def _held_grads(params, replaced, grads, donated):
@@ -248,7 +315,7 @@ def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     and gradients hold their old values, which take the place of the donated buffers; a .grad
     the step replaces is None; then raise as eager code would, with nothing else written back
     (the generators' states were not donated)."""
-    writes.write(changed)
+    writes.write(changed, fresh_gen())
     old = iter(final_grads)
     for p, has in zip(state.params, plan.grads):
         if has:
