@@ -24,8 +24,7 @@ such a message).  So a collective first all-gathers a fixed-size header (a finge
 collective, its shape, dtype and arguments) and raises a RuntimeError naming each rank's shape
 where they differ.  Checking only a collective's first use is not enough: a rank that has met
 the call before would skip its header while another sends one, the mismatch again.  The header
-is a second, tiny collective per call; DistributedDataParallel's bucket all-reduces, the same on
-every rank by construction, check their first pass only.
+is a second, tiny collective per call.
 
 JAX's runtime must start before JAX makes its first device.  A program that made tensors before
 ``init_process_group`` (a seed set at import, a constant) has already started JAX's runtime
@@ -639,10 +638,9 @@ def _src_rank(g, src, name, what="root"):
     return g._ranks.index(src)
 
 
-def _reduced(g, arr, op, kind, check=True):
+def _reduced(g, arr, op, kind):
     _check_op(op, arr)
-    if check:
-        _agree(g, kind, arr.shape, arr.dtype, op.name)
+    _agree(g, kind, arr.shape, arr.dtype, op.name)
     return _run(g, "reduce", (op, arr.shape, arr.dtype), _REDUCE[op], (), arr)
 
 
@@ -662,13 +660,6 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     arr = _array(tensor, "all_reduce")
     _store(tensor, _reduced(g, arr, op, "all_reduce"))
     return _finish([tensor], async_op)
-
-
-@scoped
-def _all_reduce_flat(tensor, group, check):
-    """all_reduce (SUM) for DistributedDataParallel's buckets, which are the same on every rank
-    by construction: ``check`` only on their first pass (NOTE [ DistributedDataParallel ])."""
-    _store(tensor, _reduced(_group(group), tensor._value(), RedOpType.SUM, "all_reduce", check))
 
 
 @scoped

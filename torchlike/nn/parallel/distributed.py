@@ -15,15 +15,11 @@ as zeros, as in PyTorch); without it a parameter that got no gradient leaves the
 unfinished, and the next forward raises PyTorch's error.  ``register_comm_hook`` replaces the
 all-reduce of a bucket (the default and fp16/bf16-compress hooks are in
 ``torchlike.distributed.algorithms.ddp_comm_hooks.default_hooks``).
-
-The buckets' shapes are the same on every rank by construction, so their all-reduce checks that
-ranks agree on its first pass only (NOTE [ process groups on JAX ]).
 """
 import contextlib
 
-import jax.numpy as jnp
-
 from ... import distributed as dist
+from ..._ops.shape import cat
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 
@@ -108,7 +104,6 @@ class DistributedDataParallel(Module):
         self._buckets = self._make_buckets()
         self._ready = set()
         self._pending = False      # a backward's reduction has started but not finished
-        self._checked = False      # the buckets' first all-reduce checked the ranks agree
         self._comm_hook = None
         self._hook_state = None
         if init_sync:
@@ -131,10 +126,16 @@ class DistributedDataParallel(Module):
         return buckets
 
     def _broadcast(self, tensors):
+        """Rank 0's values into ``tensors``: one broadcast per dtype, of them all flattened."""
+        src = dist.get_global_rank(self.process_group, 0)
+        by_dtype = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t)
         with no_grad():
-            for t in tensors:
-                dist.broadcast(t, src=dist.get_global_rank(self.process_group, 0),
-                               group=self.process_group)
+            for same in by_dtype.values():
+                flat = cat([t.reshape(-1) for t in same])
+                dist.broadcast(flat, src=src, group=self.process_group)
+                _unflatten(flat, same, lambda t, piece: t.copy_(piece))
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -176,33 +177,18 @@ class DistributedDataParallel(Module):
             self._reduce()
 
     def _reduce(self):
-        for i, params in enumerate(self._buckets):
-            grads = [p.grad if p.grad is not None else None for p in params]
-            flat = jnp.concatenate([
-                (g._value() if g is not None else jnp.zeros_like(p._value())).ravel()
-                for p, g in zip(params, grads)])
-            bucket = _Bucket(i, params, _wrap(flat))
-            bucket._last = i == len(self._buckets) - 1
-            if self._comm_hook is None:
-                with no_grad():
-                    buffer = bucket.buffer()
-                    dist.distributed_c10d._all_reduce_flat(buffer, self.process_group,
-                                                           check=not self._checked)
-                    buffer.div_(self.process_group.size())
-            else:
-                buffer = self._comm_hook(self._hook_state, bucket).wait()
-            values = buffer._value()
-            offset = 0
-            with no_grad():
-                for p in params:
-                    n = p.numel()
-                    piece = _wrap(values[offset:offset + n].reshape(p.shape))
-                    offset += n
-                    if p.grad is None:
-                        p.grad = piece
-                    else:
-                        p.grad.copy_(piece)
-        self._checked = True
+        with no_grad():
+            for i, params in enumerate(self._buckets):
+                flat = cat([(p.grad if p.grad is not None else p.new_zeros(p.shape)).reshape(-1)
+                            for p in params])
+                bucket = _Bucket(i, params, flat)
+                bucket._last = i == len(self._buckets) - 1
+                if self._comm_hook is None:
+                    dist.all_reduce(flat, group=self.process_group)
+                    buffer = flat.div_(self.process_group.size())
+                else:
+                    buffer = self._comm_hook(self._hook_state, bucket).wait()
+                _unflatten(buffer, params, _set_grad)
         self._pending = False
         self._ready = set()
 
@@ -220,9 +206,18 @@ class DistributedDataParallel(Module):
                 "find_unused_parameters": self.find_unused_parameters}
 
 
-def _wrap(arr):
-    from ..._tensor import Tensor
-    return Tensor._wrap(arr)
+def _unflatten(flat, tensors, store):
+    """``store(t, piece)`` for each of ``tensors`` and its piece of ``flat``, in order."""
+    pieces = flat.split([t.numel() for t in tensors])
+    for t, piece in zip(tensors, pieces):
+        store(t, piece.view(t.shape))
+
+
+def _set_grad(p, averaged):
+    if p.grad is None:
+        p.grad = averaged.clone()
+    else:
+        p.grad.copy_(averaged)
 
 
 def _reached(out):
