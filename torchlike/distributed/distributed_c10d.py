@@ -678,10 +678,18 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     return _finish([tensor], async_op)
 
 
-def _global_of(g, rank, group_rank):
+def _global_of(g, rank, group_rank, default=None):
+    """A root or peer as a global rank, given as one (``rank``) or by its rank in the group
+    (``group_rank``); ``default`` where PyTorch has one (gather, scatter: rank 0)."""
     if group_rank is not None:
-        return g._ranks[group_rank]
-    return 0 if rank is None else rank
+        if rank is not None:
+            raise ValueError("Can't specify both group_rank and global_rank")
+        return get_global_rank(g, group_rank)
+    if rank is None:
+        if default is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        return default
+    return rank
 
 
 @scoped
@@ -774,7 +782,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     g = _member(group, "gather")
     if g is None:
         return None
-    dst = _global_of(g, dst, group_dst)
+    dst = _global_of(g, dst, group_dst, default=0)
     _src_rank(g, dst, "gather")
     arr = _array(tensor, "gather")
     if _STATE.rank == dst:
@@ -801,7 +809,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     g = _member(group, "scatter")
     if g is None:
         return None
-    src = _global_of(g, src, group_src)
+    src = _global_of(g, src, group_src, default=0)
     i = _src_rank(g, src, "scatter")
     n = g.size()
     if _STATE.rank == src:
@@ -927,18 +935,14 @@ def _pair(g, a, b, name):
     return pair
 
 
-def _peer(group, rank, group_rank):
-    """A point-to-point peer's global rank, from it or from its rank in ``group``."""
-    return _group(group)._ranks[group_rank] if group_rank is not None else rank
-
-
-def _p2p(tensor, peer, group, sending, name):
+def _p2p(tensor, peer, group_peer, group, sending, name):
     g = _member(group, name)
     if g is None:
         return None
-    if peer is None:
-        raise RuntimeError(f"{name}: torchlike needs the peer's rank (a receive from any source "
-                           f"has no XLA collective to run on)")
+    if peer is None and group_peer is None and not sending:
+        raise RuntimeError(f"{name}: torchlike needs the source's rank (a receive from any "
+                           f"source has no XLA collective to run on)")
+    peer = _global_of(g, peer, group_peer)
     src = _STATE.rank if sending else peer
     pair = _pair(g, _STATE.rank, peer, name)
     arr = _array(tensor, name)
@@ -953,28 +957,27 @@ def _p2p(tensor, peer, group, sending, name):
 @scoped
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Mirrors ``torch.distributed.send``: rank ``dst``'s matching ``recv`` gets ``tensor``."""
-    _p2p(tensor, _peer(group, dst, group_dst), group, True, "send")
+    _p2p(tensor, dst, group_dst, group, True, "send")
 
 
 @scoped
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
     """Mirrors ``torch.distributed.recv``: ``tensor`` becomes what rank ``src`` sent; returns
     ``src``."""
-    src = _peer(group, src, group_src)
-    _p2p(tensor, src, group, False, "recv")
-    return src
+    _p2p(tensor, src, group_src, group, False, "recv")
+    return _global_of(_group(group), src, group_src)
 
 
 @scoped
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Mirrors ``torch.distributed.isend``: ``send`` returning a Work."""
-    return _p2p(tensor, _peer(group, dst, group_dst), group, True, "isend")
+    return _p2p(tensor, dst, group_dst, group, True, "isend")
 
 
 @scoped
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     """Mirrors ``torch.distributed.irecv``: ``recv`` returning a Work."""
-    return _p2p(tensor, _peer(group, src, group_src), group, False, "irecv")
+    return _p2p(tensor, src, group_src, group, False, "irecv")
 
 
 @scoped
@@ -1025,7 +1028,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     g = _member(group, "gather_object")
     if g is None:
         return None
-    dst = _global_of(g, dst, group_dst)
+    dst = _global_of(g, dst, group_dst, default=0)
     _src_rank(g, dst, "gather_object")
     gathered = _all_bytes(g, _bytes_of(obj))
     if _STATE.rank == dst:
@@ -1043,7 +1046,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     g = _member(group, "broadcast_object_list")
     if g is None:
         return None
-    src = _global_of(g, src, group_src)
+    src = _global_of(g, src, group_src, default=0)
     i = _src_rank(g, src, "broadcast_object_list")
     mine = _bytes_of(list(object_list)) if _STATE.rank == src else np.zeros(0, np.uint8)
     objects = pickle.loads(_all_bytes(g, mine)[i])
