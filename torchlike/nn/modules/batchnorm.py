@@ -2,10 +2,11 @@
 (buffers ``running_mean``, ``running_var``, ``num_batches_tracked``) in evaluation."""
 import jax
 
-from ... import _creation as C
+from ... import _creation as C, distributed as dist
 from ... import _dtype as D
 from ..._ops.shape import cat
 from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
@@ -135,19 +136,17 @@ class SyncBatchNorm(_BatchNorm):
         self._check_input_dim(input)
         if input.size(1) == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
-        from ... import distributed as dist
-        group = self.process_group
-        if not (self.training and dist.is_initialized() and dist.get_world_size(group) > 1):
+        if not (self.training and dist.is_initialized()
+                and dist.get_world_size(self.process_group) > 1):
             return super().forward(input)
-        return self._synced(input, dist, group)
+        return self._synced(input)
 
-    def _synced(self, input, dist, group):
-        from ...autograd.grad_mode import no_grad
+    def _synced(self, input):
         dims = [0] + list(range(2, input.dim()))
         count = input.numel() // input.size(1)
         local = cat([input.sum(dims), (input * input).sum(dims),
                        C.full((1,), float(count), dtype=input.dtype, device=input.device)])
-        total = _AllReduceSum.apply(local, group)
+        total = _AllReduceSum.apply(local, self.process_group)
         c = self.num_features
         n = total[2 * c]
         mean = total[:c] / n
@@ -172,7 +171,6 @@ class SyncBatchNorm(_BatchNorm):
     def convert_sync_batchnorm(cls, module, process_group=None):
         """Mirrors ``SyncBatchNorm.convert_sync_batchnorm``: ``module`` with every batch norm
         layer replaced by a SyncBatchNorm holding the same parameters and running statistics."""
-        from ...autograd.grad_mode import no_grad
         out = module
         if isinstance(module, _BatchNorm):
             out = cls(module.num_features, module.eps, module.momentum, module.affine,
@@ -195,7 +193,6 @@ class _AllReduceSum(Function):
 
     @staticmethod
     def forward(ctx, x, group):
-        from ... import distributed as dist
         ctx.group = group
         out = x.clone()
         dist.all_reduce(out, group=group)
@@ -203,7 +200,6 @@ class _AllReduceSum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from ... import distributed as dist
         grad = grad.clone()
         dist.all_reduce(grad, group=ctx.group)
         return grad, None

@@ -29,10 +29,11 @@ __all__ = ["DistributedDataParallel"]
 class _Bucket:
     """Mirrors ``torch.distributed.GradBucket``: what a comm hook gets for one bucket."""
 
-    def __init__(self, index, params, buffer):
+    def __init__(self, index, params, buffer, last):
         self._index = index
         self._params = params
         self._buffer = buffer
+        self._last = last
 
     def index(self):
         return self._index
@@ -51,8 +52,6 @@ class _Bucket:
 
     def is_last(self):
         return self._last
-
-    _last = False
 
 
 class _Future:
@@ -181,8 +180,7 @@ class DistributedDataParallel(Module):
             for i, params in enumerate(self._buckets):
                 flat = cat([(p.grad if p.grad is not None else p.new_zeros(p.shape)).reshape(-1)
                             for p in params])
-                bucket = _Bucket(i, params, flat)
-                bucket._last = i == len(self._buckets) - 1
+                bucket = _Bucket(i, params, flat, i == len(self._buckets) - 1)
                 if self._comm_hook is None:
                     dist.all_reduce(flat, group=self.process_group)
                     buffer = flat.div_(self.process_group.size())
