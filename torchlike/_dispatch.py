@@ -45,6 +45,7 @@ from . import _dtype as D, _meta
 from ._device import out_of_memory
 from ._x64 import restore as _x64_restore, swap as _x64_swap
 from ._layout import output_strides
+from ._lazy import Pending
 from ._meta import MetaArray, is_meta
 from ._tensor import ArrayImpl, Tensor
 from .autograd import graph
@@ -323,7 +324,7 @@ def _fold_edges(op, static, edges, arrays):
         if edges[i] is not None:
             arr = arrays[i]
             node = view._node_cls(view, fold_static(static, name), None, (arr,), (edges[i],),
-                                  (0,), (Tensor._wrap(arr),))
+                                  (0,), (wrap_value(arr),))
             edges[i] = (node, 0)
 
 
@@ -353,9 +354,16 @@ def _call(op, args, static):
     n_promote = n if op.promote_args is None else op.promote_args
     grad = _state.grad_enabled
     arrays, key, edges, mask, traced, strided, meta = [], [], None, [], False, False, False
+    pending = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            arr = a._arr if a._root is None else a._sync()
+            arr = a._lazy   # NOTE [ lazy segments ] in _lazy.py
+            if arr is None:
+                arr = a._arr if a._root is None else a._sync()
+            elif a._root is not None and a._root._gen != a._seen:   # written since
+                arr = a._sync()
+            else:
+                pending = True
             if a._strides is not None:
                 strided = True
             if type(arr) is ArrayImpl:
@@ -378,37 +386,27 @@ def _call(op, args, static):
             if i < n_promote:
                 key.append(operand_key(a))
         arrays.append(arr)
-    if edges is not None and op.fold is not None:
-        _fold_edges(op, static, edges, arrays)
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
         if dt is None:
             dt = promoted_dtype(op.promote, tuple(key))
     if meta:   # NOTE [ the meta device ]
+        if pending:
+            arrays = [a.get() if type(a) is Pending else a for a in arrays]
+        if edges is not None and op.fold is not None:
+            _fold_edges(op, static, edges, arrays)
         return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args, arrays,
                             edges, mask, strided)
     try:
         if traced:
             out = _raw_fn(op, static, dt)(*arrays)
-        elif op.identity:
-            out = arrays[0]
-        elif op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
-            out = pieces
-        elif op.dynamic:
-            fn = op._fwd.get((static, dt))
-            if fn is not None:
-                out = fn(*arrays)
-            else:
-                fixed, values = split_dynamic(op.dynamic, static)
-                fn = _specialised_fn(op, static, fixed, dt)
-                out = fn(*arrays) if fn is not None else \
-                    dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
+        elif _record is not None and (out := _lazy_forward(op, static, dt, arrays)) is not None:
+            pass
         else:
-            fn = op._fwd.get((static, dt))
-            if fn is None:
-                fn = forward_fn(op, static, dt)
-            out = fn(*arrays)
+            if pending:
+                arrays = [a.get() if type(a) is Pending else a for a in arrays]
+            out = eager_forward(op, static, dt, arrays)
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
@@ -422,16 +420,56 @@ def _call(op, args, static):
         if all(map(operator.is_, read, args)):   # it came from elsewhere
             raise
         return call(op, *read, static=static)
-    if type(out) is ArrayImpl and edges is None and op.view is None and not strided:
+    if edges is None and op.view is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
-        t._arr = out
+        if type(out) is ArrayImpl:
+            t._arr = out
+        elif type(out) is Pending:
+            t._lazy = out
+            out.tensors.append(t)
+        else:
+            return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)
         if INFERENCE_REGIONS[0] and _state.inference:
             t._inference = True
         return t
+    if edges is not None and op.fold is not None:
+        _fold_edges(op, static, edges, arrays)
     return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)
 
 
 _new_tensor = object.__new__
+_record = None   # _lazy.record while lazy mode is on (NOTE [ lazy segments ] in _lazy.py)
+
+
+def eager_forward(op, static, dt, arrays):
+    """Run ``op``'s forward on concrete arrays: its cached program (specialised or taking its
+    dynamic arguments as operands), its shared slicing program, or nothing for an identity."""
+    if op.identity:
+        return arrays[0]
+    if op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
+        return pieces
+    if op.dynamic:
+        fn = op._fwd.get((static, dt))
+        if fn is not None:
+            return fn(*arrays)
+        fixed, values = split_dynamic(op.dynamic, static)
+        fn = _specialised_fn(op, static, fixed, dt)
+        return fn(*arrays) if fn is not None else \
+            dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
+    fn = op._fwd.get((static, dt))
+    if fn is None:
+        fn = forward_fn(op, static, dt)
+    return fn(*arrays)
+
+
+def _lazy_forward(op, static, dt, arrays):
+    """``op`` recorded in the open segment: its Pending output(s), or None where it runs now
+    (NOTE [ lazy segments ] in _lazy.py)."""
+    if op.identity:
+        return arrays[0] if type(arrays[0]) is Pending else None
+    if op.per_call or op.dynamic:
+        return None
+    return _record(op, static, dt, arrays)
 
 
 def _past_int64(x, dt):
@@ -492,11 +530,23 @@ def _broadcast_message(arrays):
     return f"shapes {[list(s) for s in shapes]} cannot be broadcast together"
 
 
+def wrap_value(v):
+    """A Tensor of an array, or pending on a recorded value (NOTE [ lazy segments ])."""
+    if type(v) is not Pending:
+        return Tensor._wrap(v)
+    t = _new_tensor(Tensor)
+    t._lazy = v
+    v.tensors.append(t)
+    if INFERENCE_REGIONS[0] and _state.inference:
+        t._inference = True
+    return t
+
+
 def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=True):
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode.
     ``strided=False`` says no input is laid out non-contiguously (call() knows already)."""
     multi = isinstance(out, (tuple, list))
-    outs = tuple(Tensor._wrap(o) for o in out) if multi else (Tensor._wrap(out),)
+    outs = tuple(wrap_value(o) for o in out) if multi else (wrap_value(out),)
     if edges is not None and op._node_cls is not None:
         if mask is None:
             mask = [i for i, e in enumerate(edges) if e is not None]

@@ -71,6 +71,8 @@ class Tensor:
     _inference = False     # made in inference mode, or a view of such a tensor
     _captured = False      # found by torchlike.compile as state: its storage stays its own
     _pinned = False        # made by pin_memory() (NOTE [ pinned memory ] in _ops/convert.py)
+    _lazy = None           # a value recorded but not run yet, in place of ``_arr`` (NOTE
+                           # [ lazy segments ] in _lazy.py)
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -85,6 +87,14 @@ class Tensor:
             t._inference = True
         return t
 
+    def __getattr__(self, name):
+        # only reached for a missing attribute: ``_arr`` of a pending tensor runs its segment
+        if name == "_arr":
+            pending = self.__dict__.get("_lazy")
+            if pending is not None:
+                return pending.value_for(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     # --- storage, views, versions (NOTE [ views and in-place writes ]) --------------------------
 
     def _value(self):
@@ -94,6 +104,8 @@ class Tensor:
         root = self._root
         if root._gen != self._seen:
             self._arr = _views.apply_chain(root._arr, self._chain)
+            if self._lazy is not None:   # recorded before the write: stale
+                self._lazy = None
             self._seen = root._gen
             base = self._vbase   # autograd's base: the root, or an alias of it
             if self._track and base.requires_grad:
@@ -161,6 +173,8 @@ class Tensor:
 
     def _write(self, new_arr):
         """Store new contents (already this tensor's shape and dtype) and bump versions."""
+        if self._lazy is not None:   # its pending value would land after this write
+            self._lazy.value_for(self)
         if self._root is None:
             self._arr = new_arr
             self._gen += 1
@@ -201,15 +215,21 @@ class Tensor:
     # --- metadata -------------------------------------------------------------------------------
 
     # NOTE [ reading an array's shape and dtype ] in _dispatch.py: the metadata below is read
-    # from the array's aval, inline (these run several times per op)
+    # from the array's aval, inline (these run several times per op), or from a pending value's
+    # without running its segment (NOTE [ lazy segments ] in _lazy.py)
+
+    def _aval(self):
+        """What to read shape and dtype from (``aval_of`` the array, or the pending value)."""
+        arr = self._lazy or self._arr
+        return arr.aval if type(arr) is ArrayImpl else arr
 
     @property
     def shape(self):
-        arr = self._arr
+        arr = self._lazy or self._arr
         return Size((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     def size(self, dim=None):
-        arr = self._arr
+        arr = self._lazy or self._arr
         shape = (arr.aval if type(arr) is ArrayImpl else arr).shape
         if dim is None:
             return Size(shape)
@@ -217,7 +237,7 @@ class Tensor:
 
     @property
     def dtype(self):
-        arr = self._arr
+        arr = self._lazy or self._arr
         np_dtype = (arr.aval if type(arr) is ArrayImpl else arr).dtype
         dt = D._FROM_NP.get(np_dtype)
         return dt if dt is not None else D.from_numpy_dtype(np_dtype)
@@ -228,24 +248,24 @@ class Tensor:
 
     def _device(self):
         """The jax device of the values (in a traced step: the step's device)."""
-        arr = self._arr
+        arr = self._lazy or self._arr
         if isinstance(arr, jax.core.Tracer):
             return _trace_context.device_of(self) or _cpu()
         return next(iter(arr.devices()))
 
     @property
     def ndim(self):
-        arr = self._arr
+        arr = self._lazy or self._arr
         return len((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     def dim(self):
-        arr = self._arr
+        arr = self._lazy or self._arr
         return len((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     ndimension = dim
 
     def numel(self):
-        arr = self._arr
+        arr = self._lazy or self._arr
         return math.prod((arr.aval if type(arr) is ArrayImpl else arr).shape)
 
     nelement = numel
@@ -277,13 +297,13 @@ class Tensor:
         return self.to(D.to_dtype(dtype))
 
     def stride(self, dim=None):
-        s = self._strides if self._strides is not None else _contiguous_strides(self._arr.shape)
+        s = self._strides if self._strides is not None else _contiguous_strides(self.shape)
         return s if dim is None else s[_wrap_dim(dim, len(s))]
 
     def is_contiguous(self, memory_format=None):
         if memory_format is None and self._strides is None:
             return True
-        return _layout.is_contiguous(self._arr.shape, self._strides,
+        return _layout.is_contiguous(self.shape, self._strides,
                                      memory_format or _layout.contiguous_format)
 
     # --- autograd attributes --------------------------------------------------------------------
@@ -498,12 +518,12 @@ class Tensor:
         return self._value()
 
     def __len__(self):
-        if self._arr.ndim == 0:
+        if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._arr.shape[0]
+        return self.shape[0]
 
     def __iter__(self):
-        if self._arr.ndim == 0:
+        if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -582,7 +602,7 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self._arr.ndim == 0:
+        if self.ndim == 0:
             return format(self.detach().item(), spec)
         return object.__format__(self, spec) if spec else repr(self)
 

@@ -20,7 +20,7 @@ from ._meta import is_meta
 # --- strides ------------------------------------------------------------------------------------
 
 def strides_of(t):
-    return t._strides if t._strides is not None else contiguous_strides(t._arr.shape)
+    return t._strides if t._strides is not None else contiguous_strides(t.shape)
 
 
 def stored_strides(strides, shape):
@@ -34,7 +34,7 @@ def check_writable(t):
     """PyTorch refuses writes where a stride of 0 makes several elements share one location
     (partially overlapping windows, as from unfold, it lets through)."""
     if t._root is not None and any(st == 0 and n > 1
-                                   for st, n in zip(strides_of(t), t._arr.shape)):
+                                   for st, n in zip(strides_of(t), t.shape)):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")

@@ -29,7 +29,7 @@ import numpy as np
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _C_NAMES, _key, random_uniform
-from .._tensor import Tensor, aval_of
+from .._tensor import Tensor
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
@@ -81,13 +81,13 @@ def _records(*tensors):
 def _plain(input, weight, bias):
     """Whether the one-jit path applies: well-formed operands of one (non-bool) dtype."""
     # NOTE [ reading an array's shape and dtype ] in _dispatch.py: this runs on every layer
-    x, w = aval_of(input._arr), aval_of(weight._arr)
+    x, w = input._aval(), weight._aval()
     xs, ws, dt = x.shape, w.shape, x.dtype
     if not (len(ws) == 2 and xs and xs[-1] == ws[1] and w.dtype == dt and dt != np.bool_):
         return False
     if bias is None:
         return True
-    b = aval_of(bias._arr)
+    b = bias._aval()
     return b.dtype == dt and b.shape in ((), (1,), (ws[0],))
 
 

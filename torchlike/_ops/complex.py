@@ -24,11 +24,11 @@ from . import shape
 # --- the view steps -----------------------------------------------------------------------------
 
 def _as_real_strides(parent, out, kw):
-    return stored_strides(tuple(2 * s for s in strides_of(parent)) + (1,), out._arr.shape)
+    return stored_strides(tuple(2 * s for s in strides_of(parent)) + (1,), out.shape)
 
 
 def _as_complex_strides(parent, out, kw):
-    return stored_strides(tuple(s // 2 for s in strides_of(parent)[:-1]), out._arr.shape)
+    return stored_strides(tuple(s // 2 for s in strides_of(parent)[:-1]), out.shape)
 
 
 def _view_as_real(x):

@@ -521,9 +521,9 @@ def rot90(input, k=1, dims=(0, 1)):
                            f"and dim1 = {dims[1]}")
     out = call(ROT90, input, static=(("k", k % 4), ("dims", (d0, d1))))
     if k % 2:
-        s = list(_contiguous_strides(input._arr.shape))
+        s = list(_contiguous_strides(input.shape))
         s[d0], s[d1] = s[d1], s[d0]
-        out._strides = stored_strides(s, out._arr.shape)
+        out._strides = stored_strides(s, out.shape)
     return out
 
 

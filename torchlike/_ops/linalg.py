@@ -80,7 +80,7 @@ def matmul(input, other, *, out=None):
     """Mirrors ``torch.matmul``: dot, mv, mm, and broadcast batched products, decomposed into
     the same ops PyTorch uses (so the recorded graph has PyTorch's nodes)."""
     a, b = input, other
-    da, db = a._arr.ndim, b._arr.ndim
+    da, db = a.ndim, b.ndim
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")
@@ -175,7 +175,7 @@ def mm(input, mat2, *, out=None):
 def _mm(input, mat2, rows=None, order=None):
     """mm; ``rows``: the batch shape ``input`` flattens, ``order``: the order to take its axes
     in (NOTE [ flattened rows ])."""
-    s1, s2 = input._arr.shape, mat2._arr.shape
+    s1, s2 = input.shape, mat2.shape
     if len(s1) != 2:
         raise RuntimeError("self must be a matrix")
     if len(s2) != 2:

@@ -43,8 +43,8 @@ def view_strides(old_shape, old_strides, new_shape):
 
 
 def _viewed(parent, out, kw):
-    return stored_strides(view_strides(parent._arr.shape, strides_of(parent), out._arr.shape),
-                 out._arr.shape)
+    return stored_strides(view_strides(parent.shape, strides_of(parent), out.shape),
+                 out.shape)
 
 
 def _transposed(parent, out, kw):
@@ -52,27 +52,27 @@ def _transposed(parent, out, kw):
     if s:
         d0, d1 = kw.get("dim0", 0), kw.get("dim1", len(s) - 1)
         s[d0], s[d1] = s[d1], s[d0]
-    return stored_strides(s, out._arr.shape)
+    return stored_strides(s, out.shape)
 
 
 def _permuted(parent, out, kw):
     s = strides_of(parent)
-    return stored_strides([s[d] for d in kw["dims"]], out._arr.shape)
+    return stored_strides([s[d] for d in kw["dims"]], out.shape)
 
 
 def _unsqueezed(parent, out, kw):
-    s, shape, d = list(strides_of(parent)), parent._arr.shape, kw["dim"]
+    s, shape, d = list(strides_of(parent)), parent.shape, kw["dim"]
     s.insert(d, 1 if d >= len(shape) else shape[d] * s[d])
-    return stored_strides(s, out._arr.shape)
+    return stored_strides(s, out.shape)
 
 
 def _squeezed(parent, out, kw):
     s, dims = strides_of(parent), kw["dims"]
-    return stored_strides([st for i, st in enumerate(s) if i not in dims], out._arr.shape)
+    return stored_strides([st for i, st in enumerate(s) if i not in dims], out.shape)
 
 
 def _expanded(parent, out, kw):
-    s, shape, new = strides_of(parent), parent._arr.shape, out._arr.shape
+    s, shape, new = strides_of(parent), parent.shape, out.shape
     lead = len(new) - len(shape)
     st = [0] * lead + [0 if (shape[i] == 1 and new[lead + i] != 1) else s[i]
                        for i in range(len(shape))]
@@ -82,13 +82,13 @@ def _expanded(parent, out, kw):
 def _selected(parent, out, kw):
     s = list(strides_of(parent))
     del s[kw["dim"]]
-    return stored_strides(s, out._arr.shape)
+    return stored_strides(s, out.shape)
 
 
 def _sliced(parent, out, kw):
     s = list(strides_of(parent))
     s[kw["dim"]] *= kw["step"]
-    return stored_strides(s, out._arr.shape)
+    return stored_strides(s, out.shape)
 
 
 def _same(parent, out, kw):
@@ -98,7 +98,7 @@ def _same(parent, out, kw):
 def _diagonal_strides(parent, out, kw):
     s, d1, d2 = strides_of(parent), kw["dim1"], kw["dim2"]
     rest = [st for i, st in enumerate(s) if i not in (d1, d2)]
-    return stored_strides(rest + [s[d1] + s[d2]], out._arr.shape)
+    return stored_strides(rest + [s[d1] + s[d2]], out.shape)
 
 
 def _unfolded(parent, out, kw):
@@ -106,7 +106,7 @@ def _unfolded(parent, out, kw):
     if s:
         s.append(s[d])
         s[d] *= kw["step"]
-    return stored_strides(s, out._arr.shape)
+    return stored_strides(s, out.shape)
 
 
 def _unfold(x, dim, size, step):
@@ -236,7 +236,7 @@ def infer_size(shape, numel):
 def view(x, *shape):
     """Mirrors ``Tensor.view``: same storage, new shape; an error if the strides forbid it."""
     shape = infer_size(_sizes(shape), x.numel())
-    if view_strides(x._arr.shape, strides_of(x), shape) is None:
+    if view_strides(x.shape, strides_of(x), shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
@@ -254,7 +254,7 @@ UNSAFE_VIEW = Op("_unsafe_view", lambda x, shape: x.reshape(shape), "UnsafeViewB
 def reshape(x, *shape):
     """Mirrors ``torch.reshape``: a view when the strides allow one, else a copy."""
     shape = infer_size(_sizes(shape, "reshape", "shape"), x.numel())
-    if view_strides(x._arr.shape, strides_of(x), shape) is not None:
+    if view_strides(x.shape, strides_of(x), shape) is not None:
         return call(VIEW, x, static=(("shape", shape),))
     return call(UNSAFE_VIEW, clone(x), static=(("shape", shape),))
 
@@ -311,14 +311,14 @@ def _squeeze_dims(shape, dim):
 
 def squeeze(x, dim=None):
     """Mirrors ``torch.squeeze`` (all size-1 dims, one dim, or a tuple of dims)."""
-    kind, dims = _squeeze_dims(x._arr.shape, dim)
+    kind, dims = _squeeze_dims(x.shape, dim)
     return call(SQUEEZE[kind], x, static=(("dims", dims),))
 
 
 def expand(x, *sizes):
     """Mirrors ``Tensor.expand``: broadcast to ``sizes`` without copying (-1 keeps a size)."""
     sizes = _sizes(sizes, "expand")
-    shape = x._arr.shape
+    shape = x.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand({x.type()}{{{list(shape)}}}, size={list(sizes)}): "
                            "the number of sizes provided "
@@ -355,7 +355,7 @@ def flatten(x, start_dim=0, end_dim=-1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
         return x
-    shape = x._arr.shape
+    shape = x.shape
     return reshape(x, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
@@ -365,10 +365,10 @@ def select(x, dim, index):
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, n)
-    size = x._arr.shape[dim]
+    size = x.shape[dim]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(x._arr.shape)} at dimension {dim}")
+                         f"{list(x.shape)} at dimension {dim}")
     return call(SELECT, x, static=(("dim", dim), ("index", index % size)))
 
 
@@ -376,7 +376,7 @@ def slice_dim(x, dim, start, stop, step):
     """``x[..., start:stop:step, ...]`` on one dim, as a view (PyTorch's aten::slice)."""
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, _ = slice(start, stop, step).indices(x._arr.shape[dim])
+    start, stop, _ = slice(start, stop, step).indices(x.shape[dim])
     stop = max(stop, start)
     return call(SLICE, x, static=slice_static(dim, start, stop, step))
 
@@ -517,7 +517,7 @@ def unflatten(input, dim, sizes):
     dim = _wrap_dim(dim, input.ndim)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    size = input._arr.shape[dim]
+    size = input.shape[dim]
     known = math.prod(s for s in sizes if s != -1)
     fits = (known and size % known == 0) if -1 in sizes else known == size
     if not fits:
@@ -527,7 +527,7 @@ def unflatten(input, dim, sizes):
         sizes = infer_size(sizes, size)
     except RuntimeError as e:
         raise RuntimeError(f"unflatten got an unexpected error:\n{e}") from None
-    shape = input._arr.shape
+    shape = input.shape
     return call(VIEW, input, static=(("shape", shape[:dim] + sizes + shape[dim + 1:]),))
 
 
@@ -595,7 +595,7 @@ def unsqueeze_(self, dim):
 def squeeze_(self, dim=None):
     """Mirrors ``Tensor.squeeze_``: ``squeeze(dim)`` in place (SqueezeBackward3/4/5 for no dim,
     a dim, a tuple of dims)."""
-    kind, dims = _squeeze_dims(self._arr.shape, dim)
+    kind, dims = _squeeze_dims(self.shape, dim)
     return inplace_view(self, SQUEEZE_[kind], (("dims", dims),))
 
 
@@ -638,7 +638,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow(): length must be non-negative.")
     if start is None:
         return call(NARROW_AT, input, at, static=(("dim", dim), ("length", length)))
-    size = input._arr.shape[dim]
+    size = input.shape[dim]
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
                          f"but got {start})")
@@ -669,7 +669,7 @@ def unfold(self, dimension, size, step):
     n = self.ndim
     dim = _wrap_dim(int_arg("unfold", "dimension", 1, dimension), n)
     size, step = int_arg("unfold", "size", 2, size), int_arg("unfold", "step", 3, step)
-    length = self._arr.shape[dim] if n else 1
+    length = self.shape[dim] if n else 1
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is "
                            f"{size}")

@@ -40,7 +40,7 @@ def _as_strided(root, size, stride, offset, root_strides):
 
 
 def _strides(parent, out, kw):
-    return stored_strides(kw["stride"], out._arr.shape)
+    return stored_strides(kw["stride"], out.shape)
 
 
 AS_STRIDED = Op("as_strided", _as_strided, "AsStridedBackward0", saves=(), view=_strides)

@@ -36,13 +36,13 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
             if not out.requires_grad:   # _roots raises for it, as PyTorch's engine does
                 grads.append(None)
                 continue
-            if out._value().size != 1:
+            if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
-            arr = out._value()
-            g = _seed(arr) if arr.ndim == 0 else _seed(arr).reshape(arr.shape)
+            arr = out._lazy or out._value()   # a pending loss runs with its backward
+            g = _seed(arr) if not arr.shape else _seed(arr).reshape(arr.shape)
             grads.append(Tensor._wrap(g) if create_graph else g)
             continue
         if not isinstance(g, Tensor):

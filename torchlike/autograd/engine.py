@@ -11,9 +11,10 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _meta, _trace_context, _x64
+from .. import _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
+from .._lazy import Pending
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
@@ -24,12 +25,16 @@ _SEEDS = {}
 def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
     while tracing: a cached tracer would leak into later traces)."""
-    if type(arr) is not ArrayImpl:
+    if type(arr) is Pending:   # NOTE [ lazy segments ]: its device is its segment's
+        sharding = jax.sharding.SingleDeviceSharding(next(iter(arr.devices())))
+    elif type(arr) is not ArrayImpl:
         return _meta.array((), arr.dtype) if is_meta(arr) else jnp.ones((), arr.dtype)
-    key = (arr.dtype, arr.sharding)
+    else:
+        sharding = arr.sharding
+    key = (arr.dtype, sharding)
     s = _SEEDS.get(key)
     if s is None:
-        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), arr.sharding)
+        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), sharding)
     return s
 
 
@@ -170,6 +175,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     if capture is None and exec_targets is None and not create_graph and \
             fused.try_run(roots, root_grads, keep_graph):
         return []
+    _lazy.flush()   # the nodes' pending primals, at once (NOTE [ lazy segments ])
     root_nodes = [e[0] for e in roots]
     if capture is None and exec_targets is None:
         deps = _dependencies(root_nodes)

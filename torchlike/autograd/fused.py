@@ -36,7 +36,8 @@ scripts/bench_train.py fused (the Transformer's backward has 93 nodes, the MLP's
 import jax
 import jax.numpy as jnp
 
-from .. import _dispatch
+from .. import _dispatch, _lazy
+from .._lazy import Pending
 from .._tensor import ArrayImpl, Tensor
 from . import anomaly_mode
 from .graph import AccumulateGrad, OpNode
@@ -65,7 +66,7 @@ def _plan(roots, root_grads):
             found.append(e[0])
     if len(found) > max_nodes:
         return None
-    sig, operands = [], []
+    sig, operands, pending = [], [], False
     i = 0
     while i < len(found):
         node = found[i]
@@ -95,12 +96,15 @@ def _plan(roots, root_grads):
                 j = index[child] = len(found)
                 found.append(child)
             edges.append((j, nr))
-        primals = node._live_primals()
+        primals = node._primals if node._pending else node._live_primals()
         avals = []
         for p in primals:
             if type(p) is ArrayImpl:   # NOTE [ reading an array's shape and dtype ]
                 a = p.aval
                 avals.append((a.shape, a.dtype))
+            elif type(p) is Pending:
+                avals.append((p.shape, p.dtype))
+                pending = True
             elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
                 return None
             else:
@@ -112,7 +116,7 @@ def _plan(roots, root_grads):
         if type(g) is not ArrayImpl:
             return None
     root_sig = tuple((index[n], nr, g.shape, g.dtype) for (n, nr), g in zip(roots, root_grads))
-    return (tuple(sig), root_sig), found, operands
+    return (tuple(sig), root_sig), found, operands, pending
 
 
 def _topological(nodes):
@@ -175,6 +179,37 @@ def _program(signature):
     return jax.jit(run)
 
 
+_LAZY_OPS = {}   # signature -> (the backward as an Op over flat operands, treedef, present)
+
+
+def _record(signature, program, root_grads, operands):
+    """The backward recorded in the open segment after a pending forward (NOTE [ lazy
+    segments ] in _lazy.py), so forward and backward run as one program: the leaves' new
+    gradients as Pendings (None where none arrives), or None where it must run now."""
+    flat, treedef = jax.tree_util.tree_flatten((list(root_grads), operands))
+    entry = _LAZY_OPS.get(signature)
+    if entry is None:
+        specs = [p if type(p) in (bool, int, float, complex) else
+                 jax.ShapeDtypeStruct(p.shape, p.dtype) for p in flat]
+        shapes = jax.eval_shape(program, *jax.tree_util.tree_unflatten(treedef, specs))
+        present = tuple(r is not None for r in shapes)
+
+        def backward(*xs):
+            results = program(*jax.tree_util.tree_unflatten(treedef, xs))
+            return tuple(r for r in results if r is not None)
+        op = _dispatch.Op("fused_backward", backward, None)
+        entry = _dispatch.remember(_LAZY_OPS, signature, (op, treedef, present),
+                                   _MAX_SIGNATURES)
+    op, tree, present = entry
+    if tree != treedef:
+        return None
+    outs = _lazy.record(op, (), None, flat)
+    if outs is None:
+        return None
+    outs = iter(outs)
+    return [next(outs) if p else None for p in present]
+
+
 def try_run(roots, root_grads, keep_graph):
     """Run the backward as one program if this graph's signature was seen before.  Returns
     False (having done nothing) when the per-node walk should run instead."""
@@ -183,7 +218,7 @@ def try_run(roots, root_grads, keep_graph):
     plan = _plan(roots, root_grads)
     if plan is None:
         return False
-    signature, nodes, operands = plan
+    signature, nodes, operands, pending = plan
     program = _SEEN.pop(signature, 0)   # filed again last: the least recently seen go first
     if type(program) is int:
         if program + 1 < fuse_after:
@@ -194,16 +229,23 @@ def try_run(roots, root_grads, keep_graph):
     for node in nodes:
         if type(node) is not AccumulateGrad:
             node._check_versions()
-    results = program(list(root_grads), operands)
+    results = _record(signature, program, root_grads, operands) if pending and \
+        _lazy.enabled else None
+    if results is None:
+        if pending:
+            operands = [o if type(o) is not tuple else
+                        tuple([p.get() if type(p) is Pending else p for p in o])
+                        for o in operands]
+        results = program(list(root_grads), operands)
     leaves = (n for n in nodes if type(n) is AccumulateGrad)
     for node, g in zip(leaves, results):
         if g is None:
             continue
         var = node.variable
         if var._grad is None:
-            var._grad = Tensor._wrap(g)
+            var._grad = _dispatch.wrap_value(g)
         else:
-            var._grad._write(g)
+            var._grad._write(g.get() if type(g) is Pending else g)
     if not keep_graph:
         for node in nodes:
             node.release()

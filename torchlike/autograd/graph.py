@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from . import anomaly_mode
 from .. import _dispatch, _meta, _x64
+from .._lazy import Pending
 from .._tensor import Tensor, aval_of
 
 _seq = itertools.count()
@@ -206,11 +207,14 @@ class OpNode(Node):
         self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
         self._mask = mask
         # NOTE [ reading an array's shape and dtype ] in _dispatch.py
+        pending = outs[0]._lazy
+        if pending is not None:   # recorded lazily: primals may be pending too
+            self._pending = True
         if not multi:   # one output: the class's defaults say it is differentiable
-            if aval_of(outs[0]._arr).dtype.kind not in _DIFF_KINDS:
+            if aval_of(pending or outs[0]._arr).dtype.kind not in _DIFF_KINDS:
                 self.out_diff, self.differentiable = (False,), False
         else:
-            avals = [aval_of(o._arr) for o in outs]
+            avals = [aval_of(o._lazy or o._arr) for o in outs]
             self.out_diff = tuple(a.dtype.kind in _DIFF_KINDS for a in avals)
             self._out_mask = self.out_diff
             self._out_meta = tuple((a.shape, a.dtype) for a in avals)
@@ -234,7 +238,7 @@ class OpNode(Node):
         for i in _saved_positions(self._op, self._mask, len(args)):
             if i == "result":
                 t = outs[0]
-                saved.append((t._version_counter(), 0, None, t._arr.shape, t.dtype, i))
+                saved.append((t._version_counter(), 0, None, t.shape, t.dtype, i))
             elif isinstance(args[i], Tensor):
                 t = args[i]
                 if t._inference:
@@ -261,6 +265,11 @@ class OpNode(Node):
                                     else (t._output_nr, t._grad_fn.name()))
 
     _placeholders = False
+    _pending = False   # some primals are Pending (NOTE [ lazy segments ] in _lazy.py)
+
+    def _resolve(self):
+        self._primals = tuple([p.get() if type(p) is Pending else p for p in self._primals])
+        self._pending = False
 
     def release(self):
         """Free what was saved after a backward without retain_graph: the primals, and the
@@ -271,16 +280,20 @@ class OpNode(Node):
             return
         self._saved = ()
         if self._op.saves == () and not self._op.per_call:
-            self._primals = tuple([(a.shape, a.dtype) if isinstance(a, jax.Array) else (a,)
-                                   for a in self._primals])
+            self._primals = tuple([(a.shape, a.dtype) if isinstance(a, (jax.Array, Pending))
+                                   else (a,) for a in self._primals])
             self._placeholders = True
         else:
             self._primals = None
+        self._pending = False
 
     def _live_primals(self):
         primals = self._primals
         if primals is None:
             raise RuntimeError(RELEASED_ERROR)
+        if self._pending:
+            self._resolve()
+            primals = self._primals
         if self._placeholders:   # a linear op's backward reads no values: zeros will do
             return tuple([jnp.zeros(*p) if len(p) == 2 else p[0] for p in primals])
         return primals

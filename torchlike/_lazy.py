@@ -1,0 +1,300 @@
+"""Lazy eager mode: ops record into a segment, and a repeated segment runs as one program.
+
+NOTE [ lazy segments ]
+Per-op dispatch pays one XLA call per op (6-9 µs on the 2-core CPU for a small one) and never
+fuses a forward; docs/architecture.md §2.6 measured the alternative.  With lazy mode on,
+``_dispatch.call`` does not run an op: it appends a *record* (the op, its static arguments, its
+compute dtype, and references to its operands: an array, a Python scalar, or an earlier record's
+output) to the thread's open *segment* and returns a Tensor whose value is *pending*
+(``Tensor._lazy`` holds a ``Pending``, and the Tensor has no ``_arr`` yet).  A pending value
+knows its shape and dtype (jax.eval_shape of the op, cached by the op and its operands' avals),
+so shapes, dtypes and broadcasting are checked at the op, as eagerly, and metadata reads run
+nothing.
+
+Anything that needs a value *flushes* the segment: reading ``_arr`` of a pending tensor
+(``Tensor.__getattr__``, so every read outside dispatch is covered: ``item()``, printing, numpy,
+an optimizer step, an op that is not recorded), a write into a pending tensor, a backward (the
+engine reads the nodes' primals), or a segment reaching ``max_records``.  The flush runs the
+records and hands every pending value its array.
+
+What runs at the flush is a rent-or-buy choice, as for the fused backward (NOTE [ fused backward ]
+in autograd/fused.py): each record steps through a trie of the segments seen before (the key of a
+step is the op, its statics and dtype, and its operands' avals or record numbers), so the flush
+finds the segment's node without hashing the whole segment.  A node reached fewer than
+``fuse_after`` times runs its records one by one on the per-op programs (eager's cost plus the
+recording); after that, the node's records are traced once into one ``jax.jit`` and every later
+flush is one call.  A segment of one record always runs per op.
+
+The autograd graph is recorded as eagerly: nodes are made at the op, holding Pending primals
+that ``OpNode._live_primals`` resolves (after the flush a backward starts with), so grad_fn
+names, hooks and version checks are unchanged.  Ops made per call, ops on traced or meta
+values, and ops with dynamic static arguments run eagerly (their pending operands flushed).
+"""
+import threading
+
+import jax
+
+from . import _x64
+
+_SCALARS = (bool, int, float, complex)
+
+enabled = False      # set by enable(); dispatch reads _dispatch._record
+fuse_after = 32      # flushes of one segment before it is compiled into one program
+max_records = 256    # a longer segment is flushed and a new one begun
+max_trie = 100_000   # trie nodes kept before the trie (and its programs) is dropped
+
+_AVALS = {}          # (op, static, dt, operand avals) -> output avals (a tuple)
+
+
+class Pending:
+    """A value recorded in a segment and not run yet: its aval, and, after the flush, its array.
+    Stands in for the array where dispatch and autograd keep arrays (an operand, a primal)."""
+
+    __slots__ = ("seg", "index", "aval", "shape", "dtype", "tensors", "value")
+
+    def __init__(self, seg, index, aval):
+        self.seg = seg
+        self.index = index
+        self.aval = aval
+        self.shape = aval.shape
+        self.dtype = aval.dtype
+        self.tensors = []
+        self.value = None
+
+    def devices(self):
+        return self.seg.devices
+
+    def get(self):
+        """The array, running the segment first if it has not run."""
+        if self.value is None:
+            self.seg.flush()
+            if self.value is None:
+                raise RuntimeError("the value of this tensor was lost: running the ops that "
+                                   "compute it failed earlier (see that error)")
+        return self.value
+
+    def value_for(self, tensor):
+        """The array, and ``tensor`` (pending on it) holding it from now on."""
+        v = self.get()
+        if tensor._lazy is self:
+            tensor._arr = v
+            tensor._lazy = None
+        return v
+
+
+class _Trie:
+    """A node of the trie of segments: reached by a segment whose records so far are the path
+    to it.  Holds the outputs' avals of its last record, and how often a flush ended here (or,
+    once compiled, the program)."""
+
+    __slots__ = ("children", "avals", "flushes", "program")
+
+    def __init__(self, avals):
+        self.children = {}
+        self.avals = avals
+        self.flushes = 0
+        self.program = None
+
+
+_root = _Trie(())
+_trie_nodes = 0
+
+
+class Segment:
+    """The open records of one thread: operands in ``inputs``, records in ``records``
+    (op, static, dt, refs, multi), their outputs in ``pendings``, and the trie node reached."""
+
+    __slots__ = ("inputs", "records", "pendings", "node", "devices")
+
+    def __init__(self):
+        self.inputs = []
+        self.records = []
+        self.pendings = []
+        self.node = _root
+        self.devices = None
+
+    def flush(self):
+        """Run the records and give every pending value its array."""
+        if _local.seg is self:
+            _local.seg = Segment()
+        records = self.records
+        if not records:
+            return
+        node = self.node
+        prev = _x64.swap(True)
+        try:
+            if node.program is None and len(records) > 1:
+                node.flushes += 1
+                if node.flushes >= fuse_after:
+                    node.program = _program(records)
+            values = node.program(*self.inputs) if node.program is not None else \
+                _per_op(records, self.inputs)
+        finally:
+            _x64.restore(prev)
+        for p, v in zip(self.pendings, values):
+            p.value = v
+            for t in p.tensors:
+                if t._lazy is p:
+                    t._arr = v
+                    t._lazy = None
+            p.tensors = None
+        self.inputs = self.records = self.pendings = ()
+
+
+_local = threading.local()
+_local.seg = Segment()
+
+
+def flush():
+    """Run the calling thread's open segment, if it has records."""
+    seg = getattr(_local, "seg", None)
+    if seg is not None and seg.records:
+        seg.flush()
+
+
+def record(op, static, dt, arrays):
+    """Record ``op`` over ``arrays`` (arrays, Pendings, Python scalars) in the thread's segment;
+    returns its Pending output(s), or None where the op must run eagerly."""
+    global _trie_nodes
+    seg = getattr(_local, "seg", None)
+    if seg is None:
+        seg = _local.seg = Segment()
+    if len(seg.records) >= max_records:
+        seg.flush()
+        seg = _local.seg
+    n_in = len(seg.inputs)
+    new_inputs, refs, key, avals = [], [], [], []
+    devices = seg.devices
+    for a in arrays:
+        t = type(a)
+        if t is Pending:
+            if a.seg is seg:
+                refs.append(-1 - a.index)
+                key.append(a.index)
+                avals.append(a.aval)
+                continue
+            a = a.get()   # a flushed segment's (or another thread's) value
+        elif t in _SCALARS:
+            refs.append(n_in + len(new_inputs))
+            new_inputs.append(a)
+            key.append(t)
+            avals.append(t)
+            continue
+        aval = getattr(a, "aval", None)
+        if aval is None:
+            return None
+        if _MANY_DEVICES:
+            d = a.devices()
+            if devices is None:
+                devices = d
+            elif d != devices:
+                return None
+        refs.append(n_in + len(new_inputs))
+        new_inputs.append(a)
+        key.append(aval)
+        avals.append(aval)
+    if not refs:   # nothing places the result: a factory runs eagerly
+        return None
+    step = (op, static, dt, tuple(key))
+    node = seg.node.children.get(step)
+    if node is None:
+        akey = (op, static, dt, tuple(avals))
+        out = _AVALS.get(akey)
+        if out is None:
+            out = _AVALS[akey] = _out_avals(op, static, dt, arrays)
+        if _trie_nodes >= max_trie:
+            _drop_trie()
+        node = seg.node.children[step] = _Trie(out)
+        _trie_nodes += 1
+    if devices is None:
+        devices = arrays_devices(new_inputs)
+    seg.devices = devices
+    seg.node = node
+    seg.inputs.extend(new_inputs)
+    out = node.avals
+    first = len(seg.pendings)
+    pendings = [Pending(seg, first + k, a) for k, a in enumerate(out[1])]
+    seg.pendings.extend(pendings)
+    seg.records.append((op, static, dt, tuple(refs), out[0]))
+    return tuple(pendings) if out[0] else pendings[0]
+
+
+def arrays_devices(arrays):
+    """The devices of the first array among ``arrays`` (the segment's device)."""
+    for a in arrays:
+        if type(a) not in _SCALARS:
+            return a.devices()
+    return None
+
+
+def _out_avals(op, static, dt, arrays):
+    """(multi, avals of the outputs) of ``op`` over these operands, by jax.eval_shape."""
+    from . import _dispatch
+    specs = [a if type(a) in _SCALARS else
+             jax.ShapeDtypeStruct(a.aval.shape, a.aval.dtype, weak_type=a.aval.weak_type)
+             for a in arrays]
+    out = jax.eval_shape(_dispatch._raw_fn(op, static, dt), *specs)
+    multi = isinstance(out, (tuple, list))
+    outs = out if multi else (out,)
+    return multi, tuple(jax.core.ShapedArray(o.shape, o.dtype, weak_type=o.weak_type)
+                        for o in outs)
+
+
+def _drop_trie():
+    """The trie grew past ``max_trie`` nodes (a program over ever new shapes): start again
+    (NOTE [ bounded program caches ] in _dispatch.py)."""
+    global _root, _trie_nodes
+    _root = _Trie(())
+    _trie_nodes = 0
+    _AVALS.clear()
+    seg = getattr(_local, "seg", None)
+    if seg is not None:
+        seg.flush()
+
+
+def _operands(refs, inputs, values):
+    return [inputs[r] if r >= 0 else values[-1 - r] for r in refs]
+
+
+def _per_op(records, inputs):
+    """Run the records one by one on the ops' own cached programs (the rent phase)."""
+    from . import _dispatch
+    values = []
+    for op, static, dt, refs, multi in records:
+        out = _dispatch.eager_forward(op, static, dt, _operands(refs, inputs, values))
+        if multi:
+            values.extend(out)
+        else:
+            values.append(out)
+    return values
+
+
+def _program(records):
+    """One jitted program replaying ``records`` over the segment's inputs (the buy phase)."""
+    from . import _dispatch
+    steps = [(_dispatch._raw_fn(op, static, dt), refs, multi)
+             for op, static, dt, refs, multi in records]
+
+    def replay(*inputs):
+        values = []
+        for fn, refs, multi in steps:
+            out = fn(*_operands(refs, inputs, values))
+            if multi:
+                values.extend(out)
+            else:
+                values.append(out)
+        return values
+    return jax.jit(replay)
+
+
+_MANY_DEVICES = False
+
+
+def enable(on=True):
+    """Switch lazy mode on (or off: the open segment is flushed first)."""
+    global enabled, _MANY_DEVICES
+    from . import _dispatch
+    flush()
+    enabled = bool(on)
+    _MANY_DEVICES = len(jax.local_devices()) > 1
+    _dispatch._record = record if enabled else None
