@@ -358,7 +358,7 @@ def _call(op, args, static):
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arr = a._lazy   # NOTE [ lazy segments ] in _lazy.py
-            if arr is None:
+            if arr is None or arr.value is not None:   # (run already: it takes the array)
                 arr = a._arr if a._root is None else a._sync()
             elif a._root is not None and a._root._gen != a._seen:   # written since
                 arr = a._sync()
@@ -426,7 +426,6 @@ def _call(op, args, static):
             t._arr = out
         elif type(out) is Pending:
             t._lazy = out
-            out.tensors.append(t)
         else:
             return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided)
         if INFERENCE_REGIONS[0] and _state.inference:
@@ -467,9 +466,32 @@ def _lazy_forward(op, static, dt, arrays):
     (NOTE [ lazy segments ] in _lazy.py)."""
     if op.identity:
         return arrays[0] if type(arrays[0]) is Pending else None
-    if op.per_call or op.dynamic:
+    if op.per_call:
         return None
+    if op.dynamic:   # the dynamic values as operands: x[i] for every i is one path
+        fixed, values = split_dynamic(op.dynamic, static)
+        return _record(op, fixed, dt, arrays + values, len(values))
     return _record(op, static, dt, arrays)
+
+
+def traceable_fn(op, static, dt, n_dynamic=0):
+    """``op``'s function of its operands, its ``n_dynamic`` dynamic values last (as recorded:
+    NOTE [ lazy segments ] in _lazy.py)."""
+    if not n_dynamic:
+        return _raw_fn(op, static, dt)
+
+    def run(*xs):
+        return _raw_fn(op, with_dynamic(op.dynamic, static, xs[-n_dynamic:]), dt)(
+            *xs[:-n_dynamic])
+    return run
+
+
+def recorded_forward(op, static, dt, arrays, n_dynamic=0):
+    """``eager_forward`` of a record (its dynamic values last among ``arrays``)."""
+    if n_dynamic:
+        static = with_dynamic(op.dynamic, static, arrays[-n_dynamic:])
+        arrays = arrays[:-n_dynamic]
+    return eager_forward(op, static, dt, arrays)
 
 
 def _past_int64(x, dt):
@@ -536,7 +558,6 @@ def wrap_value(v):
         return Tensor._wrap(v)
     t = _new_tensor(Tensor)
     t._lazy = v
-    v.tensors.append(t)
     if INFERENCE_REGIONS[0] and _state.inference:
         t._inference = True
     return t

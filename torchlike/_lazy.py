@@ -31,8 +31,10 @@ names, hooks and version checks are unchanged.  Ops made per call, ops on traced
 values, and ops with dynamic static arguments run eagerly (their pending operands flushed).
 """
 import threading
+from sys import getrefcount
 
 import jax
+import numpy as np
 
 from . import _x64
 
@@ -50,7 +52,7 @@ class Pending:
     """A value recorded in a segment and not run yet: its aval, and, after the flush, its array.
     Stands in for the array where dispatch and autograd keep arrays (an operand, a primal)."""
 
-    __slots__ = ("seg", "index", "aval", "shape", "dtype", "tensors", "value")
+    __slots__ = ("seg", "index", "aval", "shape", "dtype", "value")
 
     def __init__(self, seg, index, aval):
         self.seg = seg
@@ -58,7 +60,6 @@ class Pending:
         self.aval = aval
         self.shape = aval.shape
         self.dtype = aval.dtype
-        self.tensors = []
         self.value = None
 
     def devices(self):
@@ -78,7 +79,7 @@ class Pending:
         v = self.get()
         if tensor._lazy is self:
             tensor._arr = v
-            tensor._lazy = None
+            del tensor._lazy
         return v
 
 
@@ -87,13 +88,13 @@ class _Trie:
     to it.  Holds the outputs' avals of its last record, and how often a flush ended here (or,
     once compiled, the program)."""
 
-    __slots__ = ("children", "avals", "flushes", "program")
+    __slots__ = ("children", "avals", "flushes", "programs")
 
     def __init__(self, avals):
         self.children = {}
         self.avals = avals
         self.flushes = 0
-        self.program = None
+        self.programs = None   # {the outputs still referenced: program}, once compiled
 
 
 _root = _Trie(())
@@ -114,30 +115,37 @@ class Segment:
         self.devices = None
 
     def flush(self):
-        """Run the records and give every pending value its array."""
+        """Run the records and give every pending value still referenced its array."""
         if _local.seg is self:
             _local.seg = Segment()
         records = self.records
         if not records:
             return
+        pendings = self.pendings
+        # NOTE: referenced by the list and getrefcount's argument only: nobody can read it
+        live = tuple([i for i in range(len(pendings)) if getrefcount(pendings[i]) > 2])
         node = self.node
         prev = _x64.swap(True)
         try:
-            if node.program is None and len(records) > 1:
-                node.flushes += 1
-                if node.flushes >= fuse_after:
-                    node.program = _program(records)
-            values = node.program(*self.inputs) if node.program is not None else \
-                _per_op(records, self.inputs)
+            program = None
+            if len(records) > 1:
+                if node.programs is None:
+                    node.flushes += 1
+                    if node.flushes >= fuse_after:
+                        node.programs = {}
+                if node.programs is not None:
+                    program = node.programs.get(live)
+                    if program is None:
+                        program = node.programs[live] = _program(records, live)
+            if program is not None:
+                values = program(*self.inputs)
+            else:
+                every = _per_op(records, self.inputs)
+                values = [every[i] for i in live]
         finally:
             _x64.restore(prev)
-        for p, v in zip(self.pendings, values):
-            p.value = v
-            for t in p.tensors:
-                if t._lazy is p:
-                    t._arr = v
-                    t._lazy = None
-            p.tensors = None
+        for i, v in zip(live, values):
+            pendings[i].value = v
         self.inputs = self.records = self.pendings = ()
 
 
@@ -152,9 +160,10 @@ def flush():
         seg.flush()
 
 
-def record(op, static, dt, arrays):
-    """Record ``op`` over ``arrays`` (arrays, Pendings, Python scalars) in the thread's segment;
-    returns its Pending output(s), or None where the op must run eagerly."""
+def record(op, static, dt, arrays, n_dynamic=0):
+    """Record ``op`` over ``arrays`` (arrays, Pendings, Python scalars; its ``n_dynamic``
+    dynamic values last) in the thread's segment; returns its Pending output(s), or None where
+    the op must run eagerly."""
     global _trie_nodes
     seg = getattr(_local, "seg", None)
     if seg is None:
@@ -180,6 +189,13 @@ def record(op, static, dt, arrays):
             key.append(t)
             avals.append(t)
             continue
+        if t is np.ndarray:   # a random op's key data, as eagerly (numpy, off the host)
+            aval = _host_aval(a)
+            refs.append(n_in + len(new_inputs))
+            new_inputs.append(a)
+            key.append(aval)
+            avals.append(aval)
+            continue
         aval = getattr(a, "aval", None)
         if aval is None:
             return None
@@ -201,7 +217,7 @@ def record(op, static, dt, arrays):
         akey = (op, static, dt, tuple(avals))
         out = _AVALS.get(akey)
         if out is None:
-            out = _AVALS[akey] = _out_avals(op, static, dt, arrays)
+            out = _AVALS[akey] = _out_avals(op, static, dt, arrays, n_dynamic)
         if _trie_nodes >= max_trie:
             _drop_trie()
         node = seg.node.children[step] = _Trie(out)
@@ -215,25 +231,86 @@ def record(op, static, dt, arrays):
     first = len(seg.pendings)
     pendings = [Pending(seg, first + k, a) for k, a in enumerate(out[1])]
     seg.pendings.extend(pendings)
-    seg.records.append((op, static, dt, tuple(refs), out[0]))
+    seg.records.append((op, static, dt, tuple(refs), out[0], n_dynamic))
     return tuple(pendings) if out[0] else pendings[0]
 
 
+_CALLS = {}   # (fn, operand treedef) -> (the Op recording fn, the results' treedef)
+
+
+def record_call(fn, args):
+    """Record ``fn(*args)`` (a jax function over a pytree of arrays, Pendings and Python
+    scalars) as one record: the pytree of its results with Pendings for arrays, or None where
+    it must run now.  How the fused backward and an optimizer's update join a segment."""
+    from . import _dispatch
+    flat, tree = jax.tree_util.tree_flatten(args)
+    entry = _CALLS.get((fn, tree))
+    if entry is None:
+        def flat_fn(*xs):
+            return tuple(jax.tree_util.tree_leaves(fn(*jax.tree_util.tree_unflatten(tree, xs))))
+        out = jax.eval_shape(lambda *xs: fn(*jax.tree_util.tree_unflatten(tree, xs)),
+                             *[_spec(x) for x in flat])
+        op = _dispatch.Op(getattr(fn, "__name__", "call"), flat_fn, None)
+        entry = _dispatch.remember(_CALLS, (fn, tree), (op, jax.tree_util.tree_structure(out)))
+    op, out_tree = entry
+    outs = record(op, (), None, flat)
+    return None if outs is None else jax.tree_util.tree_unflatten(out_tree, outs)
+
+
+def run_call(fn, args):
+    """``fn(*args)`` now: recorded and flushed with the open segment where ``args`` hold
+    pending values (so it runs in the segment's program), else called on the values."""
+    if enabled and any(type(x) is Pending for x in jax.tree_util.tree_leaves(args)):
+        out = record_call(fn, args)
+        if out is not None:
+            flush()
+            return jax.tree_util.tree_map(Pending.get, out)
+    return fn(*jax.tree_util.tree_map(_concrete, args))
+
+
+def read(tensor):
+    """What to compute on from ``tensor``: its Pending where it is a pending storage root
+    (nothing runs), else its array."""
+    p = tensor._lazy
+    return p if p is not None and tensor._root is None else tensor._value()
+
+
+def _concrete(x):
+    return x.get() if type(x) is Pending else x
+
+
+def _spec(x):
+    """What jax.eval_shape takes for an operand: a scalar itself, else its shape and dtype."""
+    if type(x) in _SCALARS:
+        return x
+    a = getattr(x, "aval", x)   # a numpy array has none
+    return jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=getattr(a, "weak_type", False))
+
+
+_HOST_AVALS = {}
+
+
+def _host_aval(a):
+    k = (a.shape, a.dtype)
+    aval = _HOST_AVALS.get(k)
+    if aval is None:
+        aval = _HOST_AVALS[k] = jax.core.ShapedArray(a.shape, a.dtype)
+    return aval
+
+
 def arrays_devices(arrays):
-    """The devices of the first array among ``arrays`` (the segment's device)."""
+    """The devices of the first jax array among ``arrays`` (the segment's device)."""
     for a in arrays:
-        if type(a) not in _SCALARS:
+        if type(a) not in _SCALARS and type(a) is not np.ndarray:
             return a.devices()
     return None
 
 
-def _out_avals(op, static, dt, arrays):
+def _out_avals(op, static, dt, arrays, n_dynamic):
     """(multi, avals of the outputs) of ``op`` over these operands, by jax.eval_shape."""
     from . import _dispatch
-    specs = [a if type(a) in _SCALARS else
-             jax.ShapeDtypeStruct(a.aval.shape, a.aval.dtype, weak_type=a.aval.weak_type)
-             for a in arrays]
-    out = jax.eval_shape(_dispatch._raw_fn(op, static, dt), *specs)
+    out = jax.eval_shape(_dispatch.traceable_fn(op, static, dt, n_dynamic),
+                         *[_spec(a) for a in arrays])
     multi = isinstance(out, (tuple, list))
     outs = out if multi else (out,)
     return multi, tuple(jax.core.ShapedArray(o.shape, o.dtype, weak_type=o.weak_type)
@@ -246,10 +323,7 @@ def _drop_trie():
     global _root, _trie_nodes
     _root = _Trie(())
     _trie_nodes = 0
-    _AVALS.clear()
-    seg = getattr(_local, "seg", None)
-    if seg is not None:
-        seg.flush()
+    _AVALS.clear()   # (open segments finish on their old paths)
 
 
 def _operands(refs, inputs, values):
@@ -260,8 +334,9 @@ def _per_op(records, inputs):
     """Run the records one by one on the ops' own cached programs (the rent phase)."""
     from . import _dispatch
     values = []
-    for op, static, dt, refs, multi in records:
-        out = _dispatch.eager_forward(op, static, dt, _operands(refs, inputs, values))
+    for op, static, dt, refs, multi, n_dynamic in records:
+        out = _dispatch.recorded_forward(op, static, dt, _operands(refs, inputs, values),
+                                         n_dynamic)
         if multi:
             values.extend(out)
         else:
@@ -269,11 +344,12 @@ def _per_op(records, inputs):
     return values
 
 
-def _program(records):
-    """One jitted program replaying ``records`` over the segment's inputs (the buy phase)."""
+def _program(records, live):
+    """One jitted program replaying ``records`` over the segment's inputs and returning the
+    values at the positions ``live`` (the buy phase)."""
     from . import _dispatch
-    steps = [(_dispatch._raw_fn(op, static, dt), refs, multi)
-             for op, static, dt, refs, multi in records]
+    steps = [(_dispatch.traceable_fn(op, static, dt, n_dynamic), refs, multi)
+             for op, static, dt, refs, multi, n_dynamic in records]
 
     def replay(*inputs):
         values = []
@@ -283,7 +359,7 @@ def _program(records):
                 values.extend(out)
             else:
                 values.append(out)
-        return values
+        return [values[i] for i in live]
     return jax.jit(replay)
 
 

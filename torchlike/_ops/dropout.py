@@ -72,10 +72,9 @@ def _check_p(p, exc):
 
 def _fused(input):
     """Whether PyTorch would run native_dropout (its fused kernel, used off the CPU)."""
-    arr = input._value()
-    if isinstance(arr, jax.core.Tracer):
+    if isinstance(input._lazy or input._value(), jax.core.Tracer):
         return jax.default_backend() != "cpu"
-    return next(iter(arr.devices())).platform != "cpu"
+    return input._device().platform != "cpu"
 
 
 def _impl(input, p, train, inplace, feature=False, alpha=False, noise_dims=None):

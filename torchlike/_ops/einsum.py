@@ -191,7 +191,7 @@ def einsum(*args):
         equation, operands = _from_sublists(args)
     if not all(isinstance(x, Tensor) for x in operands):
         raise TypeError("einsum(): operands must be Tensors")
-    key = (equation,) + tuple((x._value().shape, x.dtype) for x in operands)
+    key = (equation,) + tuple((x.shape, x.dtype) for x in operands)
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) > 4096:

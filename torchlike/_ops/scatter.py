@@ -443,7 +443,7 @@ def _components_of(x, items):
 @_x64.scoped
 def _check_values_shape(x, structure, arrays, values):
     shape = jax.eval_shape(functools.partial(_index, structure=structure),
-                           jax.ShapeDtypeStruct(x.shape, x._value().dtype),
+                           jax.ShapeDtypeStruct(x.shape, x._aval().dtype),
                            *[a._value() if isinstance(a, Tensor) else a for a in arrays]).shape
     try:
         ok = np.broadcast_shapes(tuple(values.shape), shape) == tuple(shape)

@@ -171,7 +171,7 @@ class Function:
             if not dirty and (any(o is a for a in args) or o._grad_fn is not None):
                 o = Tensor._wrap(o._value())   # an input returned as-is becomes a new output
             results.append(o)
-        ctx._out_meta = tuple((tuple(o.shape), o._value().dtype) if isinstance(o, Tensor)
+        ctx._out_meta = tuple((tuple(o.shape), o._aval().dtype) if isinstance(o, Tensor)
                               else ((), jnp.float32) for o in results)
         if record:
             if any(t is not None and t._inference for t in ctx._saved):

@@ -179,37 +179,6 @@ def _program(signature):
     return jax.jit(run)
 
 
-_LAZY_OPS = {}   # signature -> (the backward as an Op over flat operands, treedef, present)
-
-
-def _record(signature, program, root_grads, operands):
-    """The backward recorded in the open segment after a pending forward (NOTE [ lazy
-    segments ] in _lazy.py), so forward and backward run as one program: the leaves' new
-    gradients as Pendings (None where none arrives), or None where it must run now."""
-    flat, treedef = jax.tree_util.tree_flatten((list(root_grads), operands))
-    entry = _LAZY_OPS.get(signature)
-    if entry is None:
-        specs = [p if type(p) in (bool, int, float, complex) else
-                 jax.ShapeDtypeStruct(p.shape, p.dtype) for p in flat]
-        shapes = jax.eval_shape(program, *jax.tree_util.tree_unflatten(treedef, specs))
-        present = tuple(r is not None for r in shapes)
-
-        def backward(*xs):
-            results = program(*jax.tree_util.tree_unflatten(treedef, xs))
-            return tuple(r for r in results if r is not None)
-        op = _dispatch.Op("fused_backward", backward, None)
-        entry = _dispatch.remember(_LAZY_OPS, signature, (op, treedef, present),
-                                   _MAX_SIGNATURES)
-    op, tree, present = entry
-    if tree != treedef:
-        return None
-    outs = _lazy.record(op, (), None, flat)
-    if outs is None:
-        return None
-    outs = iter(outs)
-    return [next(outs) if p else None for p in present]
-
-
 def try_run(roots, root_grads, keep_graph):
     """Run the backward as one program if this graph's signature was seen before.  Returns
     False (having done nothing) when the per-node walk should run instead."""
@@ -229,14 +198,12 @@ def try_run(roots, root_grads, keep_graph):
     for node in nodes:
         if type(node) is not AccumulateGrad:
             node._check_versions()
-    results = _record(signature, program, root_grads, operands) if pending and \
-        _lazy.enabled else None
+    args = (list(root_grads), operands)
+    # after a pending forward, recorded into its segment: one program for both (NOTE
+    # [ lazy segments ] in _lazy.py)
+    results = _lazy.record_call(program, args) if pending and _lazy.enabled else None
     if results is None:
-        if pending:
-            operands = [o if type(o) is not tuple else
-                        tuple([p.get() if type(p) is Pending else p for p in o])
-                        for o in operands]
-        results = program(list(root_grads), operands)
+        results = _lazy.run_call(program, args) if pending else program(*args)
     leaves = (n for n in nodes if type(n) is AccumulateGrad)
     for node, g in zip(leaves, results):
         if g is None:

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _trace_context, _x64
+from .. import _lazy, _trace_context, _x64
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import add_hook
@@ -290,14 +290,16 @@ class Optimizer:
                 (k, _nonzero(group[k])) for k in self._switches)
             hyper = {k: _traced_value(group[k]) for k in self.defaults
                      if k not in _NOT_HYPER and k not in self._static}
-            arrays = ([p._value() for p in params], [p.grad._value() for p in params],
-                      [{k: v._value() for k, v in s.items()} for s in states], hyper)
+            arrays = ([_lazy.read(p) for p in params], [_lazy.read(p.grad) for p in params],
+                      [{k: _lazy.read(v) for k, v in s.items()} for s in states], hyper)
             groups.append((flags, arrays))
             tensors.append((params, states))
         if not groups:
             return
         flags = tuple(f for f, _ in groups)
-        results = _program(type(self)._rule, flags)([a for _, a in groups])
+        # after a pending backward, one program with the forward and backward (NOTE
+        # [ lazy segments ] in _lazy.py)
+        results = _lazy.run_call(_program(type(self)._rule, flags), ([a for _, a in groups],))
         for (params, states), (new_params, new_states) in zip(tensors, results):
             for p, state, new_p, new_state in zip(params, states, new_params, new_states):
                 p._write(new_p)

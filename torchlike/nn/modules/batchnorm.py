@@ -80,7 +80,7 @@ class _BatchNorm(_NormBase):
             if self.momentum is None:   # cumulative moving average
                 n = self.num_batches_tracked._value()
                 # traced (torchlike.compile): the factor stays an array operand of the update
-                factor = (1.0 / n).astype(self.running_mean._value().dtype) \
+                factor = (1.0 / n).astype(self.running_mean._aval().dtype) \
                     if isinstance(n, jax.core.Tracer) else 1.0 / float(n)
         use_batch_stats = self.training or (self.running_mean is None
                                             and self.running_var is None)

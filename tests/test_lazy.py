@@ -1,0 +1,178 @@
+"""Lazy eager mode (NOTE [ lazy segments ] in torchlike/_lazy.py) against eager mode and jax.grad.
+
+Every test runs with lazy mode on and ``fuse_after = 1``, so a segment of more than one record
+runs as its compiled program from its first flush: the compiled replay is what is checked.
+Modes agree: the same program gives the same values and gradients lazily and eagerly; errors
+are raised at the op; reads, writes, views, hooks and threads behave as eagerly.
+"""
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import torchlike as tl
+from torchlike import _lazy
+from torchlike.testing import assert_grads_match_jax
+
+from test_engine_vs_jax import SHAPES, make_program, step as program_step
+
+
+@pytest.fixture
+def lazy(monkeypatch):
+    monkeypatch.setattr(_lazy, "fuse_after", 1)
+    _lazy.enable()
+    yield
+    _lazy.enable(False)
+
+
+def _pending(t):
+    return t._lazy is not None and t._lazy.value is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(shapes=st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
+       steps=st.lists(program_step, min_size=1, max_size=8),
+       outputs=st.lists(st.integers(0, 99), min_size=1, max_size=3),
+       seed=st.integers(0, 2**31 - 1))
+def test_random_programs_lazily_match_jax_grad(shapes, steps, outputs, seed):
+    rng = np.random.default_rng(seed)
+    leaves = [tl.tensor(rng.standard_normal(s), dtype=tl.float64) for s in shapes]
+    _lazy.fuse_after, before = 1, _lazy.fuse_after
+    _lazy.enable()
+    try:   # twice: the second run replays the segments' compiled programs
+        for _ in range(2):
+            assert_grads_match_jax(make_program(steps, outputs), *leaves, rtol=1e-9, atol=1e-9)
+    finally:
+        _lazy.enable(False)
+        _lazy.fuse_after = before
+
+
+def _train(opt_cls, steps, lazy_mode, **kw):
+    tl.manual_seed(0)
+    net = tl.nn.Sequential(tl.nn.Linear(6, 8), tl.nn.Tanh(), tl.nn.Dropout(0.2),
+                           tl.nn.Linear(8, 3))
+    opt = opt_cls(net.parameters(), **kw)
+    x, y = tl.randn(5, 6), tl.tensor([0, 2, 1, 1, 0])
+    flushes, losses = [], []
+    _lazy.enable(lazy_mode)
+    try:
+        for _ in range(steps):
+            before = _count_flushes[0]
+            opt.zero_grad()
+            loss = tl.nn.functional.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+            flushes.append(_count_flushes[0] - before)
+    finally:
+        _lazy.enable(False)
+    return losses, [p.detach().clone() for p in net.parameters()], flushes
+
+
+_count_flushes = [0]
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(tl.optim.SGD, dict(lr=0.1, momentum=0.9)),
+                                         (tl.optim.Adam, dict(lr=0.01))])
+def test_a_training_step_is_one_program_with_eager_values(opt_cls, kw, lazy, monkeypatch):
+    flush = _lazy.Segment.flush
+
+    def counted(seg):
+        if seg.records:
+            _count_flushes[0] += 1
+        return flush(seg)
+    monkeypatch.setattr(_lazy.Segment, "flush", counted)
+    eager_losses, eager_params, _ = _train(opt_cls, 4, False, **kw)
+    lazy_losses, lazy_params, flushes = _train(opt_cls, 4, True, **kw)
+    np.testing.assert_allclose(lazy_losses, eager_losses, rtol=1e-6)
+    for a, b in zip(lazy_params, eager_params):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    # forward, backward and update run together when the optimizer steps
+    assert flushes[-1] == 1
+
+
+def test_shapes_dtypes_and_errors_at_the_op_without_running(lazy):
+    a = tl.randn(2, 3, requires_grad=True)
+    b = (a * 2).exp().sum(0, keepdim=True)
+    assert _pending(b)
+    assert (b.shape, b.dtype, b.device, b.stride()) == ((1, 3), tl.float32, tl.device("cpu"),
+                                                        (3, 1))
+    assert b.grad_fn.name() == "SumBackward1" and b.requires_grad
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(5\) at non-singleton dimension 1"):
+        b + tl.ones(4, 5)
+    assert _pending(b)   # nothing ran
+    expected = np.exp(2 * a.detach().numpy()).sum(0, keepdims=True)
+    np.testing.assert_allclose(b.detach().numpy(), expected, rtol=1e-6)
+
+
+def test_reads_writes_and_views_of_pending_values(lazy):
+    x = tl.arange(6.0)
+    y = x * 2
+    v = y.view(2, 3)          # a view of a pending root, pending itself
+    w = v[1]
+    assert _pending(v) and _pending(w)
+    y.add_(1)                 # a write into the pending root: runs it, then writes
+    assert not _pending(y)
+    np.testing.assert_array_equal(w.numpy(), [7.0, 9.0, 11.0])
+    z = x + 1
+    u = z.view(3, 2)
+    x.mul_(10)                # the operand changed after z was recorded: z keeps x's old values
+    np.testing.assert_array_equal(u.numpy(), [[1, 2], [3, 4], [5, 6]])
+    s = (x * 3).sum()
+    assert s.item() == 450.0 and f"{s:.1f}" == "450.0" and bool(s > 0)
+
+
+def test_hooks_retain_grad_and_a_second_backward(lazy):
+    x = tl.randn(3, requires_grad=True)
+    seen = []
+    for _ in range(2):
+        x.grad = None
+        h = x.sin()
+        h.retain_grad()
+        h.register_hook(lambda g: seen.append(g.clone()) or g * 2)
+        out = (h * h).sum()
+        out.backward(retain_graph=True)
+        out.backward()
+        expected = 2 * 2 * 2 * x.detach().sin() * x.detach().cos()
+        np.testing.assert_allclose(x.grad.numpy(), expected.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(h.grad.numpy(), 8 * h.detach().numpy(), rtol=1e-6)   # torch
+    assert len(seen) == 4
+
+
+def test_autograd_grad_create_graph_and_no_grad(lazy):
+    x = tl.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    (g,) = tl.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (gg,) = tl.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), 6 * x.detach().numpy(), rtol=1e-6)
+    with tl.no_grad():
+        y = x * 4
+    assert y.grad_fn is None and not y.requires_grad
+    np.testing.assert_allclose(y.numpy(), 4 * x.detach().numpy())
+
+
+def test_threads_record_their_own_segments(lazy):
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            t = tl.full((4,), float(k))
+            for _ in range(20):
+                t = t * 1.5 - t * 0.5 + 1
+            results[k] = t.sum().item()
+        except Exception as e:   # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=60)
+    assert not errors and results == {k: 4 * (k + 20) for k in range(4)}
+
+
+def test_the_trie_of_segments_is_bounded(lazy, monkeypatch):
+    monkeypatch.setattr(_lazy, "max_trie", 50)
+    for n in range(1, 40):   # a new shape every time: new trie nodes every time
+        assert (tl.ones(n) * 2 + 1).sum().item() == 3 * n
+    assert _lazy._trie_nodes <= 50
