@@ -158,12 +158,12 @@ class DeviceMesh:
             raise KeyError(f"Invalid mesh_dim_names {names} specified. Valid mesh_dim_names "
                            f"are {list(self._mesh_dim_names)}.")
         kept = [self._mesh_dim_names.index(n) for n in names]
+        if kept != sorted(kept):
+            raise KeyError(f"Invalid mesh_dim_names {names} specified. Mesh dim indices should "
+                           f"be in ascending order.")
         here = self.get_coordinate() or (0,) * self.ndim
         index = tuple(slice(None) if i in kept else here[i] for i in range(self.ndim))
-        order = sorted(kept)
-        perm = [order.index(k) for k in kept]
-        ranks = self._ranks[index].transpose(perm)
-        devices = self._devices[index].transpose(perm)
+        ranks, devices = self._ranks[index], self._devices[index]
         return DeviceMesh(self._device_type, ranks, mesh_dim_names=names, _devices=devices,
                           _stride=tuple(self._stride[k] for k in kept))
 
