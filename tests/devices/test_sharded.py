@@ -5,6 +5,7 @@ Oracles: PyTorch's own DeviceMesh / DTensor / fully_shard over a fake process gr
 (seen from rank 0: names, shapes, placements, errors); the definitions of the moves (numpy
 slices, sums); and a model trained on one device, which fully_shard must equal."""
 import collections
+import functools
 import re
 
 import jax
@@ -274,21 +275,36 @@ def test_fully_shard_structure_matches_torch(torch_mesh):
     assert list(sd) == list(tsd) and all(isinstance(v, DTensor) for v in sd.values())
 
 
+STEPS = 3
+_COMPILED = {}   # optimizer name -> (model, compiled step, batch): shared with the HLO test
+
+
+@functools.lru_cache(maxsize=None)
+def _one_device(name):
+    """Losses, parameters and last gradients of the MLP trained eagerly on one device."""
+    x, y, _, _ = _batch(init_device_mesh("cpu", (8,)))
+    ref = _mlp()
+    losses, _ = _train(ref, OPTIMIZERS[name](ref.parameters()), x, y, STEPS, compiled=False)
+    return losses, {n: (p.detach().numpy(), p.grad.numpy()) for n, p in ref.named_parameters()}
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
 def test_fully_shard_trains_as_one_device(name, compiled):
     mesh = init_device_mesh("cpu", (8,))
     x, y, xd, yd = _batch(mesh)
-    ref, model = _mlp(), _sharded(mesh)
-    ref_opt, opt = OPTIMIZERS[name](ref.parameters()), OPTIMIZERS[name](model.parameters())
-    expect, _ = _train(ref, ref_opt, x, y, 4, compiled)
+    model = _sharded(mesh)
+    opt = OPTIMIZERS[name](model.parameters())
+    expect, ref = _one_device(name)
     # eagerly the root lays the batch over the mesh itself; a compiled step is given it there
-    got, _ = _train(model, opt, xd if compiled else x, yd, 4, compiled)
+    got, step = _train(model, opt, xd if compiled else x, yd, STEPS, compiled)
+    if compiled:
+        _COMPILED[name] = (model, step, (xd, yd))
     np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-6)
-    for (n, a), (_, b) in zip(ref.named_parameters(), model.named_parameters()):
+    for n, b in model.named_parameters():
         assert isinstance(b, DTensor)
-        np.testing.assert_allclose(b.full_tensor().detach().numpy(), a.detach().numpy(),
-                                   rtol=1e-6, atol=1e-6, err_msg=n)
+        np.testing.assert_allclose(b.full_tensor().detach().numpy(), ref[n][0], rtol=1e-6,
+                                   atol=1e-6, err_msg=n)
         # still sharded, and so are its gradient and state
         assert _laid_out(b, mesh, *(() if b.placements == (Replicate(),) else ("dim_0",)))
         assert isinstance(b.grad, DTensor) and b.grad._value().sharding.is_equivalent_to(
@@ -296,7 +312,7 @@ def test_fully_shard_trains_as_one_device(name, compiled):
         for v in opt.state[b].values():
             if v.shape == b.shape:
                 assert v._value().sharding.is_equivalent_to(b._value().sharding, b.ndim)
-        np.testing.assert_allclose(b.grad.full_tensor().numpy(), a.grad.numpy(), rtol=1e-5,
+        np.testing.assert_allclose(b.grad.full_tensor().numpy(), ref[n][1], rtol=1e-5,
                                    atol=1e-6, err_msg=n)
 
 
@@ -322,16 +338,15 @@ def collectives(step, *args, **kwargs):
 
 
 def test_compiled_step_gathers_parameters_and_reduces_gradients():
-    """One SPMD program: the sharded parameters are all-gathered (once each: XLA keeps them for
-    backward) and their gradients reduced across the mesh (on the CPU, XLA combines the
-    gradients' reductions into one all-reduce whose result each device slices; a GPU pipeline
-    turns that into a reduce-scatter)."""
-    mesh = init_device_mesh("cpu", (8,))
-    x, y, xd, yd = _batch(mesh)
-    model = _sharded(mesh)
-    opt = tl.optim.SGD(model.parameters(), lr=0.1)
-    _, step = _train(model, opt, xd, yd, 2, compiled=True)
-    count, text = collectives(step, xd, yd)
+    """One SPMD program: the sharded parameters are all-gathered (each once: XLA keeps the
+    gathered values for backward) and their gradients reduced across the mesh (XLA's CPU
+    pipeline combines the gradients' reductions into one all-reduce whose result each device
+    slices to its shard, where PyTorch reduce-scatters)."""
+    if "SGD" not in _COMPILED:   # run alone: train as the test above does
+        test_fully_shard_trains_as_one_device("SGD", compiled=True)
+    model, step, batch = _COMPILED["SGD"]
+    count, text = collectives(step, *batch)
+    assert len(step._programs) == 1 and count["all-gather"] >= 4
     sharded = [p for p in model.parameters() if p.placements == (Shard(0),)]
     shapes = {",".join(map(str, p.shape)) for p in sharded}
     gathered = set(re.findall(r"= f32\[([\d,]+)\]\{[\d,]*\} all-gather\(", text))

@@ -17,7 +17,8 @@ device when dim 0 does not divide), so the loss is the global batch's and the gr
 same as on one device -- where PyTorch averages the ranks' gradients of their local batches in
 the reduce-scatter, which for a mean loss is the same number.  Tensors the step mixes with the
 model's outputs (the targets) must be on the mesh too: ``distribute_tensor(y, mesh,
-[Shard(0)])``.
+[Shard(0)])``; so must the batch given to a step under ``torchlike.compile``, whose program
+runs where its inputs are (one SPMD program over the mesh).
 
 Holding global arrays changes what some of PyTorch's knobs can do:
 - A parameter whose dim 0 does not divide by the mesh size stays whole on every device
