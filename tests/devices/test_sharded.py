@@ -273,6 +273,27 @@ def test_fully_shard_structure_matches_torch(torch_mesh):
                                                 for s in _shards(p).values())
     sd, tsd = model.state_dict(), theirs.state_dict()
     assert list(sd) == list(tsd) and all(isinstance(v, DTensor) for v in sd.values())
+    assert repr(model) == repr(theirs)
+
+    model[0].unshard()   # it holds the gathered parameters until reshard() (not recursive)
+    gathered = model[0].weight
+    assert type(gathered) is tl.Tensor and _laid_out(gathered, mesh)
+    np.testing.assert_array_equal(gathered.detach().numpy(), ours["0.weight"].full_tensor()
+                                  .detach().numpy())
+    model[0].reshard()
+    assert model[0].weight is ours["0.weight"]
+
+    with pytest.raises(AssertionError, match="Please init the 2D mesh for HSDP with "
+                                             "mesh_dim_names specified"):
+        fully_shard(nn.Linear(4, 8), mesh=init_device_mesh("cpu", (2, 4)))
+    names = ("replicate", "shard")   # HSDP
+    hybrid, thybrid = init_device_mesh("cpu", (2, 4), mesh_dim_names=names), \
+        torch_mesh("cpu", (2, 4), mesh_dim_names=names)
+    one, tone = fully_shard(nn.Linear(4, 8), mesh=hybrid), \
+        torch_fully_shard(torch.nn.Linear(4, 8), mesh=thybrid)
+    assert repr(one.weight.placements) == repr(tone.weight.placements)
+    assert one.weight.to_local().shape == tone.weight.to_local().shape
+    assert _laid_out(one.weight, hybrid, "shard")
 
 
 STEPS = 3

@@ -152,6 +152,8 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     mesh = _default_mesh(module) if mesh is None else mesh
     if not isinstance(mesh, DeviceMesh) or mesh.ndim not in (1, 2):
         raise ValueError(f"fully_shard expects a 1D or 2D DeviceMesh but got {mesh}")
+    if mesh.ndim == 2 and mesh.mesh_dim_names is None:
+        raise AssertionError("Please init the 2D mesh for HSDP with mesh_dim_names specified")
     ignored = {id(p) for p in (ignored_params or ())}
     managed = []
     for owner in _unmanaged_modules(module):
