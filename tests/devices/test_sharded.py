@@ -5,6 +5,7 @@ Oracles: PyTorch's own DeviceMesh / DTensor / fully_shard over a fake process gr
 (seen from rank 0: names, shapes, placements, errors); the definitions of the moves (numpy
 slices, sums); and a model trained on one device, which fully_shard must equal."""
 import collections
+import copy
 import functools
 import re
 
@@ -393,6 +394,14 @@ def test_state_dict_round_trips():
     optim_full = get_optimizer_state_dict(model, opt,
                                           options=StateDictOptions(full_state_dict=True))
     assert set(optim_full["state"]) == set(full)
+
+    copied = copy.deepcopy(model)   # a copy is sharded alike
+    for (k, p), q in zip(model.named_parameters(), copied.parameters()):
+        assert isinstance(q, DTensor) and q.placements == p.placements and q is not p
+        np.testing.assert_array_equal(q.full_tensor().detach().numpy(), full[k].numpy())
+    opt.zero_grad(set_to_none=False)   # zeros in place keep the gradients' layout
+    assert all(_laid_out(p.grad, mesh, "dim_0") and not p.grad.full_tensor().numpy().any()
+               for p in model.parameters() if p.placements == (Shard(0),))
 
     plain = _mlp()   # a full state dict loads into an unsharded model
     assert plain.load_state_dict(full) is not None

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from .. import _trace_context, compiler
 from .._device import CPU, to_jax_device
 from .._random import Generator
-from .._tensor import TRACED_VALUE_ERRORS, Tensor
+from .._tensor import TRACED_VALUE_ERRORS, Tensor, first_device
 from ..nn.modules.module import Module
 from ..optim._lr_scheduler_base import LRScheduler
 from ..optim.optimizer import Optimizer
@@ -109,16 +109,10 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
 def step_devices(arrays):
     """The jax device of each captured array, then the step's: that of the first one with
     dimensions, else the CPU (NOTE [ devices in a compiled step ])."""
-    devices = [_device_of(a) for a in arrays]
+    devices = [first_device(a) for a in arrays]
     devices.append(next((d for a, d in zip(arrays, devices) if a.ndim), None)
                    or to_jax_device(CPU))
     return devices
-
-
-def _device_of(a):
-    """An array's device; for one laid out over several (a DTensor's), the first of them."""
-    found = a.devices()
-    return next(iter(found)) if len(found) == 1 else min(found, key=lambda d: d.id)
 
 
 def step_placement(arrays, device):

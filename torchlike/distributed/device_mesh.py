@@ -167,6 +167,12 @@ class DeviceMesh:
         return DeviceMesh(self._device_type, ranks, mesh_dim_names=names, _devices=devices,
                           _stride=tuple(self._stride[k] for k in kept))
 
+    def __deepcopy__(self, memo):   # a mesh names devices: a copy of a model shares it
+        return self
+
+    def __copy__(self):
+        return self
+
     def __enter__(self):
         """``with mesh:`` makes ``mesh`` the default of distribute_tensor and from_local."""
         _ACTIVE.append(self)

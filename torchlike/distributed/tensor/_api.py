@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._device import from_jax_device
-from ..._tensor import Tensor
+from ..._tensor import ArrayImpl, Tensor
 from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
 from ...nn.parameter import Parameter
@@ -219,6 +219,20 @@ class DTensor(Tensor):
         return (_rebuild, (self.full_tensor().detach(), self._mesh, self._placements,
                            self.requires_grad))
 
+    def __deepcopy__(self, memo):
+        new = Tensor.__deepcopy__(self, memo)
+        new._mesh, new._placements = self._mesh, self._placements
+        return new
+
+    def _write(self, new_arr):
+        """In-place writes keep the layout: a result XLA laid out otherwise (``zero_``'s zeros
+        depend on no input, so come back replicated) is moved back to this tensor's."""
+        old = self._arr
+        if type(new_arr) is ArrayImpl and type(old) is ArrayImpl and \
+                new_arr.sharding != old.sharding:
+            new_arr = jax.device_put(new_arr, old.sharding)
+        Tensor._write(self, new_arr)
+
     def detach(self):
         """Mirrors ``DTensor.detach``: a DTensor sharing the values, without history."""
         return _as_dtensor(Tensor.detach(self), self._mesh, self._placements)
@@ -322,6 +336,7 @@ class DTensorParameter(DTensor, Parameter):
     __repr__ = DTensor.__repr__
     __str__ = DTensor.__str__
     __reduce_ex__ = DTensor.__reduce_ex__
+    __deepcopy__ = DTensor.__deepcopy__
 
 
 def _as_dtensor(t, mesh, placements):
