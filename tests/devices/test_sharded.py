@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 import torch.distributed as tdist
+import torch.distributed.fsdp as tfsdp
 import torch.distributed.tensor as tdt
 
 import torchlike as tl
@@ -22,7 +23,7 @@ from torchlike.distributed.checkpoint.state_dict import (
     StateDictOptions, get_model_state_dict, get_optimizer_state_dict, set_model_state_dict,
     set_optimizer_state_dict)
 from torchlike.distributed.device_mesh import DeviceMesh, init_device_mesh
-from torchlike.distributed.fsdp import FSDPModule, fully_shard
+from torchlike.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from torchlike.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 from torchlike.nn import functional as F
 
@@ -336,6 +337,31 @@ def test_fully_shard_trains_as_one_device(name, compiled):
                 assert v._value().sharding.is_equivalent_to(b._value().sharding, b.ndim)
         np.testing.assert_allclose(b.grad.full_tensor().numpy(), ref[n][1], rtol=1e-5,
                                    atol=1e-6, err_msg=n)
+
+
+def test_mixed_precision_policy_computes_in_param_dtype():
+    """param_dtype: the gathered parameters, inputs and so the computation are bfloat16;
+    reduce_dtype float32: the gradients reach the float32 shards as the definition's (a
+    float32 layer computing with bfloat16 copies of its parameters) do, to bfloat16's
+    rounding; output_dtype: the outputs' dtype."""
+    mesh = init_device_mesh("cpu", (8,))
+    x, _, _, _ = _batch(mesh)
+    policy = MixedPrecisionPolicy(param_dtype=tl.bfloat16, reduce_dtype=tl.float32,
+                                  output_dtype=tl.float32)
+    assert repr(policy) == repr(tfsdp.MixedPrecisionPolicy(
+        param_dtype=torch.bfloat16, reduce_dtype=torch.float32, output_dtype=torch.float32))
+    tl.manual_seed(0)
+    ref = nn.Linear(16, 32)
+    model = fully_shard(copy.deepcopy(ref), mesh=mesh, mp_policy=policy)
+    out = model(x)
+    assert out.dtype == tl.float32 and model.weight.dtype == tl.float32
+    (out ** 2).mean().backward()
+    (F.linear(x.bfloat16(), ref.weight.bfloat16(), ref.bias.bfloat16()).float() ** 2).mean() \
+        .backward()
+    for (n, a), b in zip(ref.named_parameters(), model.parameters()):
+        assert b.grad.dtype == tl.float32 and _laid_out(b.grad, mesh, "dim_0")
+        np.testing.assert_allclose(b.grad.full_tensor().numpy(), a.grad.numpy(), rtol=2e-2,
+                                   atol=2e-3, err_msg=n)
 
 
 def collectives(step, *args, **kwargs):

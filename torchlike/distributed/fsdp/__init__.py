@@ -1,7 +1,9 @@
 """Mirrors ``torch.distributed.fsdp``: FSDP2's ``fully_shard`` (NOTE [ fully_shard on global
 arrays ] in _fully_shard.py)."""
-from ._fully_shard import FSDPModule as FSDPModule, fully_shard as fully_shard
+from ._fully_shard import (FSDPModule as FSDPModule, MixedPrecisionPolicy as MixedPrecisionPolicy,
+                           fully_shard as fully_shard)
 
-FSDPModule.__module__ = __name__   # reprs show the public path
+for _cls in (FSDPModule, MixedPrecisionPolicy):   # reprs show the public path
+    _cls.__module__ = __name__
 
-__all__ = ["FSDPModule", "fully_shard"]
+__all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]

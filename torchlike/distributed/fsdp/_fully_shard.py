@@ -29,16 +29,43 @@ Holding global arrays changes what some of PyTorch's knobs can do:
   a compiled step XLA decides what to keep.
 - ``set_requires_gradient_sync(False)`` changes no value: every gradient is the global one.
 """
+import dataclasses
+
 import jax
 
 from ..._tensor import Tensor
 from ...nn.modules.module import Module
 from ..device_mesh import DeviceMesh, _mesh_devices, init_device_mesh
-from ..tensor._api import (DTensor, DTensorParameter, Redistribute, distribute_tensor, place,
-                           sharding_of)
+from ..tensor._api import (DTensor, DTensorParameter, Redistribute, _np_dtype,
+                           distribute_tensor, place, sharding_of)
 from ..tensor.placement_types import Replicate, Shard
 
-__all__ = ["FSDPModule", "fully_shard"]
+__all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """Mirrors ``torch.distributed.fsdp.MixedPrecisionPolicy``: the dtypes of a sharded
+    module's computation.  The sharded parameters (and the optimizer's step) keep their dtype.
+
+    Args:
+        param_dtype: the gathered parameters' dtype, so the forward's and backward's (the
+            gather casts before it moves; None: the parameters' own).
+        reduce_dtype: the dtype gradients are reduced in (None: ``param_dtype``); they reach
+            the sharded parameters in the parameters' dtype.
+        output_dtype: floating outputs of the forward are cast to it (None: left as they are).
+        cast_forward_inputs: cast the forward's floating inputs to ``param_dtype``.
+
+    Example::
+
+        >>> fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16,
+        ...                                                   reduce_dtype=torch.float32))
+    """
+
+    param_dtype: object = None
+    reduce_dtype: object = None
+    output_dtype: object = None
+    cast_forward_inputs: bool = True
 
 
 class FSDPModule:
@@ -70,8 +97,9 @@ class _State:
     """What fully_shard keeps on a module: its mesh and the parameters it manages as
     (owner module, name, sharded parameter), and the gathered ones while it holds them."""
 
-    def __init__(self, mesh, managed, reshard_after_forward):
+    def __init__(self, mesh, managed, reshard_after_forward, mp_policy):
         self.mesh = mesh
+        self.mp_policy = mp_policy
         self.managed = managed
         self.reshard_after_forward = reshard_after_forward
         self.requires_gradient_sync = True
@@ -110,7 +138,7 @@ def _placements_for(mesh, param, shard_placement_fn):
 
 
 def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placement_fn=None,
-                ignored_params=None):
+                mp_policy=MixedPrecisionPolicy(), ignored_params=None):
     """Mirrors ``torch.distributed.fsdp.fully_shard``: shard ``module``'s parameters along
     dim 0 over ``mesh``; each forward gathers them and backward reduce-scatters their
     gradients (NOTE [ fully_shard on global arrays ]).
@@ -127,6 +155,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
         reshard_after_forward: whether the module holds its sharded parameters after forward
             (True) or keeps the gathered ones until the next forward or ``reshard()``.
         shard_placement_fn: ``param -> Shard(dim) or None`` to shard another dim than 0.
+        mp_policy: a MixedPrecisionPolicy (default: compute in the parameters' dtypes).
         ignored_params: parameters to leave as they are.
 
     Returns:
@@ -144,7 +173,8 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     if isinstance(module, (list, tuple)):
         for m in module:
             fully_shard(m, mesh=mesh, reshard_after_forward=reshard_after_forward,
-                        shard_placement_fn=shard_placement_fn, ignored_params=ignored_params)
+                        shard_placement_fn=shard_placement_fn, mp_policy=mp_policy,
+                        ignored_params=ignored_params)
         return module
     if not isinstance(module, Module):
         raise ValueError(f"fully_shard does not support containers that do not implement "
@@ -170,7 +200,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
                 owner._buffers[name] = Tensor._wrap(place(
                     b._value(), sharding_of(mesh, [Replicate()] * mesh.ndim, b.ndim)))
     module.__class__ = _fsdp_class(type(module))
-    module.__dict__["_fsdp"] = _State(mesh, managed, reshard_after_forward)
+    module.__dict__["_fsdp"] = _State(mesh, managed, reshard_after_forward, mp_policy)
     module.register_forward_pre_hook(_pre_forward, with_kwargs=True)
     module.register_forward_hook(_post_forward)
     return module
@@ -191,10 +221,14 @@ def _gather(module):
     """Hand ``module``'s computation the replicated parameters (NOTE [ fully_shard on global
     arrays ]): each a differentiable move of its sharded parameter."""
     state = module._fsdp
+    policy = state.mp_policy
+    dtype = _np_dtype(policy.param_dtype)
+    grad_dtype = _np_dtype(policy.reduce_dtype or policy.param_dtype)
     for owner, name, sharded in state.managed:
         whole = sharding_of(state.mesh, [Replicate()] * state.mesh.ndim, sharded.ndim)
         back = sharding_of(state.mesh, sharded._placements, sharded.ndim)
-        owner._parameters[name] = Redistribute.apply(sharded, whole, back)
+        owner._parameters[name] = Redistribute.apply(
+            sharded, whole, back, dtype if sharded.is_floating_point() else None, grad_dtype)
     state.gathered = True
 
 
@@ -221,15 +255,32 @@ def _lay_input(x, mesh):
     return Redistribute.apply(x, sharding_of(mesh, placements, x.ndim), arr.sharding)
 
 
+def _cast(x, dtype):
+    """Floating tensors in ``x`` (nested tuples, lists, dicts) cast to ``dtype``."""
+    if isinstance(x, Tensor):
+        return x.to(dtype) if x.is_floating_point() else x
+    if isinstance(x, (tuple, list)):
+        return type(x)(_cast(v, dtype) for v in x)
+    if isinstance(x, dict):
+        return {k: _cast(v, dtype) for k, v in x.items()}
+    return x
+
+
 def _pre_forward(module, args, kwargs):
-    mesh = module._fsdp.mesh
+    state = module._fsdp
+    mesh, policy = state.mesh, state.mp_policy
     args = tuple(_lay_input(a, mesh) if isinstance(a, Tensor) else a for a in args)
     kwargs = {k: _lay_input(v, mesh) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    if policy.cast_forward_inputs and policy.param_dtype is not None:
+        args, kwargs = _cast(args, policy.param_dtype), _cast(kwargs, policy.param_dtype)
     _gather(module)
     return args, kwargs
 
 
 def _post_forward(module, args, output):
-    if module._fsdp.reshard_after_forward:
+    state = module._fsdp
+    if state.reshard_after_forward:
         _release(module)
+    if state.mp_policy.output_dtype is not None:
+        return _cast(output, state.mp_policy.output_dtype)
     return None

@@ -104,16 +104,21 @@ def _local_device(mesh):
 # --- the differentiable moves (named as PyTorch's autograd functions) -----------------------------
 
 class Redistribute(Function):
-    """The layout ``to``; its gradient takes the layout ``back`` again."""
+    """The layout ``to`` (the values cast to ``dtype`` first, when given); its gradient takes
+    the layout ``back`` again (moved as ``grad_dtype`` when given) in the input's dtype."""
 
     @staticmethod
-    def forward(ctx, x, to, back):
-        ctx.back = back
-        return Tensor._wrap(place(x._value(), to))
+    def forward(ctx, x, to, back, dtype=None, grad_dtype=None):
+        arr = x._value()
+        ctx.back, ctx.dtype, ctx.grad_dtype = back, arr.dtype, grad_dtype
+        return Tensor._wrap(place(arr if dtype is None else arr.astype(dtype), to))
 
     @staticmethod
     def backward(ctx, g):
-        return Tensor._wrap(place(g._value(), ctx.back)), None, None
+        arr = g._value()
+        if ctx.grad_dtype is not None:
+            arr = arr.astype(ctx.grad_dtype)
+        return Tensor._wrap(place(arr, ctx.back).astype(ctx.dtype)), None, None, None, None
 
 
 class _ToTorchTensor(Function):
@@ -269,21 +274,21 @@ class DTensor(Tensor):
 
         Args:
             device_mesh: the target mesh (default: this tensor's).
-            placements: the target placements (default: all Replicate).
+            placements: the target placements.
+            forward_dtype: cast the values to this dtype before the move (the result's dtype).
+            backward_dtype: move the gradient in this dtype (it arrives in this tensor's).
 
         Returns:
             A DTensor.
         """
         mesh = self._mesh if device_mesh is None else device_mesh
         if placements is None:
-            placements = [Replicate()] * mesh.ndim
+            raise RuntimeError("placements is needed for redistribute!")
         placements = normalize_placements(mesh, placements, tuple(self.shape))
         to = sharding_of(mesh, placements, self.ndim)
         back = sharding_of(self._mesh, self._placements, self.ndim)
-        x = self
-        if forward_dtype is not None:
-            x = x.to(forward_dtype)
-        out = Redistribute.apply(x, to, back)
+        out = Redistribute.apply(self, to, back, _np_dtype(forward_dtype),
+                                 _np_dtype(backward_dtype))
         return _as_dtensor(out, mesh, placements)
 
     @staticmethod
@@ -337,6 +342,10 @@ class DTensorParameter(DTensor, Parameter):
     __str__ = DTensor.__str__
     __reduce_ex__ = DTensor.__reduce_ex__
     __deepcopy__ = DTensor.__deepcopy__
+
+
+def _np_dtype(dtype):
+    return None if dtype is None else dtype._np
 
 
 def _as_dtensor(t, mesh, placements):
