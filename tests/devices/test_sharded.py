@@ -319,10 +319,10 @@ def test_fully_shard_trains_as_one_device(name, compiled):
     model = _sharded(mesh)
     opt = OPTIMIZERS[name](model.parameters())
     expect, ref = _one_device(name)
-    # eagerly the root lays the batch over the mesh itself; a compiled step is given it there
-    got, step = _train(model, opt, xd if compiled else x, yd, STEPS, compiled)
+    # the root lays a batch on one device over the mesh itself (SGD's), or is given it there
+    got, step = _train(model, opt, x if name == "SGD" else xd, yd, STEPS, compiled)
     if compiled:
-        _COMPILED[name] = (model, step, (xd, yd))
+        _COMPILED[name] = (model, step, (x if name == "SGD" else xd, yd))
     np.testing.assert_allclose(got, expect, rtol=1e-6, atol=1e-6)
     for n, b in model.named_parameters():
         assert isinstance(b, DTensor)

@@ -167,9 +167,13 @@ class Call:
         self.donated_args = program.donated[len(self.donated):]
         self.kept_args = program.kept[len(self.kept):]
         here = self.here = program.placement
+        moved = list(plan.moved)
+        if here is not program.device:   # a step over a mesh: what is on one device joins it
+            moved += [i for i, t in enumerate(tensors) if i not in plan.moved and
+                      len(t._value().devices()) == 1]
         self.moved = [(i in program.donated, (program.donated if i in program.donated
                                               else program.kept).index(i))
-                      for i in plan.moved]
+                      for i in moved]
         homes = [g._state._device() for g in state.generators]
         self.gens_away = [k for k, d in enumerate(homes) if d != here]
         self.gens_out = [(state.generators[i], None if homes[i] == here else homes[i])

@@ -17,8 +17,9 @@ device when dim 0 does not divide), so the loss is the global batch's and the gr
 same as on one device -- where PyTorch averages the ranks' gradients of their local batches in
 the reduce-scatter, which for a mean loss is the same number.  Tensors the step mixes with the
 model's outputs (the targets) must be on the mesh too: ``distribute_tensor(y, mesh,
-[Shard(0)])``; so must the batch given to a step under ``torchlike.compile``, whose program
-runs where its inputs are (one SPMD program over the mesh).
+[Shard(0)])``.  Under ``torchlike.compile`` the step is one SPMD program over the mesh: a
+batch on one device enters it whole on every device and the root's split is a sharding
+constraint (NOTE [ devices in a compiled step ]).
 
 Holding global arrays changes what some of PyTorch's knobs can do:
 - A parameter whose dim 0 does not divide by the mesh size stays whole on every device
@@ -202,7 +203,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     module.__class__ = _fsdp_class(type(module))
     module.__dict__["_fsdp"] = _State(mesh, managed, reshard_after_forward, mp_policy)
     module.register_forward_pre_hook(_pre_forward, with_kwargs=True)
-    module.register_forward_hook(_post_forward)
+    module.register_forward_hook(_post_forward, always_call=True)
     return module
 
 
@@ -245,14 +246,18 @@ def _on_mesh(arr, mesh):
 
 
 def _lay_input(x, mesh):
-    """A tensor given to the forward, on the mesh: split along dim 0 when it divides (data
-    parallel), else whole on every device; differentiable."""
+    """A tensor given to the root's forward, on the mesh: split along dim 0 when it divides
+    (data parallel), else whole on every device; differentiable.  In a compiled step the
+    call has put it whole on the mesh (NOTE [ devices in a compiled step ]), and the split is
+    a constraint whose gradient is left as XLA lays it out."""
     arr = x._value()
-    if isinstance(x, DTensor) or isinstance(arr, jax.core.Tracer) or _on_mesh(arr, mesh):
-        return x   # on the mesh already, or a tracer (the compiled step placed it)
+    if isinstance(x, DTensor) or _on_mesh(arr, mesh):
+        return x
     split = x.ndim and x.shape[0] % mesh.size() == 0
     placements = ([Shard(0)] * mesh.ndim if split else [Replicate()] * mesh.ndim)
-    return Redistribute.apply(x, sharding_of(mesh, placements, x.ndim), arr.sharding)
+    traced = isinstance(arr, jax.core.Tracer)
+    return Redistribute.apply(x, sharding_of(mesh, placements, x.ndim),
+                              None if traced else arr.sharding)
 
 
 def _cast(x, dtype):
@@ -266,11 +271,17 @@ def _cast(x, dtype):
     return x
 
 
+_RUNNING = []   # the fully_shard modules whose forward is running, outermost first
+
+
 def _pre_forward(module, args, kwargs):
     state = module._fsdp
     mesh, policy = state.mesh, state.mp_policy
-    args = tuple(_lay_input(a, mesh) if isinstance(a, Tensor) else a for a in args)
-    kwargs = {k: _lay_input(v, mesh) if isinstance(v, Tensor) else v for k, v in kwargs.items()}
+    if not _RUNNING:   # the root: its inputs come from outside
+        args = tuple(_lay_input(a, mesh) if isinstance(a, Tensor) else a for a in args)
+        kwargs = {k: _lay_input(v, mesh) if isinstance(v, Tensor) else v
+                  for k, v in kwargs.items()}
+    _RUNNING.append(module)
     if policy.cast_forward_inputs and policy.param_dtype is not None:
         args, kwargs = _cast(args, policy.param_dtype), _cast(kwargs, policy.param_dtype)
     _gather(module)
@@ -278,6 +289,8 @@ def _pre_forward(module, args, kwargs):
 
 
 def _post_forward(module, args, output):
+    if _RUNNING and _RUNNING[-1] is module:
+        _RUNNING.pop()
     state = module._fsdp
     if state.reshard_after_forward:
         _release(module)

@@ -105,7 +105,8 @@ def _local_device(mesh):
 
 class Redistribute(Function):
     """The layout ``to`` (the values cast to ``dtype`` first, when given); its gradient takes
-    the layout ``back`` again (moved as ``grad_dtype`` when given) in the input's dtype."""
+    the layout ``back`` again (None: as it comes; moved as ``grad_dtype`` when given) in the
+    input's dtype."""
 
     @staticmethod
     def forward(ctx, x, to, back, dtype=None, grad_dtype=None):
@@ -118,7 +119,9 @@ class Redistribute(Function):
         arr = g._value()
         if ctx.grad_dtype is not None:
             arr = arr.astype(ctx.grad_dtype)
-        return Tensor._wrap(place(arr, ctx.back).astype(ctx.dtype)), None, None, None, None
+        if ctx.back is not None:
+            arr = place(arr, ctx.back)
+        return Tensor._wrap(arr.astype(ctx.dtype)), None, None, None, None
 
 
 class _ToTorchTensor(Function):
