@@ -366,9 +366,9 @@ def test_mixed_precision_policy_computes_in_param_dtype():
 
 def collectives(step, *args, **kwargs):
     """The collectives of the program ``torchlike.compile`` runs for ``step`` (already compiled:
-    called twice): a Counter of the HLO op names (all-gather, reduce-scatter, all-reduce, ...) in the
-    compiled program's text, and that text.  Runs one more step (the program is lowered from
-    that call's own arguments)."""
+    called twice): a Counter of the HLO op names (all-gather, reduce-scatter, all-reduce, ...)
+    in the compiled program's text, and that text.  Runs one more step (the program is lowered
+    from that call's own arguments)."""
     (program,) = step._programs.values()
     run, text = program.fn, []
 
