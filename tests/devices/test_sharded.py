@@ -7,6 +7,7 @@ slices, sums); and a model trained on one device, which fully_shard must equal."
 import collections
 import copy
 import functools
+import pickle
 import re
 
 import jax
@@ -153,6 +154,10 @@ def test_two_dim_mesh_placements(torch_mesh):
     d = distribute_tensor(tl.tensor(values), mesh, [Shard(0), Shard(1)])
     assert _laid_out(d, mesh, "dp", "tp")
     np.testing.assert_array_equal(d.to_local().numpy(), values[:4, :2])   # rank 0's block
+    again = pickle.loads(pickle.dumps(d))   # a mesh pickles by its layout
+    assert again.device_mesh == mesh and again.placements == d.placements
+    assert _laid_out(again, mesh, "dp", "tp")
+    np.testing.assert_array_equal(again.full_tensor().numpy(), values)
     assert np.asarray(d._value().addressable_shards[0].data).shape == (4, 2)
 
 

@@ -167,6 +167,10 @@ class DeviceMesh:
         return DeviceMesh(self._device_type, ranks, mesh_dim_names=names, _devices=devices,
                           _stride=tuple(self._stride[k] for k in kept))
 
+    def __reduce__(self):   # by its layout: the devices are this process's (or ranks') again
+        return (_rebuild_mesh, (self._device_type, self._ranks.tolist(), self._mesh_dim_names,
+                                self._stride))
+
     def __deepcopy__(self, memo):   # a mesh names devices: a copy of a model shares it
         return self
 
@@ -200,6 +204,10 @@ class DeviceMesh:
     def __hash__(self):
         return hash((self._device_type, self._mesh_dim_names, self._devices.shape,
                      tuple(self._devices.flat)))
+
+
+def _rebuild_mesh(device_type, ranks, mesh_dim_names, stride):
+    return DeviceMesh(device_type, ranks, mesh_dim_names=mesh_dim_names, _stride=stride)
 
 
 _ACTIVE = []   # the meshes of the enclosing ``with mesh:`` blocks, innermost last

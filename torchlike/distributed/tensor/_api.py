@@ -22,9 +22,14 @@ What follows from holding the global array:
   every rank's local tensor (the SPMD program's value, the same on every rank), so the global
   tensor is ``t`` repeated along each sharded dimension.
 - Gradients are the derivatives of these definitions: through ``redistribute`` the gradient
-  takes the input's placements again (Replicate to Shard after a gather: XLA's reduce-scatter
-  in a compiled step), through ``to_local`` it is zero outside the local shard, and through
-  ``from_local`` it is the sum over the repeats.
+  takes the input's placements again (Replicate to Shard after a gather: a reduction across
+  the mesh, which XLA's CPU pipeline makes an all-reduce each device slices), through
+  ``to_local`` it is zero outside the local shard, and through ``from_local`` it is the sum
+  over the repeats.  So ``grad_placements`` (PyTorch's hint of a gradient's layout) changes
+  no value here.
+- What PyTorch checks or chooses across ranks has one answer in one process: ``from_local``'s
+  ``run_check`` (every rank passed the same tensor), ``distribute_tensor``'s
+  ``src_data_rank`` (the one tensor given is every rank's data).
 """
 import jax
 import jax.numpy as jnp
@@ -57,6 +62,8 @@ def normalize_placements(mesh, placements, shape, even=True):
         if not isinstance(p, Placement):
             raise TypeError(f"placements must be Shard or Replicate, got {p!r}")
         if isinstance(p, Shard):
+            if ndim == 0:
+                raise AssertionError("Expected tensor.dim() > 0, got 0")
             if not -ndim <= p.dim < max(ndim, 1):
                 raise IndexError(f"Dimension out of range (expected to be in range of "
                                  f"[{-max(ndim, 1)}, {max(ndim, 1) - 1}], but got {p.dim})")
@@ -305,7 +312,7 @@ class DTensor(Tensor):
             local_tensor: this rank's shard (every rank's, in one process).
             device_mesh: the mesh (default: the one a ``with mesh:`` block set).
             placements: one per mesh dimension (default: all Replicate).
-            shape: the global shape, checked when given.
+            shape: the global shape, checked when given (``stride``: the layout is XLA's).
 
         Returns:
             A DTensor.
