@@ -6,10 +6,12 @@ the mesh (``Shard(0)``; ``(Replicate(), Shard(0))`` on a 2-d mesh, HSDP), as PyT
 forward pre-hook gathers them: each sharded parameter goes through ``Redistribute`` to the
 replicated layout (an all-gather), and the module computes with those full parameters; the
 gradient of that move takes the sharded layout again, so the gradient that reaches each
-sharded parameter is itself sharded (a reduce-scatter in a compiled step, where XLA places the
-collectives of one SPMD program; eagerly, the gradient program's result is sliced to the
-shards).  The optimizer, made after ``fully_shard`` as in PyTorch, steps the sharded parameters
-in one jitted update that keeps their layout.
+sharded parameter is itself sharded: a reduction across the mesh that XLA places (in a compiled
+step, one SPMD program, XLA's CPU pipeline makes it one all-reduce of every gradient, which each
+device slices to its shard, where PyTorch reduce-scatters; eagerly, the gradient program's
+result is sliced to the shards).  The optimizer, made after ``fully_shard`` as in PyTorch,
+steps the sharded parameters in one jitted update that keeps their layout.  A parameter two
+modules share stays one sharded parameter.
 
 The batch is one global array (NOTE [ a mesh in one process ] in device_mesh.py): the root's
 forward lays tensors it is given over the mesh split along dim 0 (data parallel; whole on every
@@ -186,14 +188,16 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
     if mesh.ndim == 2 and mesh.mesh_dim_names is None:
         raise AssertionError("Please init the 2D mesh for HSDP with mesh_dim_names specified")
     ignored = {id(p) for p in (ignored_params or ())}
-    managed = []
+    managed, made = [], {}   # made: id(parameter) -> its sharded one (a shared one stays so)
     for owner in _unmanaged_modules(module):
         for name, p in list(owner._parameters.items()):
             if p is None or id(p) in ignored or isinstance(p, DTensor):
                 continue
-            placements = _placements_for(mesh, p, shard_placement_fn)
-            sharded = DTensorParameter(distribute_tensor(p.detach(), mesh, placements),
-                                       requires_grad=p.requires_grad)
+            sharded = made.get(id(p))
+            if sharded is None:
+                placements = _placements_for(mesh, p, shard_placement_fn)
+                sharded = made[id(p)] = DTensorParameter(
+                    distribute_tensor(p.detach(), mesh, placements), requires_grad=p.requires_grad)
             owner._parameters[name] = sharded
             managed.append((owner, name, sharded))
         for name, b in list(owner._buffers.items()):
