@@ -290,6 +290,11 @@ def test_fully_shard_structure_matches_torch(torch_mesh):
     model[0].reshard()
     assert model[0].weight is ours["0.weight"]
 
+    tied = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8))   # a shared parameter stays one
+    tied[1].weight = tied[0].weight
+    fully_shard(tied, mesh=mesh)
+    assert tied[1].weight is tied[0].weight and len(list(tied.parameters())) == 3
+
     with pytest.raises(AssertionError, match="Please init the 2D mesh for HSDP with "
                                              "mesh_dim_names specified"):
         fully_shard(nn.Linear(4, 8), mesh=init_device_mesh("cpu", (2, 4)))
