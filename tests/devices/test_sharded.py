@@ -33,12 +33,14 @@ N = 8
 
 @pytest.fixture(scope="module")
 def torch_mesh():
-    """PyTorch's mesh constructor over a fake world of 8 ranks (this process is rank 0)."""
+    """PyTorch's mesh constructor over a fake world of 8 ranks (this process is rank 0; the
+    world ends with this file's tests)."""
     from torch.distributed.device_mesh import init_device_mesh as torch_init
     from torch.testing._internal.distributed.fake_pg import FakeStore
-    if not tdist.is_initialized():
-        tdist.init_process_group("fake", store=FakeStore(), rank=0, world_size=N)
-    return torch_init
+    assert not tdist.is_initialized()
+    tdist.init_process_group("fake", store=FakeStore(), rank=0, world_size=N)
+    yield torch_init
+    tdist.destroy_process_group()
 
 
 def _theirs(placements):
