@@ -455,11 +455,18 @@ def test_state_dict_round_trips():
             assert isinstance(p, DTensor) and len(p._value().sharding.device_set) == 8
             np.testing.assert_array_equal(p.full_tensor().detach().numpy(), full[k].numpy())
 
-    resumed = _sharded(mesh)
+    resumed = _sharded(mesh)   # by the full dicts of checkpoint.state_dict
     resumed_opt = tl.optim.Adam(resumed.parameters(), lr=1e-2)
     set_model_state_dict(resumed, full, options=StateDictOptions(full_state_dict=True))
     set_optimizer_state_dict(resumed, resumed_opt, optim_full,
                              options=StateDictOptions(full_state_dict=True))
+    again = _sharded(mesh)   # by Module's and Optimizer's own state dicts
+    again.load_state_dict(sharded)
+    again_opt = tl.optim.Adam(again.parameters(), lr=1e-2)
+    again_opt.load_state_dict(opt.state_dict())
+    assert all(_laid_out(v, mesh, "dim_0") for p in again.parameters()
+               if p.placements == (Shard(0),) for v in again_opt.state[p].values() if v.ndim)
     expect, _ = _train(model, opt, x, yd, 2, compiled=False)
-    got, _ = _train(resumed, resumed_opt, x, yd, 2, compiled=False)
-    np.testing.assert_allclose(got, expect, rtol=1e-6)
+    for m, o in ((resumed, resumed_opt), (again, again_opt)):
+        got, _ = _train(m, o, x, yd, 2, compiled=False)
+        np.testing.assert_allclose(got, expect, rtol=1e-6)

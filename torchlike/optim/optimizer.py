@@ -100,10 +100,10 @@ def _laid_out_like(param, state):
     if not state or isinstance(arr, jax.core.Tracer) or len(sharding.device_set) < 2:
         return state
     whole = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
-    for k, v in state.items():
-        if isinstance(v, Tensor) and not isinstance(v._value(), jax.core.Tracer):
-            v._arr = jax.device_put(v._value(), sharding if v.shape == param.shape else whole)
-    return state
+    return {k: Tensor._wrap(jax.device_put(v._value(), sharding if v.shape == param.shape
+                                           else whole))
+            if isinstance(v, Tensor) and not isinstance(v._value(), jax.core.Tracer) else v
+            for k, v in state.items()}
 
 
 def _typename(obj):
@@ -380,7 +380,7 @@ class Optimizer:
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = cast(id_map[k], v)
+                state[id_map[k]] = _laid_out_like(id_map[k], cast(id_map[k], v))
             else:
                 state[k] = v
 
