@@ -96,8 +96,10 @@ def _laid_out_like(param, state):
     DTensor is a DTensor: the parameter's sharding for state of its shape, whole on each of its
     devices for the rest (the step counter), so the update is one program over those devices."""
     arr = param._value()
+    if not state or isinstance(arr, jax.core.Tracer):
+        return state
     sharding = getattr(arr, "sharding", None)
-    if not state or isinstance(arr, jax.core.Tracer) or len(sharding.device_set) < 2:
+    if not isinstance(sharding, jax.sharding.NamedSharding) or len(sharding.device_set) < 2:
         return state
     whole = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
     return {k: Tensor._wrap(jax.device_put(v._value(), sharding if v.shape == param.shape
