@@ -284,7 +284,7 @@ def test_fully_shard_structure_matches_torch(torch_mesh):
     assert list(sd) == list(tsd) and all(isinstance(v, DTensor) for v in sd.values())
     assert repr(model) == repr(theirs)
 
-    model[0].unshard()   # it holds the gathered parameters until reshard() (not recursive)
+    model[0].unshard(async_op=True).wait()   # it holds them gathered until reshard()
     gathered = model[0].weight
     assert type(gathered) is tl.Tensor and _laid_out(gathered, mesh)
     np.testing.assert_array_equal(gathered.detach().numpy(), ours["0.weight"].full_tensor()

@@ -43,7 +43,7 @@ from ..tensor._api import (DTensor, DTensorParameter, Redistribute, _np_dtype,
                            distribute_tensor, place, sharding_of)
 from ..tensor.placement_types import Replicate, Shard
 
-__all__ = ["FSDPModule", "MixedPrecisionPolicy", "fully_shard"]
+__all__ = ["FSDPModule", "MixedPrecisionPolicy", "UnshardHandle", "fully_shard"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,8 +77,10 @@ class FSDPModule:
 
     def unshard(self, async_op=False):
         """Mirrors ``FSDPModule.unshard``: gather the managed parameters now; the module holds
-        the full ones until ``reshard``."""
+        the full ones until ``reshard`` (not recursive).  With ``async_op`` it returns a
+        handle whose ``wait()`` waits for the gathers (jax runs them asynchronously anyway)."""
         _gather(self)
+        return UnshardHandle(self) if async_op else None
 
     def reshard(self):
         """Mirrors ``FSDPModule.reshard``: the module holds its sharded parameters again."""
@@ -94,6 +96,18 @@ class FSDPModule:
         arrays ]: the gradient is the global one either way, so this changes no value)."""
         for m in _fsdp_modules(self, recurse):
             m._fsdp.requires_gradient_sync = bool(requires_gradient_sync)
+
+
+class UnshardHandle:
+    """Mirrors ``torch.distributed.fsdp.UnshardHandle``: ``wait()`` returns once the gathered
+    parameters of an ``unshard(async_op=True)`` are computed."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def wait(self):
+        for owner, name, _ in self._module._fsdp.managed:
+            jax.block_until_ready(owner._parameters[name]._value())
 
 
 class _State:
