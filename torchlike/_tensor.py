@@ -29,6 +29,14 @@ except ImportError:   # jax moved it: find it by making an array (this starts ja
     ArrayImpl = type(jax.numpy.zeros(()))
 
 
+def first_device(arr):
+    """The device of ``arr``; of one laid out over several (a DTensor's values, or a result
+    computed from them), the first of them by id, so ``.device`` does not depend on the order
+    of a set."""
+    found = arr.devices()
+    return next(iter(found)) if len(found) == 1 else min(found, key=lambda d: d.id)
+
+
 def aval_of(arr):
     """What to read an array's shape and dtype from: a jax array's aval, whose fields are plain
     attributes (NOTE [ reading an array's shape and dtype ] in _dispatch.py); a tracer or a
@@ -251,7 +259,7 @@ class Tensor:
         arr = self._lazy or self._arr
         if isinstance(arr, jax.core.Tracer):
             return _trace_context.device_of(self) or _cpu()
-        return next(iter(arr.devices()))
+        return first_device(arr)
 
     @property
     def ndim(self):
@@ -689,7 +697,7 @@ _pending = []   # (flags on the device, error, message) of checks not read yet
 
 def on_host(arr):
     """Whether ``arr`` lives on a CPU device (reading it transfers nothing)."""
-    return from_jax_device(next(iter(arr.devices()))).type == "cpu"
+    return from_jax_device(first_device(arr)).type == "cpu"
 
 
 def defer_check(flags, error, message):

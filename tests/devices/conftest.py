@@ -6,7 +6,7 @@ from torchlike._device import devices_of
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _three_gpus():
-    assert len(jax.devices("cpu")) == 4, \
-        "start with XLA_FLAGS=--xla_force_host_platform_device_count=4"
-    assert len(devices_of("cuda")) == 3
+def _seven_gpus():
+    assert len(jax.devices("cpu")) == 8, \
+        "start with XLA_FLAGS=--xla_force_host_platform_device_count=8"
+    assert len(devices_of("cuda")) == 7

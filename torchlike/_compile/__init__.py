@@ -54,7 +54,11 @@ the step's device (``x.to(device)`` of a CPU batch) is a copy in the trace, and 
 that argument before the program runs (an eager device_put, as the eager step made); a move to
 another device raises.  Generators' states enter on the step's device and go back to their own
 after the call (a copy, not a host read).  Any other tensor on another device gets PyTorch's
-error, as the eager step gets it.
+error, as the eager step gets it.  A step whose first such tensor is laid out over a mesh (a
+DTensor's values: NOTE [ DTensor as a global array ] in distributed/tensor/_api.py) is one SPMD
+program over that mesh: ``.device`` is the mesh's first device, and what a call moves in (the
+hyper-parameters, the generators' states, captured tensors on one device such as a batch) goes
+whole onto every device of the mesh.
 
 One concern per file:
 - walk.py: the one walk of the objects a step reaches (its state: ``find_state``; with paths,

@@ -95,7 +95,7 @@ class Replay:
         """The hyper-parameters as device scalars (weakly typed, as the Python numbers are),
         put on the device again only after state_for saw a value set anew."""
         if self.hyper_arrays is None:
-            self.hyper_arrays = jax.device_put(hyper_values(self.state), self.program.device)
+            self.hyper_arrays = jax.device_put(hyper_values(self.state), self.program.placement)
         return self.hyper_arrays
 
     @staticmethod

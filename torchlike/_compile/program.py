@@ -12,7 +12,7 @@ import numpy as np
 from .. import compiler
 from .._device import from_jax_device, out_of_memory
 from .._tensor import Tensor, defer_check
-from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices
+from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices, step_placement
 
 
 class Retrace(Exception):
@@ -26,7 +26,9 @@ class Compiled:
 
     def __init__(self, jaxpr, shapes, plan, state, device=None):
         self.plan = plan
-        self.device = step_devices(input_values(state)[0])[-1] if device is None else device
+        arrays = input_values(state)[0]
+        self.device = step_devices(arrays)[-1] if device is None else device
+        self.placement = step_placement(arrays, self.device)   # where a call moves inputs
         self.on_host = from_jax_device(self.device).type == "cpu"   # where the checks' flags are
         out_tree = jax.tree_util.tree_structure(shapes)
         n_tensors = len(state.tensors)
@@ -164,10 +166,14 @@ class Call:
         self.kept = [tensors[i] for i in program.kept if i < fixed]
         self.donated_args = program.donated[len(self.donated):]
         self.kept_args = program.kept[len(self.kept):]
-        here = self.here = program.device
+        here = self.here = program.placement
+        moved = list(plan.moved)
+        if here is not program.device:   # a step over a mesh: what is on one device joins it
+            moved += [i for i, t in enumerate(tensors) if i not in plan.moved and
+                      len(t._value().devices()) == 1]
         self.moved = [(i in program.donated, (program.donated if i in program.donated
                                               else program.kept).index(i))
-                      for i in plan.moved]
+                      for i in moved]
         homes = [g._state._device() for g in state.generators]
         self.gens_away = [k for k, d in enumerate(homes) if d != here]
         self.gens_out = [(state.generators[i], None if homes[i] == here else homes[i])
@@ -208,7 +214,8 @@ class Call:
         del donated, kept, grads   # (as donated, gone)
         if checked:
             if program.on_host:   # (read through the buffer protocol: numpy's path costs more)
-                if not all(memoryview(checked[0]).tolist()):
+                flags = checked[0] if here is program.device else checked[0].addressable_data(0)
+                if not all(memoryview(flags).tolist()):
                     _restore_and_raise(plan, state, self, changed, final_grads, checked)
             else:
                 _defer_checks(plan, checked)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from .. import _trace_context, compiler
 from .._device import CPU, to_jax_device
 from .._random import Generator
-from .._tensor import TRACED_VALUE_ERRORS, Tensor
+from .._tensor import TRACED_VALUE_ERRORS, Tensor, first_device
 from ..nn.modules.module import Module
 from ..optim._lr_scheduler_base import LRScheduler
 from ..optim.optimizer import Optimizer
@@ -109,10 +109,23 @@ def _swap_in(state, arrays, grads, hypers, gens, trace):
 def step_devices(arrays):
     """The jax device of each captured array, then the step's: that of the first one with
     dimensions, else the CPU (NOTE [ devices in a compiled step ])."""
-    devices = [next(iter(a.devices())) for a in arrays]
+    devices = [first_device(a) for a in arrays]
     devices.append(next((d for a, d in zip(arrays, devices) if a.ndim), None)
                    or to_jax_device(CPU))
     return devices
+
+
+def step_placement(arrays, device):
+    """Where a call puts what it moves in (hyper-parameters, generator states, moved
+    arguments): the step's ``device``, or, when the first captured array with dimensions is
+    laid out over a mesh (a DTensor's: NOTE [ DTensor as a global array ] in
+    distributed/tensor/_api.py), the whole of that mesh, replicated, so the program is one SPMD
+    program over the mesh."""
+    first = next((a for a in arrays if a.ndim), None)
+    sharding = getattr(first, "sharding", None)
+    if isinstance(sharding, jax.sharding.NamedSharding) and len(sharding.device_set) > 1:
+        return jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    return device
 
 
 def pure_step(fn, args, kwargs, state, plan, devices=None, checks=False):

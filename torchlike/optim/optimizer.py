@@ -90,6 +90,24 @@ def _with_step_hooks(step):
     return hooked_step
 
 
+def _laid_out_like(param, state):
+    """New state of a parameter laid out over several devices (a DTensor: NOTE [ DTensor as a
+    global array ] in distributed/tensor/_api.py) takes its layout, as PyTorch's state of a
+    DTensor is a DTensor: the parameter's sharding for state of its shape, whole on each of its
+    devices for the rest (the step counter), so the update is one program over those devices."""
+    arr = param._value()
+    if not state or isinstance(arr, jax.core.Tracer):
+        return state
+    sharding = getattr(arr, "sharding", None)
+    if not isinstance(sharding, jax.sharding.NamedSharding) or len(sharding.device_set) < 2:
+        return state
+    whole = jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec())
+    return {k: Tensor._wrap(jax.device_put(v._value(), sharding if v.shape == param.shape
+                                           else whole))
+            if isinstance(v, Tensor) and not isinstance(v._value(), jax.core.Tracer) else v
+            for k, v in state.items()}
+
+
 def _typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 
@@ -282,7 +300,7 @@ class Optimizer:
             for p in params:
                 state = self.state.get(p)
                 if not state:
-                    state = self._init_state(p, group)
+                    state = _laid_out_like(p, self._init_state(p, group))
                     if state:
                         self.state[p].update(state)
                 states.append({k: v for k, v in state.items() if isinstance(v, Tensor)})
@@ -366,7 +384,7 @@ class Optimizer:
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = cast(id_map[k], v)
+                state[id_map[k]] = _laid_out_like(id_map[k], cast(id_map[k], v))
             else:
                 state[k] = v
 
