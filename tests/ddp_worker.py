@@ -15,6 +15,7 @@ MODE, OUT = sys.argv[1], sys.argv[2]
 RANK = int(os.environ.get("RANK", 0))
 WORLD = int(os.environ.get("WORLD_SIZE", 1))
 STEPS = 5
+PROGRAMS = []
 
 
 def model(seed):
@@ -31,9 +32,11 @@ def params(m):
     return [p.detach().tolist() for p in m.parameters()]
 
 
-def train(opt_name, wrap, micro=1, hook=None):
+def train(opt_name, wrap, micro=1, hook=None, compiled=False):
     """Reference: the model rank 0 builds, the whole batch.  DDP: each rank builds its own
-    (seeded by rank: construction must broadcast rank 0's) and takes its half."""
+    (seeded by rank: construction must broadcast rank 0's) and takes its half.  ``compiled``:
+    each step is one torchlike.compile program (its gradient all-reduce inside); the program's
+    HLO text is kept in ``PROGRAMS``."""
     m = model(0 if MODE == "reference" else RANK)
     net = wrap(m)
     if hook is not None:
@@ -44,6 +47,17 @@ def train(opt_name, wrap, micro=1, hook=None):
     if MODE == "ddp":
         x, y = x[RANK * 4:(RANK + 1) * 4], y[RANK * 4:(RANK + 1) * 4]
     history = []
+    if compiled:
+        def step(x, y):
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(net(x), y).backward()
+            opt.step()
+        step = torch.compile(step, fullgraph=True)
+        for _ in range(STEPS):
+            step(x, y)
+            history.append(params(m))
+        PROGRAMS.append(step.program_text())
+        return history
     for _ in range(STEPS):
         opt.zero_grad()
         pieces = list(zip(x.chunk(micro), y.chunk(micro)))
@@ -125,8 +139,10 @@ def main():
         results = {"sgd": train("sgd", ddp), "adam": train("adam", ddp),
                    "accumulate": train("sgd", ddp, micro=2),
                    "fp16": train("sgd", ddp, hook=default_hooks.fp16_compress_hook),
+                   "compiled": train("sgd", ddp, compiled=True),
                    "unused": unused(), "syncbn": syncbn(),
                    "keys": list(ddp(model(0)).state_dict())}
+        results["compiled all-reduces"] = PROGRAMS[0].count(" all-reduce(")
         dist.destroy_process_group()
     with open(OUT, "w") as f:
         json.dump(results, f)

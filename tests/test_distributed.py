@@ -337,6 +337,19 @@ def test_ddp_equals_one_process_on_the_whole_batch(ddp_runs, case, tol):
                 np.testing.assert_allclose(a, b, atol=tol, rtol=0)
 
 
+def test_compiled_ddp_is_one_program_with_the_all_reduce_inside(ddp_runs):
+    """torchlike.compile of a DDP training step (NOTE [ collectives in a compiled step ]): one
+    program per process, whose HLO holds the gradients' all-reduce (one bucket: one
+    all-reduce), trains as one process on the whole batch does, on both ranks, to 1e-6."""
+    ref = ddp_runs["reference"]["sgd"]
+    for rank in (0, 1):
+        run = ddp_runs[f"ddp-{rank}"]
+        assert run["compiled all-reduces"] == 1
+        for step_got, step_ref in zip(run["compiled"], ref, strict=True):
+            for a, b in zip(step_got, step_ref):
+                np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+
+
 def test_ddp_unused_parameters_and_names(ddp_runs):
     for rank in (0, 1):
         run = ddp_runs[f"ddp-{rank}"]
