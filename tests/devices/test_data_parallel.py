@@ -63,7 +63,7 @@ def test_the_batch_is_sharded_and_the_parameters_replicated(probe):
 
 def test_dim_structures_output_device_and_uneven_batches(probe):
     """dim=1 with a (tensor, tensor) output; a batch the devices do not divide runs on the
-    largest number of them that does (5: one device); output_device=-1 is the CPU."""
+    largest number of them that does (5 over 3 or 4: one device); output_device=-1 is the CPU."""
     class Pair(torch.nn.Module):
         def __init__(self, inner):
             super().__init__()
@@ -82,7 +82,8 @@ def test_dim_structures_output_device_and_uneven_batches(probe):
     torch.testing.assert_close(got[0], ref[0].cpu(), atol=1e-6, rtol=1e-6)
     torch.testing.assert_close(got[1]["mean"], ref[1]["mean"].cpu(), atol=1e-6, rtol=1e-6)
     dp = torch.nn.DataParallel(probe)
-    for batch, used in ((5, 1), (6, max(d for d in range(1, N + 1) if 6 % d == 0))):
+    for batch in (5, 6):
+        used = max(d for d in range(1, N + 1) if batch % d == 0)
         x = torch.randn(batch, 3).to("cuda")
         torch.testing.assert_close(dp(x), probe(x), atol=1e-6, rtol=1e-6)
         assert len(probe.seen[-2][0].device_set) == used
