@@ -14,7 +14,8 @@ N = len(devices_of("cuda"))
 
 
 class Probe(torch.nn.Module):
-    """An MLP that records the sharding of its input and first weight in each forward."""
+    """An MLP that records the sharding of its input and first weight in each eager forward,
+    and adds a tensor it makes on its input's device."""
 
     def __init__(self):
         super().__init__()
@@ -25,7 +26,9 @@ class Probe(torch.nn.Module):
     def forward(self, x, scale=1.0):
         if not isinstance(x._value(), jax.core.Tracer):
             self.seen.append((x._value().sharding, self.net[0].weight._value().sharding))
-        return self.net(x) * scale
+        # a tensor made on x.device (one of the devices) joins the sharded batch
+        # (NOTE [ tensors over several devices ])
+        return self.net(x) * scale + torch.linspace(0, 1, 2, device=x.device)
 
 
 @pytest.fixture
