@@ -228,6 +228,24 @@ def test_world_of_one(world_of_one):
     assert dist.get_process_group_ranks(dist.group.WORLD) == [0]
     w = dist.all_reduce(torch.ones(3), async_op=True)
     assert w.wait() and w.is_completed()
+    # a compiled DDP step in a world of one: its all-reduce is the identity, the program local
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    ref = torch.nn.Linear(3, 2)
+    ref.load_state_dict(m.state_dict())
+    net = torch.nn.parallel.DistributedDataParallel(m)
+    x = torch.randn(4, 3)
+
+    def step(model, opt):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    compiled = torch.compile(step, fullgraph=True)
+    opts = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(3):
+        compiled(net, opts[0])
+        step(ref, opts[1])
+    torch.testing.assert_close(m.weight, ref.weight, atol=1e-6, rtol=0)
 
 
 # --- failures, in their own processes -----------------------------------------------------------

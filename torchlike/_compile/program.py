@@ -94,12 +94,13 @@ class Compiled:
 # sharded ``P()`` (``make_array_from_single_device_arrays``: no copy, so donation still hands the
 # old buffers over); the ranks' values differ, and ``shard_map`` with ``check_vma=False`` lets
 # each device run on its own -- the program's only communication is the collectives the step
-# asked for.  Each output comes back as this process's shard.  Measured on two CPU processes
-# (the MLP of tests/ddp_worker.py): one all-reduce per DDP bucket in the program's HLO, and
-# the wrapping costs a few microseconds per input per call.  The other way, a program over
-# global arrays sharded along a leading rank axis, needs a reshape of each input per call and
-# lets XLA's partitioner decide the communication; this one keeps exactly the collectives the
-# eager code makes.
+# asked for.  Each output comes back as this process's shard.  Measured (jax 0.10.2, two CPU
+# processes, the MLP of tests/ddp_worker.py): the program's HLO holds one all-reduce per DDP
+# bucket and nothing else that communicates; presenting an input costs about 25 us per array
+# per call on this 2-core machine, reading an output's shard under 1 us.  The other way, a
+# program over global arrays stacked along a leading rank axis, would reshape every input each
+# call and leave the communication to XLA's partitioner; this one keeps exactly the
+# collectives the eager code makes.
 def _over_processes(run, mesh, donate):
     """``run`` as one program over ``mesh``'s processes (NOTE [ a step over the processes ])."""
     from jax.sharding import NamedSharding, PartitionSpec

@@ -599,7 +599,8 @@ def _run(g, kind, key, fn, out_spec, local, name=None):
 # ``all_gather`` of every rank's array followed by the eager program's own function, and the
 # rank's piece of a scattered result taken at ``axis_index``.  The header of ``_agree`` is not
 # sent: shapes are static in a trace, and every process traces the same step.  Only a group of
-# every process can run inside a step (its axis is the program's); a subgroup raises.
+# every process can run inside a step (its axis is the program's); a subgroup raises.  In a
+# group of one the collective is its function on the one array, and the program stays local.
 _LAX_REDUCE = {RedOpType.SUM: jax.lax.psum, RedOpType.AVG: jax.lax.pmean,
                RedOpType.MIN: jax.lax.pmin, RedOpType.MAX: jax.lax.pmax}
 
@@ -613,6 +614,8 @@ def spmd_axes():
 
 
 def _traced(g, kind, key, fn, out_spec, local, name):
+    if g.size() == 1:   # a world of one: no communication, the eager program's function
+        return fn(local[None])
     trace = _trace_context.active[-1] if _trace_context.active else None
     if trace is None or not spmd_axes():
         raise RuntimeError(f"{name or kind}: a collective on traced values runs only inside a "
