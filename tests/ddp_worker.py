@@ -4,7 +4,6 @@ rows a rank), and the test process runs ``reference(world)``, the same training 
 the whole batch.  Each returns every parameter after every step (and the other scenarios'
 results) as JSON-ready lists, so the test compares the two."""
 import torchlike as torch
-import torchlike.distributed as dist
 from torchlike.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 STEPS = 5

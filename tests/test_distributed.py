@@ -6,7 +6,6 @@ error messages, on every rank -- are compared with PyTorch's and checked against
 collective's definition.  Single-process checks (a world of one, argument errors) run in this
 process; anything that starts JAX's distributed runtime runs in a subprocess, with a timeout,
 and every process is killed on every path."""
-import datetime
 import json
 import os
 import socket
