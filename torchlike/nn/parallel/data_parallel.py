@@ -85,7 +85,7 @@ def _put(t, where):
     the gradient goes back to ``t``'s own placement (NOTE [ DataParallel ])."""
     arr = t._value()
     if isinstance(arr, jax.core.Tracer):   # one program: a constraint on its partitioning
-        if isinstance(where, NamedSharding):
+        if isinstance(where, NamedSharding) and _trace_context.active:
             _trace_context.active[-1].mesh = where.mesh
             arr = jax.lax.with_sharding_constraint(arr, where)
         out = Tensor._wrap(arr)   # (to the step's device: the program puts its outputs there)
@@ -98,29 +98,17 @@ def _put(t, where):
     return out
 
 
-def _sharded(obj, sharding, dim):
-    """Every tensor in ``obj`` (nested lists, tuples, dicts) sharded along ``dim``."""
+def _each(obj, fn):
+    """``obj`` with ``fn`` applied to every tensor in it (nested lists, tuples, named tuples
+    and dicts; anything else as it is)."""
     if isinstance(obj, Tensor):
-        return _put(obj, NamedSharding(sharding.mesh, PartitionSpec(*[None] * dim, _AXIS)))
+        return fn(obj)
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*(_sharded(v, sharding, dim) for v in obj))
+        return type(obj)(*(_each(v, fn) for v in obj))
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_sharded(v, sharding, dim) for v in obj)
+        return type(obj)(_each(v, fn) for v in obj)
     if isinstance(obj, dict):
-        return type(obj)((k, _sharded(v, sharding, dim)) for k, v in obj.items())
-    return obj
-
-
-def _placed(obj, where):
-    """Every tensor in ``obj`` (nested lists, tuples, dicts) put on ``where``."""
-    if isinstance(obj, Tensor):
-        return _put(obj, where)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*(_placed(v, where) for v in obj))
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_placed(v, where) for v in obj)
-    if isinstance(obj, dict):
-        return type(obj)((k, _placed(v, where)) for k, v in obj.items())
+        return type(obj)((k, _each(v, fn)) for k, v in obj.items())
     return obj
 
 
@@ -140,22 +128,28 @@ def _run_sharded(module, inputs, kwargs, device_ids, output_device, dim):
     jax_devices = [_device.to_jax_device(_device.device("cuda", i)) for i in device_ids[:k]]
     home = _device.to_jax_device(device_of(output_device))
     if k == 1:
-        return _placed(module(*_placed(inputs, jax_devices[0]),
-                              **_placed(kwargs, jax_devices[0])), home)
-    everywhere = NamedSharding(Mesh(np.array(jax_devices), (_AXIS,)), PartitionSpec())
+        def there(t):
+            return _put(t, jax_devices[0])
+        return _each(module(*_each(inputs, there), **_each(kwargs, there)),
+                     lambda t: _put(t, home))
+    mesh = Mesh(np.array(jax_devices), (_AXIS,))
+    everywhere = NamedSharding(mesh, PartitionSpec())
+    along = NamedSharding(mesh, PartitionSpec(*[None] * dim, _AXIS))
+
+    def split(t):
+        return _put(t, along)
     state = {**dict(module.named_parameters()), **dict(module.named_buffers())}
     replicated = {name: _put(t.detach() if not _grad_state.grad_enabled else t, everywhere)
                   for name, t in state.items()}
     before = {name: t._arr for name, t in replicated.items()}
-    out = _functional_call(module, replicated, _sharded(inputs, everywhere, dim),
-                           _sharded(kwargs, everywhere, dim))
+    out = _functional_call(module, replicated, _each(inputs, split), _each(kwargs, split))
     with no_grad():   # a buffer the forward wrote (running statistics) keeps the write
         for name, buffer in module.named_buffers():
             if replicated[name]._arr is not before[name]:
                 value = replicated[name]
                 buffer.copy_(value if isinstance(value._value(), jax.core.Tracer)
                              else _put(value, buffer._value().sharding))
-    return _placed(out, home)
+    return _each(out, lambda t: _put(t, home))
 
 
 class DataParallel(Module):
