@@ -1,7 +1,9 @@
 """One rank of tests/test_distributed.py's multi-process run: joins a gloo group of WORLD_SIZE
 processes on 127.0.0.1 with real PyTorch or torchlike (argv[1]), runs every scenario below and
 writes {scenario: result} as JSON to argv[2] (results are plain lists and strings, so the two
-libraries' runs compare directly).  A scenario's exception is its result."""
+libraries' runs compare directly).  A scenario's exception is its result.  The torchlike group
+then runs ddp_worker.py's DistributedDataParallel scenarios (their results under "ddp"), so one
+launch serves both."""
 import datetime
 import json
 import os
@@ -195,6 +197,13 @@ def main():
             results[fn.__name__] = ["raised", type(e).__name__, str(e).splitlines()[0],
                                     traceback.format_exc(limit=4)]
         dist.barrier()
+    if sys.argv[1] == "torchlike":   # DistributedDataParallel, in the same launch (ddp_worker.py)
+        print("scenario ddp", file=sys.stderr, flush=True)
+        import ddp_worker
+        try:
+            results["ddp"] = ddp_worker.ddp(RANK, WORLD)
+        except Exception:
+            results["ddp"] = {"raised": traceback.format_exc()}
     dist.destroy_process_group()
     results["after destroy"] = dist.is_initialized()
     with open(sys.argv[2], "w") as f:

@@ -6,12 +6,12 @@ error messages, on every rank -- are compared with PyTorch's and checked against
 collective's definition.  Single-process checks (a world of one, argument errors) run in this
 process; anything that starts JAX's distributed runtime runs in a subprocess, with a timeout,
 and every process is killed on every path."""
-import datetime
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -71,9 +71,9 @@ def load(out_dir, lib):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(tmp_path_factory, failures):
     """{lib: [rank 0's results, rank 1's, rank 2's]} for torchlike and (when installed) torch,
-    the two groups running at the same time."""
+    the two groups running at the same time (and the failure scenarios with them)."""
     out_dir = tmp_path_factory.mktemp("dist")
     try:
         import torch as real_torch  # noqa: F401
@@ -227,6 +227,24 @@ def test_world_of_one(world_of_one):
     assert dist.get_process_group_ranks(dist.group.WORLD) == [0]
     w = dist.all_reduce(torch.ones(3), async_op=True)
     assert w.wait() and w.is_completed()
+    # a compiled DDP step in a world of one: its all-reduce is the identity, the program local
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    ref = torch.nn.Linear(3, 2)
+    ref.load_state_dict(m.state_dict())
+    net = torch.nn.parallel.DistributedDataParallel(m)
+    x = torch.randn(4, 3)
+
+    def step(model, opt):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    compiled = torch.compile(step, fullgraph=True)
+    opts = torch.optim.SGD(m.parameters(), lr=0.1), torch.optim.SGD(ref.parameters(), lr=0.1)
+    for _ in range(3):
+        compiled(net, opts[0])
+        step(ref, opts[1])
+    torch.testing.assert_close(m.weight, ref.weight, atol=1e-6, rtol=0)
 
 
 # --- failures, in their own processes -----------------------------------------------------------
@@ -254,25 +272,62 @@ except dist.DistBackendError as e:
 """
 
 
-def run_ranks(ranks, timeout=90):
-    port = str(free_port())
-    env = dict(os.environ, PYTHONPATH=str(ROOT), GLOO_SOCKET_IFNAME="lo")
-    procs = [subprocess.Popen([sys.executable, "-c", FAILING, str(r), port], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True) for r in ranks]
-    start = time.monotonic()
-    try:
-        outs = [p.communicate(timeout=timeout)[0] for p in procs]
-    finally:
-        for p in procs:
+class Ranks:
+    """FAILING's ranks ``ranks`` of one group, started now; ``result()`` waits for them (each
+    under ``timeout``): their exit codes, outputs, and how long the slowest ran."""
+
+    def __init__(self, ranks, timeout):
+        port = str(free_port())
+        env = dict(os.environ, PYTHONPATH=str(ROOT), GLOO_SOCKET_IFNAME="lo")
+        self.start, self.timeout = time.monotonic(), timeout
+        self.procs = [subprocess.Popen([sys.executable, "-c", FAILING, str(r), port], env=env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True, start_new_session=True) for r in ranks]
+        self.ended = [None] * len(ranks)
+        self.threads = [threading.Thread(target=self._wait, args=(i,), daemon=True)
+                        for i in range(len(ranks))]
+        for t in self.threads:
+            t.start()
+
+    def _wait(self, i):
+        try:
+            self.procs[i].wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        self.ended[i] = time.monotonic()
+
+    def result(self):
+        try:
+            for t in self.threads:
+                t.join(self.timeout + 5)
+            outs = [p.stdout.read() if p.poll() is not None else "(still running)"
+                    for p in self.procs]
+        finally:
+            self.kill()
+        return ([p.returncode for p in self.procs], outs,
+                max(e or time.monotonic() for e in self.ended) - self.start)
+
+    def kill(self):
+        for p in self.procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    return [p.returncode for p in procs], outs, time.monotonic() - start
+            p.stdout.close()
 
 
-def test_a_rank_that_dies_fails_the_others():
-    codes, outs, took = run_ranks([0, 1])
+@pytest.fixture(scope="module")
+def failures():
+    """The failure scenarios, started together at the start of the module's first test (they
+    mostly wait for timeouts, so they overlap the groups of ``runs``): a pair whose rank 1
+    dies between two collectives, and rank 1, then rank 0, alone."""
+    started = {"dies": Ranks([0, 1], 90), 1: Ranks([1], 60), 0: Ranks([0], 60)}
+    yield started
+    for r in started.values():
+        r.kill()
+
+
+def test_a_rank_that_dies_fails_the_others(failures):
+    codes, outs, took = failures["dies"].result()
     assert "first [2.0, 2.0, 2.0]" in outs[0] and "first [2.0, 2.0, 2.0]" in outs[1]
     assert codes[1] == 3
     assert "second failed: DistBackendError" in outs[0], outs[0][-2000:]
@@ -282,63 +337,57 @@ def test_a_rank_that_dies_fails_the_others():
 @pytest.mark.parametrize("rank, error", [(1, "DistNetworkError: The client socket has timed out"),
                                          (0, "DistStoreError: Timed out after 8 seconds waiting "
                                              "for clients. 1/2 clients joined.")])
-def test_init_times_out_without_the_others(rank, error):
-    codes, outs, took = run_ranks([rank], timeout=60)
+def test_init_times_out_without_the_others(failures, rank, error):
+    codes, outs, took = failures[rank].result()
     assert codes == [7] and "init failed: " + error in outs[0], outs[0][-2000:]
     assert took < 40
 
 
 # --- DistributedDataParallel ------------------------------------------------------------------
 
-DDP_WORKER = ROOT / "tests" / "ddp_worker.py"
-
-
 @pytest.fixture(scope="module")
-def ddp_runs(tmp_path_factory):
-    """Two DDP ranks on halves of a batch, and the reference: the same training without DDP on
-    the whole batch, in one process (tests/ddp_worker.py)."""
-    out = tmp_path_factory.mktemp("ddp")
-    port = str(free_port())
-    procs = []
-    for rank in range(2):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
-                   WORLD_SIZE="2", PYTHONPATH=str(ROOT))
-        procs.append(subprocess.Popen([sys.executable, str(DDP_WORKER), "ddp",
-                                       str(out / f"ddp-{rank}.json")], env=env,
-                                      stdout=open(out / f"ddp-{rank}.log", "w"),
-                                      stderr=subprocess.STDOUT, start_new_session=True))
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
-    procs.append(subprocess.Popen([sys.executable, str(DDP_WORKER), "reference",
-                                   str(out / "reference.json")],
-                                  env=dict(env, PYTHONPATH=str(ROOT)),
-                                  stdout=open(out / "reference.log", "w"),
-                                  stderr=subprocess.STDOUT, start_new_session=True))
-    finish(procs, time.monotonic() + 180)
-    runs = {}
-    for name in ("ddp-0", "ddp-1", "reference"):
-        path = out / f"{name}.json"
-        if not path.exists():
-            pytest.fail(f"{name} wrote no results:\n{(out / f'{name}.log').read_text()[-3000:]}")
-        runs[name] = json.loads(path.read_text())
-    return runs
+def ddp_runs(runs):
+    """DDP over the torchlike group of ``runs`` (each rank on its 4 rows of a batch: tests/
+    ddp_worker.py's scenarios, in the same launch), and the reference: the same training
+    without DDP on the whole batch, in this process."""
+    import ddp_worker
+    out = {f"ddp-{r}": runs["torchlike"][r]["ddp"] for r in range(WORLD)}
+    for r in range(WORLD):
+        if "raised" in out[f"ddp-{r}"]:
+            pytest.fail(f"rank {r}'s DDP scenarios raised:\n{out[f'ddp-{r}']['raised']}")
+    out["reference"] = ddp_worker.reference(WORLD)
+    return out
 
 
 @pytest.mark.parametrize("case, tol", [("sgd", 1e-6), ("adam", 1e-6), ("accumulate", 1e-6),
                                        ("fp16", 1e-3)])
 def test_ddp_equals_one_process_on_the_whole_batch(ddp_runs, case, tol):
     """Every parameter after each of 5 steps (SGD, Adam, gradient accumulation under no_sync,
-    the fp16-compress comm hook), on both ranks, equals one process training on the whole
+    the fp16-compress comm hook), on every rank, equals one process training on the whole
     batch; the ranks start from different seeds, so construction's broadcast is checked too."""
-    ref = ddp_runs["reference"][case]
-    for rank in (0, 1):
+    ref = ddp_runs["reference"]["sgd" if case == "fp16" else case]
+    for rank in range(WORLD):
         got = ddp_runs[f"ddp-{rank}"][case]
         for step_got, step_ref in zip(got, ref):
             for a, b in zip(step_got, step_ref):
                 np.testing.assert_allclose(a, b, atol=tol, rtol=0)
 
 
+def test_compiled_ddp_is_one_program_with_the_all_reduce_inside(ddp_runs):
+    """torchlike.compile of a DDP training step (NOTE [ collectives in a compiled step ]): one
+    program per process, whose HLO holds the gradients' all-reduce (one bucket: one
+    all-reduce), trains as one process on the whole batch does, on every rank, to 1e-6."""
+    ref = ddp_runs["reference"]["sgd"]
+    for rank in range(WORLD):
+        run = ddp_runs[f"ddp-{rank}"]
+        assert run["compiled all-reduces"] == 1
+        for step_got, step_ref in zip(run["compiled"], ref, strict=True):
+            for a, b in zip(step_got, step_ref):
+                np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+
+
 def test_ddp_unused_parameters_and_names(ddp_runs):
-    for rank in (0, 1):
+    for rank in range(WORLD):
         run = ddp_runs[f"ddp-{rank}"]
         assert run["unused"]["False"] == ["raised", "Expected to have finished reduction in the "
                                           "prior iteration b"]
@@ -347,19 +396,20 @@ def test_ddp_unused_parameters_and_names(ddp_runs):
                                "module.2.bias"]
 
 
-def test_sync_batch_norm_over_two_processes(ddp_runs):
-    """SyncBatchNorm over two processes' halves of a batch equals BatchNorm1d on the whole batch:
-    each half of the output and of the input gradient, the running statistics on both ranks,
-    and the affine gradients summed over the ranks."""
+def test_sync_batch_norm_over_the_processes(ddp_runs):
+    """SyncBatchNorm over the processes' shares of a batch equals BatchNorm1d on the whole
+    batch: each share of the output and of the input gradient, the running statistics on every
+    rank, and the affine gradients summed over the ranks."""
     ref = {k: np.array(v) for k, v in ddp_runs["reference"]["syncbn"].items()}
-    ranks = [{k: np.array(v) for k, v in ddp_runs[f"ddp-{r}"]["syncbn"].items()} for r in (0, 1)]
+    ranks = [{k: np.array(v) for k, v in ddp_runs[f"ddp-{r}"]["syncbn"].items()}
+             for r in range(WORLD)]
     for r, got in enumerate(ranks):
         for name in ("out", "x.grad"):
             np.testing.assert_allclose(got[name], ref[name][4 * r:4 * r + 4], atol=2e-5)
         for name in ("running_mean", "running_var"):
             np.testing.assert_allclose(got[name], ref[name], atol=2e-6)
     for name in ("weight.grad", "bias.grad"):
-        np.testing.assert_allclose(ranks[0][name] + ranks[1][name], ref[name], atol=2e-5)
+        np.testing.assert_allclose(sum(got[name] for got in ranks), ref[name], atol=2e-5)
 
 
 def test_ddp_needs_a_group():

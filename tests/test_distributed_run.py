@@ -24,6 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, PYTHONPATH=ROOT, JAX_PLATFORMS="cpu")
 ENV.pop("OMP_NUM_THREADS", None)
 TIMEOUT = 120
+LAUNCHERS = ("torchlike.distributed.run", "torch.distributed.run")
 
 try:
     import torch.distributed.run as torch_run
@@ -73,8 +74,34 @@ def _env(out_dir, **extra):
 
 def _launch(launcher, args, cwd, **extra):
     """Run ``python -m <launcher> args`` in ``cwd``; the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", launcher, *args], cwd=cwd, env=_env(cwd, **extra),
-                          capture_output=True, text=True, timeout=TIMEOUT)
+    return _launch_all([(launcher, args, cwd)], **extra)[0]
+
+
+def _launch_all(runs, **extra):
+    """Run each ``(launcher, args, cwd)`` of ``runs`` at the same time (a launch is mostly
+    waiting: imports, process starts); their CompletedProcesses, in order.  Every launcher
+    still running at the timeout is killed with its workers (NOTE [ stopping workers ])."""
+    procs = [subprocess.Popen([sys.executable, "-m", launcher, *args], cwd=cwd,
+                              env=_env(cwd, **extra), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for launcher, args, cwd in runs]
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        outs = [p.communicate(timeout=max(1, deadline - time.monotonic())) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    return [subprocess.CompletedProcess(p.args, p.returncode, out, err)
+            for p, (out, err) in zip(procs, outs)]
+
+
+def _dirs(tmp_path, *names):
+    """A fresh directory under ``tmp_path`` for each launch, so launches can run together."""
+    for name in names:
+        (tmp_path / name).mkdir()
+    return [tmp_path / name for name in names]
 
 
 def _script(tmp_path, name, text):
@@ -107,16 +134,15 @@ _RANDOM = {"MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_ERROR_FILE",
 def test_two_workers_see_torchruns_environment(tmp_path):
     """Two workers of one node: every variable torchrun sets, with torchrun's values, argv as
     given, and torchlike answering ``import torch``."""
-    _script(tmp_path, "dump.py", DUMP)
-    ours = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "dump.py", "a", "-b"],
-                   tmp_path)
+    dirs = _dirs(tmp_path, "ours", "theirs")
+    for d in dirs:
+        _script(d, "dump.py", DUMP)
+    ours, theirs = _launch_all([(launcher, ["--nproc-per-node", "2", "dump.py", "a", "-b"], d)
+                                for launcher, d in zip(LAUNCHERS, dirs)])
     assert ours.returncode == 0, ours.stderr
     assert "Setting OMP_NUM_THREADS environment variable for each process to be 1" in ours.stderr
-    mine = _dumps(tmp_path, 2)
-    theirs = _launch("torch.distributed.run", ["--nproc-per-node", "2", "dump.py", "a", "-b"],
-                     tmp_path)
     assert theirs.returncode == 0, theirs.stderr
-    real = _dumps(tmp_path, 2)
+    mine, real = _dumps(dirs[0], 2), _dumps(dirs[1], 2)
     for rank, (m, r) in enumerate(zip(mine, real)):
         assert sorted(m["env"]) == sorted(r["env"])
         assert {k: v for k, v in m["env"].items() if k not in _RANDOM} == \
@@ -158,21 +184,21 @@ def test_two_nodes_number_their_workers_by_node_rank(tmp_path):
 def test_module_standalone_and_no_python(tmp_path):
     """``-m`` runs a module as ``python -m`` would (with torchlike as torch); --standalone
     picks a free local port; --no-python runs a command as it is."""
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    _script(tmp_path / "pkg", "dump.py", DUMP)
-    res = _launch("torchlike.distributed.run",
-                  ["--standalone", "--nproc-per-node", "1", "-m", "pkg.dump", "x"], tmp_path)
+    module, command = _dirs(tmp_path, "module", "command")
+    (module / "pkg").mkdir()
+    (module / "pkg" / "__init__.py").write_text("")
+    _script(module / "pkg", "dump.py", DUMP)
+    res, sh = _launch_all([
+        (LAUNCHERS[0], ["--standalone", "--nproc-per-node", "1", "-m", "pkg.dump", "x"], module),
+        (LAUNCHERS[0], ["--nproc-per-node", "2", "--no-python", "sh", "-c",
+                        'echo "$RANK $LOCAL_WORLD_SIZE" > "$OUT_DIR/sh$RANK"'], command)])
     assert res.returncode == 0, res.stderr
-    (seen,) = _dumps(tmp_path, 1)
-    assert seen["argv"] == [str(tmp_path / "pkg" / "dump.py"), "x"]
+    (seen,) = _dumps(module, 1)
+    assert seen["argv"] == [str(module / "pkg" / "dump.py"), "x"]
     assert seen["torch"] == "torchlike"
     assert seen["env"]["MASTER_ADDR"] == "localhost" and int(seen["env"]["MASTER_PORT"]) > 0
-    res = _launch("torchlike.distributed.run",
-                  ["--nproc-per-node", "2", "--no-python", "sh", "-c",
-                   'echo "$RANK $LOCAL_WORLD_SIZE" > "$OUT_DIR/sh$RANK"'], tmp_path)
-    assert res.returncode == 0, res.stderr
-    assert [(tmp_path / f"sh{r}").read_text() for r in (0, 1)] == ["0 2\n", "1 2\n"]
+    assert sh.returncode == 0, sh.stderr
+    assert [(command / f"sh{r}").read_text() for r in (0, 1)] == ["0 2\n", "1 2\n"]
 
 
 def test_jax_workers_meet_at_the_master_port_and_a_failure_stops_them(tmp_path):
@@ -180,8 +206,8 @@ def test_jax_workers_meet_at_the_master_port_and_a_failure_stops_them(tmp_path):
     service (NOTE [ static rendezvous ]): two workers initialise ``jax.distributed`` from the
     environment and all-gather over gloo.  Then rank 1 raises under @record while rank 0 waits
     in a second collective: rank 1 does not exit (JAX's shutdown waits for rank 0) and neither
-    process heeds SIGTERM, yet the launcher stops both and reports rank 1's error (NOTE
-    [ stopping workers ])."""
+    process heeds SIGTERM, yet the launcher stops both (SIGKILL after --shutdown-timeout) and
+    reports rank 1's error (NOTE [ stopping workers ])."""
     _script(tmp_path, "gather.py", '''
         import os, jax
         from jax.experimental import multihost_utils
@@ -204,7 +230,8 @@ def test_jax_workers_meet_at_the_master_port_and_a_failure_stops_them(tmp_path):
 
         main()
     ''')
-    res = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "gather.py"], tmp_path)
+    res = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "--shutdown-timeout",
+                                                "1", "gather.py"], tmp_path)
     assert [(tmp_path / f"gathered{r}").read_text() for r in (0, 1)] == ["[1.0, 2.0]"] * 2
     assert res.returncode == 1, res.stderr
     root = res.stderr[res.stderr.index("Root Cause"):]
@@ -222,12 +249,16 @@ def test_tee_redirects_and_rank_filter_as_torchrun(tmp_path):
         print("out", os.environ["RANK"])
         print("err", os.environ["RANK"], file=sys.stderr)
     ''')
+    dirs = _dirs(tmp_path, *LAUNCHERS)
+    for d in dirs:
+        (d / "talk.py").write_text((tmp_path / "talk.py").read_text())
+    results = _launch_all([(launcher, ["--nproc-per-node", "2", "--tee", "1", "--redirects",
+                                       "0:2", "--local-ranks-filter", "1", "--log-dir",
+                                       str(d / "logs"), "talk.py"], d)
+                           for launcher, d in zip(LAUNCHERS, dirs)], OMP_NUM_THREADS="1")
     seen = []
-    for launcher in ("torchlike.distributed.run", "torch.distributed.run"):
-        logs = tmp_path / launcher
-        res = _launch(launcher, ["--nproc-per-node", "2", "--tee", "1", "--redirects", "0:2",
-                                 "--local-ranks-filter", "1", "--log-dir", str(logs),
-                                 "talk.py"], tmp_path, OMP_NUM_THREADS="1")
+    for d, res in zip(dirs, results):
+        logs = d / "logs"
         assert res.returncode == 0, res.stderr
         err = [line for line in res.stderr.splitlines() if not re.match(r"[IWE]\d{4} ", line)]
         (run_dir,) = logs.iterdir()   # <run id>_<random>
@@ -258,13 +289,15 @@ def test_failing_worker_stops_its_sibling_with_torchruns_summary(tmp_path):
     """Rank 1 raises (under @record) while rank 0 sleeps: the launcher stops rank 0, prints
     the ChildFailedError summary torchrun prints (rank 1's traceback as the root cause, rank 0
     ended by SIGTERM) and exits with status 1; no worker outlives it."""
-    _script(tmp_path, "fail.py", FAIL)
-    ours = _launch("torchlike.distributed.run", ["--nproc-per-node", "2", "fail.py"], tmp_path)
-    pids = [int((tmp_path / f"pid{r}").read_text()) for r in (0, 1)]
+    dirs = _dirs(tmp_path, "ours", "theirs")
+    for d in dirs:
+        _script(d, "fail.py", FAIL)
+    ours, theirs = _launch_all([(launcher, ["--nproc-per-node", "2", "fail.py"], d)
+                                for launcher, d in zip(LAUNCHERS, dirs)])
+    pids = [int((dirs[0] / f"pid{r}").read_text()) for r in (0, 1)]
     assert ours.returncode == 1, ours.stderr
     assert not any(_alive(p) for p in pids)
     assert "ValueError: boom from rank 1" in ours.stderr   # the worker's own traceback, too
-    theirs = _launch("torch.distributed.run", ["--nproc-per-node", "2", "fail.py"], tmp_path)
     assert theirs.returncode == 1
     assert _summary(ours.stderr) == _summary(theirs.stderr)
     assert "  error_file: FILE" in _summary(ours.stderr)   # the root cause's recorded error

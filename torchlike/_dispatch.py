@@ -40,6 +40,7 @@ import operator
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec
 
 from . import _dtype as D, _meta
 from ._device import out_of_memory
@@ -512,6 +513,13 @@ def _one_device(args):
     Anything else gets PyTorch's RuntimeError.  Reached only after jax refused the mix, so
     the common case costs nothing."""
     tensors = [a for a in args if isinstance(a, Tensor)]
+    spread = next((a._value().sharding for a in tensors
+                   if isinstance(a._value().sharding, NamedSharding)
+                   and len(a._value().sharding.device_set) > 1), None)
+    joining = [a for a in tensors if spread is not None and a._value().devices() <
+               spread.device_set]
+    if joining:   # NOTE [ tensors over several devices ]
+        return [_replicate(a, spread) if any(a is j for j in joining) else a for a in args]
     anchored = list(dict.fromkeys(a.device for a in tensors if a.ndim or a.device.type != "cpu"))
     if len(anchored) != 1:
         found = anchored if anchored else list(dict.fromkeys(a.device for a in tensors))
@@ -519,6 +527,27 @@ def _one_device(args):
                            f"two devices, {found[0]} and {found[1]}!")
     return [a.to(anchored[0]) if isinstance(a, Tensor) and not a.ndim and a.device.type == "cpu"
             else a for a in args]
+
+
+# NOTE [ tensors over several devices ]
+# A tensor whose array spans several devices (DataParallel's sharded batch and replicated
+# parameters, NOTE [ DataParallel ] in nn/parallel/data_parallel.py) reports its first device
+# as its ``device``, so code that makes a tensor ``device=x.device`` makes it on one of them.
+# Where such a tensor meets the spread one, it joins it replicated over the same devices (a
+# recorded move, whose backward brings the gradient back), as it would live on each of
+# PyTorch's replicas.  A tensor on a device outside them is still an error.
+def _replicate(t, spread):
+    """``t`` put on every device of the sharding ``spread``, recorded for autograd."""
+    arr = t._value()
+    where = NamedSharding(spread.mesh, PartitionSpec())
+    out = Tensor._wrap(jax.device_put(arr, where))
+    if _state.grad_enabled and t.requires_grad:
+        out._grad_fn = graph.ToCopyBackward0(t._edge(), arr.sharding, _move_to)
+    return out
+
+
+def _move_to(t, where):
+    return Tensor._wrap(jax.device_put(t._value(), where))
 
 
 def _on_meta(op, static, dt, args, arrays):

@@ -19,6 +19,8 @@ class Trace:
         self.device = None           # the jax device the step's program runs on
         self.devices = {}            # id(captured tensor) -> its jax device
         self.moved = set()           # ids of captured tensors the step moves to its device
+        self.group = None            # the process group whose collectives the step runs
+        self.mesh = None             # the devices a step over several devices runs on
 
 
 active = []

@@ -14,7 +14,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..nn.modules.module import Module
 from . import walk
 from .guards import Replay, guard_key
-from .program import Call, Compiled, Retrace, input_values
+from .program import Call, Compiled, Retrace, input_values, program_text
 from .trace import (Plan, binds_hold, is_graph_break, pure_step, qualname, step_devices,
                     unsupported)
 from .walk import is_number
@@ -72,6 +72,18 @@ class CompiledFunction:
                 self._last = Replay(seen, call)
             return out
 
+    def program_text(self):
+        """torchlike's own (no torch counterpart): the optimized HLO text of the program the
+        last compiled call ran, e.g. to read the collectives of a distributed step; None before
+        a compiled call."""
+        program = self._last.program if self._last is not None else None
+        if program is None and self._programs:
+            program = list(self._programs.values())[-1]
+        if program is None:
+            return None
+        with _x64.on():   # as the program was traced
+            return program_text(program)
+
     def _compile(self, state, args, kwargs, key):
         plan = Plan()
         inputs = input_values(state)
@@ -79,7 +91,8 @@ class CompiledFunction:
         try:
             program = pure_step(self._fn, args, kwargs, state, plan, devices,
                                 checks=compiler.config.index_checks)
-            jaxpr, shapes = jax.make_jaxpr(program, return_shape=True)(*inputs)
+            jaxpr, shapes = jax.make_jaxpr(program, axis_env=_spmd_axes(),
+                                           return_shape=True)(*inputs)
         except Exception as e:
             if not is_graph_break(e):
                 raise
@@ -129,6 +142,14 @@ class CompiledFunction:
         compiler.counters["graph_breaks"] += 1
         self._eager = True
         return None
+
+
+def _spmd_axes():
+    """The named axis a step's collectives run over, bound while it is traced (NOTE
+    [ collectives in a compiled step ] in distributed/distributed_c10d.py); none where this
+    process has not imported torchlike.distributed, which then has no process group."""
+    c10d = sys.modules.get("torchlike.distributed.distributed_c10d")
+    return c10d.spmd_axes() if c10d is not None else None
 
 
 _all_compiled = weakref.WeakSet()

@@ -42,6 +42,8 @@ class Plan:
         self.constants = ()       # the constants as the trace left them
         self.deferred = ()        # (fn, args with Tensor positions) to replay
         self.checks = ()          # (error type, message, number of values) per check
+        self.group = None         # the process group the step's collectives run over
+        self.mesh = None          # the devices' Mesh of a step over several (DataParallel)
         self.one_tensor = False      # fn returns one Tensor (a loss), not in a container
         self.returns_graph = False   # fn returns Tensors that require grad...
         self.backward_ran = False    # ...and did (a training step) or did not run backward
@@ -165,6 +167,8 @@ def pure_step(fn, args, kwargs, state, plan, devices=None, checks=False):
             outs = [x._value() for x in leaves if isinstance(x, Tensor)]
             plan.returns_graph = any(isinstance(x, Tensor) and x.requires_grad for x in leaves)
             plan.backward_ran = trace.backward_ran
+            plan.group = trace.group
+            plan.mesh = trace.mesh
             plan.changed = tuple(i for i, (t, a) in enumerate(zip(live, arrays))
                                  if t._arr is not a)
             plan.moved = tuple(i for i, t in enumerate(live) if id(t) in trace.moved)

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .. import _device
+from .. import _device, _trace_context
 from .._x64 import scoped
 from .._tensor import Tensor
 
@@ -569,7 +569,11 @@ def _array(t, name):
 
 def _run(g, kind, key, fn, out_spec, local, name=None):
     """Run the group's cached program for ``fn`` on every rank's ``local`` array stacked along a
-    leading axis; this rank's shard of the result (NOTE [ process groups on JAX ])."""
+    leading axis; this rank's shard of the result (NOTE [ process groups on JAX ]).  In a step
+    torchlike.compile traces, the same as collectives of the step's program (NOTE [ collectives
+    in a compiled step ])."""
+    if isinstance(local, jax.core.Tracer):
+        return _traced(g, kind, key, fn, out_spec, local, name)
     prog = _PROGRAMS.get((g._name, kind, key))
     if prog is None:
         prog = _PROGRAMS[(g._name, kind, key)] = jax.jit(
@@ -584,6 +588,53 @@ def _run(g, kind, key, fn, out_spec, local, name=None):
                                f"{str(e).splitlines()[0]}") from None
 
 
+# NOTE [ collectives in a compiled step ]
+# While torchlike.compile traces a step, a collective's tensors hold tracers, and the step's
+# program is one per process: torchlike.compile runs it under ``shard_map`` over the default
+# group's mesh (one device per rank, the axis ``_AXIS``), each process's captured state as its
+# own shard (NOTE [ a step over the processes ] in _compile/program.py), and binds that axis
+# while it traces (``spmd_axes``).  A collective is then the lax collective over the axis:
+# all_reduce with SUM/AVG/MIN/MAX is ``psum``/``pmean``/``pmin``/``pmax`` (XLA's all-reduce
+# inside the program, which it may overlap with the rest of backward); any other is an
+# ``all_gather`` of every rank's array followed by the eager program's own function, and the
+# rank's piece of a scattered result taken at ``axis_index``.  The header of ``_agree`` is not
+# sent: shapes are static in a trace, and every process traces the same step.  Only a group of
+# every process can run inside a step (its axis is the program's); a subgroup raises.  In a
+# group of one the collective is its function on the one array, and the program stays local.
+_LAX_REDUCE = {RedOpType.SUM: jax.lax.psum, RedOpType.AVG: jax.lax.pmean,
+               RedOpType.MIN: jax.lax.pmin, RedOpType.MAX: jax.lax.pmax}
+
+
+def spmd_axes():
+    """``make_jaxpr``'s ``axis_env`` for a step torchlike.compile traces in this process: the
+    default group's axis where it spans several processes, else none (NOTE [ collectives in a
+    compiled step ])."""
+    world = GroupMember.WORLD
+    return [(_AXIS, world.size())] if world is not None and world.size() > 1 else []
+
+
+def _traced(g, kind, key, fn, out_spec, local, name):
+    if g.size() == 1:   # a world of one: no communication, the eager program's function
+        return fn(local[None])
+    trace = _trace_context.active[-1] if _trace_context.active else None
+    if trace is None or not spmd_axes():
+        raise RuntimeError(f"{name or kind}: a collective on traced values runs only inside a "
+                           "step torchlike.compile traces in a process group of several "
+                           "processes")
+    if g.size() != GroupMember.WORLD.size():
+        raise RuntimeError(f"{name or kind}: a compiled step runs collectives over every "
+                           f"process of the default group, not over the group {g._ranks}: "
+                           "run this one outside the compiled step")
+    trace.group = GroupMember.WORLD
+    if kind == "reduce" and key[0] in _LAX_REDUCE:
+        return _LAX_REDUCE[key[0]](local, _AXIS)
+    out = fn(jax.lax.all_gather(local, _AXIS))
+    if out_spec:   # sharded along the axis: this rank's piece
+        k = out.shape[0] // g.size()
+        out = jax.lax.dynamic_slice_in_dim(out, jax.lax.axis_index(_AXIS) * k, k, 0)
+    return out
+
+
 def _spread(g, local):
     """This rank's array as its shard of the global ``[group size, *shape]`` array."""
     dev = _rank_device(_STATE.rank)
@@ -595,7 +646,7 @@ def _spread(g, local):
 def _agree(g, kind, shape, dtype, extra=""):
     """Check that every rank of the group calls this collective with the same shapes, dtypes
     and arguments, by one all-gather of a fixed-size header (NOTE [ process groups on JAX ])."""
-    if g.size() == 1:
+    if g.size() == 1 or _trace_context.active:   # (NOTE [ collectives in a compiled step ])
         return
     text = f"{kind}|{tuple(shape)}|{np.dtype(dtype).name}|{extra}"
     header = np.zeros(2 + _MAX_DIMS, np.int64)
