@@ -30,7 +30,7 @@ def _pending(t):
     return t._lazy is not None and t._lazy.value is None
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(shapes=st.lists(st.sampled_from(SHAPES), min_size=1, max_size=3),
        steps=st.lists(program_step, min_size=1, max_size=8),
        outputs=st.lists(st.integers(0, 99), min_size=1, max_size=3),

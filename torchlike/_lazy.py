@@ -168,11 +168,12 @@ def record(op, static, dt, arrays, n_dynamic=0):
     seg = getattr(_local, "seg", None)
     if seg is None:
         seg = _local.seg = Segment()
-    if len(seg.records) >= max_records:
+    elif len(seg.records) >= max_records:
         seg.flush()
         seg = _local.seg
-    n_in = len(seg.inputs)
-    new_inputs, refs, key, avals = [], [], [], []
+    inputs = seg.inputs
+    n_in = len(inputs)
+    refs, key = [], []
     devices = seg.devices
     for a in arrays:
         t = type(a)
@@ -180,59 +181,69 @@ def record(op, static, dt, arrays, n_dynamic=0):
             if a.seg is seg:
                 refs.append(-1 - a.index)
                 key.append(a.index)
-                avals.append(a.aval)
                 continue
             a = a.get()   # a flushed segment's (or another thread's) value
         elif t in _SCALARS:
-            refs.append(n_in + len(new_inputs))
-            new_inputs.append(a)
+            refs.append(len(inputs))
+            inputs.append(a)
             key.append(t)
-            avals.append(t)
             continue
         if t is np.ndarray:   # a random op's key data, as eagerly (numpy, off the host)
             aval = _host_aval(a)
-            refs.append(n_in + len(new_inputs))
-            new_inputs.append(a)
-            key.append(aval)
-            avals.append(aval)
-            continue
-        aval = getattr(a, "aval", None)
-        if aval is None:
-            return None
-        if _MANY_DEVICES:
-            d = a.devices()
-            if devices is None:
-                devices = d
-            elif d != devices:
+        else:
+            aval = getattr(a, "aval", None)
+            if aval is None:
+                del inputs[n_in:]
                 return None
-        refs.append(n_in + len(new_inputs))
-        new_inputs.append(a)
+            if devices is None:
+                devices = a.devices()
+            elif _MANY_DEVICES and a.devices() != devices:
+                del inputs[n_in:]
+                return None
+        refs.append(len(inputs))
+        inputs.append(a)
         key.append(aval)
-        avals.append(aval)
-    if not refs:   # nothing places the result: a factory runs eagerly
+    if devices is None:   # nothing places the result (scalars, host data): run it eagerly
+        del inputs[n_in:]
         return None
     step = (op, static, dt, tuple(key))
     node = seg.node.children.get(step)
     if node is None:
-        akey = (op, static, dt, tuple(avals))
-        out = _AVALS.get(akey)
-        if out is None:
-            out = _AVALS[akey] = _out_avals(op, static, dt, arrays, n_dynamic)
-        if _trie_nodes >= max_trie:
-            _drop_trie()
-        node = seg.node.children[step] = _Trie(out)
-        _trie_nodes += 1
-    if devices is None:
-        devices = arrays_devices(new_inputs)
+        try:
+            node = _new_node(seg, step, arrays, n_dynamic)
+        except BaseException:   # an error at the op (shapes, dtypes): nothing recorded
+            del inputs[n_in:]
+            raise
     seg.devices = devices
     seg.node = node
-    seg.inputs.extend(new_inputs)
-    out = node.avals
-    first = len(seg.pendings)
-    pendings = [Pending(seg, first + k, a) for k, a in enumerate(out[1])]
-    seg.pendings.extend(pendings)
-    seg.records.append((op, static, dt, tuple(refs), out[0], n_dynamic))
-    return tuple(pendings) if out[0] else pendings[0]
+    multi, avals = node.avals
+    pendings = seg.pendings
+    first = len(pendings)
+    seg.records.append((op, static, dt, tuple(refs), multi, n_dynamic))
+    if not multi:
+        p = Pending(seg, first, avals[0])
+        pendings.append(p)
+        return p
+    outs = tuple([Pending(seg, first + k, a) for k, a in enumerate(avals)])
+    pendings.extend(outs)
+    return outs
+
+
+def _new_node(seg, step, arrays, n_dynamic):
+    """The trie node a segment reaches by ``step``, new: its outputs' avals from the cache, or
+    from jax.eval_shape of the op."""
+    global _trie_nodes
+    op, static, dt, key = step
+    akey = (op, static, dt, tuple([seg.pendings[k].aval if type(k) is int else k
+                                   for k in key]))
+    out = _AVALS.get(akey)
+    if out is None:
+        out = _AVALS[akey] = _out_avals(op, static, dt, arrays, n_dynamic)
+    if _trie_nodes >= max_trie:
+        _drop_trie()
+    node = seg.node.children[step] = _Trie(out)
+    _trie_nodes += 1
+    return node
 
 
 _CALLS = {}   # (fn, operand treedef) -> (the Op recording fn, the results' treedef)
