@@ -12,8 +12,10 @@ One training step (zero_grad, forward, cross-entropy loss, backward, optimizer s
   transformer:  a classifier over 32 tokens (vocabulary 128): embedding, a 2-layer
                 nn.TransformerEncoder (d_model 64, 4 heads, feed-forward 128, post-norm, ReLU,
                 dropout 0), mean over tokens, linear 64-10; batch 8, Adam.
-each run six ways on the same batch, from the same initial parameters:
+each run seven ways on the same batch, from the same initial parameters:
   torchlike eager     the step as ordinary PyTorch code on torchlike;
+  torchlike lazy      the same in lazy mode (NOTE [ lazy segments ] in torchlike/_lazy.py): a
+                      repeated step runs as one recorded program;
   torchlike compiled  torchlike.compile(step): one XLA program per call;
   jax jit             the same model written by hand in jax.numpy, parameters as a dict pytree,
                       jax.jit(value_and_grad + the same update rule), old buffers donated (as
@@ -48,7 +50,7 @@ and p10/p90 in milliseconds.  The goal: compiled torchlike within 1.05x of the
 hand-written JAX step (the "jax jit" column; the ratio to "jax jit, torch state" is printed
 beside it).  --profile (automatic when a case misses the goal) splits a compiled call
 into its per-call Python (state discovery, guard key, inputs, write-back) and the XLA program.
---index-checks-cost adds a seventh implementation, the compiled step built with
+--index-checks-cost adds an eighth implementation, the compiled step built with
 torchlike.compiler.config.index_checks off, and prints what the checks of the embedding indices
 and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
 torchlike/_compile/program.py).
@@ -69,7 +71,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
-from torchlike import _x64  # noqa: E402
+from torchlike import _lazy, _x64  # noqa: E402
 from torchlike._compile import function, guards, program as programs, walk  # noqa: E402
 
 from bench_eager import (  # noqa: E402  (scripts/ is on the path when run as a script)
@@ -429,11 +431,24 @@ def torch_compiled_runner(step):
     return compiled, f"{graphs} graphs, {breaks} graph breaks"
 
 
+def lazily(step):
+    """``step`` in lazy mode (NOTE [ lazy segments ] in torchlike/_lazy.py), the others not."""
+    def run():
+        _lazy.enable(True)
+        try:
+            return step()
+        finally:
+            _lazy.enable(False)
+    return run
+
+
 def runners_for(case, init, args):
     """{implementation: (fn, wait)} for one case, plus notes on what could not run."""
     runners, notes = {}, {}
     step, _ = torch_style_step(torchlike, case, init, 0.25)
     runners["torchlike eager"] = (step, wait_torchlike)
+    step, _ = torch_style_step(torchlike, case, init, 0.25)
+    runners["torchlike lazy"] = (lazily(step), wait_torchlike)
     step, _ = torch_style_step(torchlike, case, init, 0.25)
     runners["torchlike compiled"] = (torchlike.compile(step), wait_torchlike)
     if args.index_checks_cost:
@@ -589,7 +604,7 @@ def print_profile(case, prof):
 
 # --- main -----------------------------------------------------------------------------------------
 
-IMPLS = ["torchlike eager", "torchlike compiled", "jax jit", "jax jit, torch state", "torch eager",
+IMPLS = ["torchlike eager", "torchlike lazy", "torchlike compiled", "jax jit", "jax jit, torch state", "torch eager",
          "torch compiled"]
 
 
@@ -643,8 +658,8 @@ def main(argv=None):
 
     print()
     print("median ms per training step (markdown; p10-p90 below)")
-    cols = IMPLS + ["compiled / jax", "compiled / jax, torch state", "compiled / eager",
-                    "compiled / torch eager"]
+    cols = IMPLS + ["compiled / jax", "compiled / jax, torch state", "eager / compiled",
+                    "lazy / compiled", "compiled / torch eager"]
     print("| case | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for case in cases:
@@ -653,7 +668,8 @@ def main(argv=None):
         tlc = med["torchlike compiled"]
         ratios = {"compiled_over_jax": tlc / med["jax jit"],
                   "compiled_over_jax_torch_state": tlc / med["jax jit, torch state"],
-                  "compiled_over_eager": tlc / med["torchlike eager"],
+                  "eager_over_compiled": med["torchlike eager"] / tlc,
+                  "lazy_over_compiled": med["torchlike lazy"] / tlc,
                   "compiled_over_torch_eager": (tlc / med["torch eager"]
                                                 if "torch eager" in med else None)}
         results[case]["ratios"] = ratios

@@ -374,7 +374,7 @@ def _program(records, live):
     return jax.jit(replay)
 
 
-_MANY_DEVICES = False
+_MANY_DEVICES = None   # whether this process has several devices (checked per operand)
 
 
 def enable(on=True):
@@ -383,5 +383,6 @@ def enable(on=True):
     from . import _dispatch
     flush()
     enabled = bool(on)
-    _MANY_DEVICES = len(jax.local_devices()) > 1
+    if enabled and _MANY_DEVICES is None:
+        _MANY_DEVICES = len(jax.local_devices()) > 1
     _dispatch._record = record if enabled else None
