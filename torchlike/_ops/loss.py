@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
 from .._tensor import Tensor, check_all, check_index_range, host_values
@@ -148,6 +149,7 @@ def _check_weight(weight, input):
         raise ValueError("Weights and input must have the same size.")
 
 
+@_amp_hook.entry("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mirrors ``torch.nn.functional.mse_loss``: the (optionally weighted) squared error,
     ``(input - target) ** 2``, reduced.  One ``MseLossBackward0`` node without weights."""
@@ -160,6 +162,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss(MSE_LOSS, "mse_cpu", input, target, reduction_of(reduction))
 
 
+@_amp_hook.entry("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mirrors ``torch.nn.functional.l1_loss``: the (optionally weighted) absolute error,
     reduced; composed as PyTorch composes it (``abs(input - target)`` then mean or sum)."""
@@ -172,6 +175,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return reduce_tensor(sub(input, target).abs(), reduction_of(reduction))
 
 
+@_amp_hook.entry("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Mirrors ``torch.nn.functional.smooth_l1_loss``: ``0.5 d**2 / beta`` where
     ``|d| < beta``, else ``|d| - 0.5 beta``; ``beta == 0`` is :func:`l1_loss`."""
@@ -187,6 +191,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                            beta=float(beta))
 
 
+@_amp_hook.entry("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Mirrors ``torch.nn.functional.huber_loss``: ``0.5 d**2`` where ``|d| < delta``, else
     ``delta (|d| - 0.5 delta)``; optional elementwise weights."""
@@ -258,6 +263,7 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = Op(
     inputs=2)
 
 
+@_amp_hook.entry("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """Mirrors ``torch.nn.functional.binary_cross_entropy``:
@@ -286,6 +292,7 @@ def _in_unit_interval(v):
     return (v >= 0) & (v <= 1)
 
 
+@_amp_hook.entry("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Mirrors ``torch.nn.functional.binary_cross_entropy_with_logits``: binary cross entropy
@@ -410,6 +417,7 @@ def _nll_nd(input, target, weight, reduction, ignore_index):
     return S.view(out, *out_size) if reduction == "none" else out
 
 
+@_amp_hook.entry("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Mirrors ``torch.nn.functional.nll_loss``: ``-weight[t] * input[n, t]`` for class-index
@@ -481,6 +489,7 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
                call(MUL_SCALAR, smooth, label_smoothing / n_classes))
 
 
+@_amp_hook.entry("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Mirrors ``torch.nn.functional.cross_entropy``: ``nll_loss(log_softmax(input, 1))`` for
@@ -508,6 +517,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 # --- kl_div, poisson_nll_loss, gaussian_nll_loss -------------------------------------------------
 
+@_amp_hook.entry("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Mirrors ``torch.nn.functional.kl_div``: the pointwise KL divergence
     ``target * (log(target) - input)`` (``exp(target) * (target - input)`` when
@@ -532,6 +542,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return loss
 
 
+@_amp_hook.entry("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.poisson_nll_loss``: ``exp(input) - target * input``

@@ -13,6 +13,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._creation import _finish, _place, zeros
 from .._dispatch import Op, call
@@ -154,6 +155,7 @@ def _stft_repr(input, n_fft, hop, win, window, normalized, onesided, return_comp
             f"align_to_window={_flag(align)}) : ")
 
 
+@_amp_hook.entry("stft")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
