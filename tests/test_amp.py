@@ -286,3 +286,204 @@ def test_model_forward_backward_like_torch(name):
         scale = float(grads[k].grad.abs().max()) + 1e-3
         np.testing.assert_allclose(p.grad.numpy(), grads[k].grad.numpy(), atol=5e-2 * scale,
                                    rtol=0, err_msg=k)
+
+
+# --- GradScaler ---------------------------------------------------------------------------------
+
+def _scaled_steps(T, scaler, model, opt, batches, clip=None):
+    """Steps of the usual loop; yields (loss, scale, tracker, params) after each."""
+    for x, y in batches:
+        opt.zero_grad()
+        with T.autocast("cpu", dtype=T.bfloat16):
+            loss = T.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        if clip is not None:
+            scaler.unscale_(opt)
+            T.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        scaler.step(opt)
+        scaler.update()
+        yield loss, scaler.get_scale(), scaler._get_growth_tracker(), [
+            p.detach().float().numpy().copy() for p in model.parameters()]
+
+
+def _batches(T, n=5, overflow=(2,)):
+    rng = np.random.default_rng(3)
+    out = []
+    for i in range(n):
+        x = rng.standard_normal((6, 8)).astype(np.float32)
+        if i in overflow:   # an inf in the batch: every gradient is inf or nan
+            x[0, 0] = np.inf
+        out.append((T.tensor(x), T.tensor(rng.integers(0, 4, 6))))
+    return out
+
+
+@pytest.mark.parametrize("clip", [None, 1.0])
+def test_grad_scaler_steps_like_torch(clip):
+    torch.manual_seed(0)
+    ref = _mlp(torch)
+    model = _copy(ref, _mlp(torchlike))
+    kw = dict(init_scale=2.0 ** 4, growth_interval=2)
+    opt_r = torch.optim.Adam(ref.parameters(), lr=0.01)
+    opt = torchlike.optim.Adam(model.parameters(), lr=0.01)
+    s_r, s = torch.amp.GradScaler("cpu", **kw), torchlike.amp.GradScaler("cpu", **kw)
+    for (lr, sr, tr, pr), (l, sc, t, p) in zip(
+            _scaled_steps(torch, s_r, ref, opt_r, _batches(torch), clip),
+            _scaled_steps(torchlike, s, model, opt, _batches(torchlike), clip)):
+        assert (sc, t) == (sr, tr)
+        for a, b in zip(p, pr):
+            np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-3)
+    assert s.state_dict() == s_r.state_dict()
+    fresh = torchlike.amp.GradScaler("cpu")
+    fresh.load_state_dict(s.state_dict())
+    assert fresh.state_dict() == s_r.state_dict()
+
+
+def test_grad_scaler_errors_and_disabled():
+    s = torchlike.amp.GradScaler("cpu")
+    opt = torchlike.optim.SGD([torchlike.nn.Parameter(torchlike.ones(2))], lr=0.1)
+    with pytest.raises(AssertionError, match="_scale is None"):
+        s.step(opt)
+    s.scale(torchlike.ones(()))
+    s.unscale_(opt)
+    with pytest.raises(RuntimeError, match="already been called on this optimizer"):
+        s.unscale_(opt)
+    off = torchlike.amp.GradScaler("cpu", enabled=False)
+    x = torchlike.ones(2)
+    assert off.scale(x) is x and off.get_scale() == 1.0 and off.state_dict() == {}
+    with pytest.raises(RuntimeError, match="source state dict is empty"):
+        torchlike.amp.GradScaler("cpu").load_state_dict({})
+
+
+def test_compiled_step_with_autocast_and_scaler_equals_eager():
+    """An autocast region and a GradScaler inside torchlike.compile: one program, the skip and
+    the scale update traced (NOTE [ GradScaler as traced selects ]), equal to eager."""
+    from torchlike import compiler
+
+    def run(compiled):
+        torchlike.manual_seed(0)
+        model = _mlp(torchlike)
+        opt = torchlike.optim.Adam(model.parameters(), lr=0.01)
+        scaler = torchlike.amp.GradScaler("cpu", init_scale=2.0 ** 4, growth_interval=2)
+
+        def step(x, y):
+            opt.zero_grad()
+            with torchlike.autocast("cpu", dtype=torchlike.bfloat16):
+                loss = torchlike.nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss
+
+        fn = torchlike.compile(step, fullgraph=True) if compiled else step
+        seen = []
+        for x, y in _batches(torchlike, n=6, overflow=(3,)):
+            loss = fn(x, y)
+            seen.append((loss.dtype, scaler._scale.clone(), scaler._growth_tracker.clone(),
+                         [p.detach().clone() for p in model.parameters()]))
+        return seen
+
+    compiler.reset()
+    eager, compiled = run(False), run(True)
+    assert compiler.counters["compiles"] == 1
+    for (d1, s1, t1, p1), (d2, s2, t2, p2) in zip(eager, compiled):
+        assert d1 is d2 is torchlike.float32
+        assert (s1.item(), t1.item()) == (s2.item(), t2.item())
+        for a, b in zip(p1, p2):
+            # bfloat16 roundings may sit elsewhere once XLA fuses the whole step
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-3, atol=2e-4)
+    assert [s.item() for _, s, _, _ in eager] == [16.0, 32.0, 32.0, 16.0, 16.0, 32.0]
+
+
+# --- regions: nesting, decorator, switches, the weight cache, custom_fwd / custom_bwd ----------
+
+def _error(fn):
+    try:
+        return fn().dtype
+    except RuntimeError as e:
+        return str(e)
+
+
+def _region_trace(T):
+    """What a script sees of autocast's state and dtypes through nested regions."""
+    a, w = T.ones(2, 3), T.ones(4, 3, requires_grad=True)
+    seen = [T.is_autocast_enabled("cpu"), T.get_autocast_dtype("cpu"), T.get_autocast_dtype("cuda")]
+
+    @T.autocast("cpu")
+    def decorated(x):
+        return T.nn.functional.linear(x, w).dtype
+
+    with T.autocast("cpu", dtype=T.bfloat16):
+        seen += [T.is_autocast_enabled("cpu"), T.is_autocast_enabled(), T.mm(a, w.t()).dtype]
+        with T.autocast("cpu", enabled=False):
+            seen += [T.is_autocast_enabled("cpu"), T.mm(a, w.t()).dtype]
+        with T.autocast("cpu", dtype=T.float16):
+            seen += [T.get_autocast_dtype("cpu"), T.mm(a, w.t()).dtype,
+                     _error(lambda: T.cat([a.half(), a.bfloat16()]))]
+        seen += [T.mm(a.double(), w.double().t()).dtype, T.cat([a, a.bfloat16()]).dtype]
+        seen += [T.is_autocast_cache_enabled()]
+    seen += [decorated(a), T.is_autocast_enabled("cpu"), T.get_autocast_dtype("cpu")]
+    with T.autocast("cpu", cache_enabled=False):
+        seen += [T.is_autocast_cache_enabled()]
+    with pytest.warns(UserWarning, match="target dtype is not supported"):
+        with T.autocast("cpu", dtype=T.float64):
+            seen += [T.is_autocast_enabled("cpu")]
+    for bad, kw in (("foo", {}), (1, {})):
+        try:
+            T.autocast(bad, **kw)
+        except (RuntimeError, ValueError) as e:
+            seen.append((type(e).__name__, str(e)))
+    return [str(s) for s in seen]
+
+
+def test_regions_like_torch():
+    assert _region_trace(torchlike) == _region_trace(torch)
+    assert torchlike.cpu.amp.autocast().fast_dtype is torchlike.bfloat16
+    assert torchlike.cuda.amp.autocast().fast_dtype is torchlike.float16
+
+
+def test_weight_cast_cache_within_a_region():
+    """A float32 leaf weight is cast once per outermost region (PyTorch's heuristic), and the
+    cast is recorded: its gradient is float32 and sums both uses."""
+    w = torchlike.randn(3, 3, requires_grad=True)
+    x = torchlike.randn(2, 3)
+    with torchlike.autocast("cpu"):
+        a, b = torchlike.mm(x, w), torchlike.mm(x + 1, w)
+        assert a.grad_fn.next_functions[1][0] is b.grad_fn.next_functions[1][0]
+        assert a.grad_fn.next_functions[1][0].name() == "ToCopyBackward0"
+    with torchlike.autocast("cpu"):
+        c = torchlike.mm(x, w)
+    assert c.grad_fn.next_functions[1][0] is not a.grad_fn.next_functions[1][0]
+    with torchlike.autocast("cpu", cache_enabled=False):
+        d, e = torchlike.mm(x, w), torchlike.mm(x, w)
+        assert d.grad_fn.next_functions[1][0] is not e.grad_fn.next_functions[1][0]
+    (a.float().sum() + b.float().sum()).backward()
+    assert w.grad.dtype is torchlike.float32
+
+
+def _custom_fn(T):
+    class Square(T.autograd.Function):
+        @staticmethod
+        @T.amp.custom_fwd(device_type="cpu", cast_inputs=T.float32)
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            ctx.inside = (T.is_autocast_enabled("cpu"), x.dtype, T.mm(x, w).dtype)
+            return T.mm(x, w)
+
+        @staticmethod
+        @T.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            ctx.backward_saw = T.is_autocast_enabled("cpu")
+            return g @ w.t(), x.t() @ g
+
+    x = T.ones(2, 3, dtype=T.bfloat16, requires_grad=True)
+    w = T.ones(3, 2, requires_grad=True)
+    with T.autocast("cpu"):
+        y = Square.apply(x, w)
+    y.sum().backward()
+    return [str(v) for v in (y.dtype, y.grad_fn.inside, x.grad.dtype, w.grad.dtype,
+                             y.grad_fn.backward_saw)]
+
+
+def test_custom_fwd_bwd_like_torch():
+    assert _custom_fn(torchlike) == _custom_fn(torch)

@@ -142,11 +142,16 @@ def _traced(t):
 
 
 def _widest(args, device_type, start):
+    """PyTorch's ``prioritize``: float32 if any eligible operand is, else the region's dtype;
+    another 16-bit dtype beside it is an error."""
     for a in args:
         if isinstance(a, (list, tuple)):
             start = _widest(a, device_type, start)
         elif _eligible(a, device_type):
-            start = D.promote_types(start, a.dtype)
+            if start is D.float32 or a.dtype is D.float32:
+                start = D.float32
+            elif a.dtype is not start:
+                raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
     return start
 
 
