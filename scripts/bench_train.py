@@ -3,7 +3,7 @@
     python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
                                   [--cases mlp,cnn,transformer] [--no-torch-compile]
                                   [--torch-threads N] [--profile] [--index-checks-cost]
-                                  [--device cuda] [--no-amp]
+                                  [--device cuda] [--no-amp] [--amp-dtypes bfloat16,float16]
 
 One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
   mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
@@ -54,7 +54,7 @@ and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
 torchlike/_compile/program.py).
 
 Autocast rows (unless --no-amp): each case again with the forward and loss under
-torch.autocast(dtype=bfloat16) beside the float32 step -- torchlike eager and compiled, torch
+torch.autocast(dtype=...) for each of --amp-dtypes (default bfloat16) beside the float32 step -- torchlike eager and compiled, torch
 eager -- timed together, and the peak memory of each: for a compiled step, XLA's memory analysis
 of its program (arguments + outputs + temporaries - donated aliases); for an eager step, the
 device's peak_bytes_in_use where jax reports one (a GPU; jax's CPU client reports none, so
@@ -152,10 +152,10 @@ def make_optimizer(lib, case, params):
     return lib.optim.Adam(params, lr=ADAM_LR, betas=BETAS, eps=EPS)
 
 
-def torch_style_step(lib, case, init, dropout, amp=False):
+def torch_style_step(lib, case, init, dropout, amp=None):
     """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``
-    (None: the model's own initialisation, as a fresh program has); ``amp``: its forward and
-    loss under autocast to bfloat16."""
+    (None: the model's own initialisation, as a fresh program has); ``amp``: the name of a
+    dtype to run its forward and loss in under autocast (None: float32)."""
     model = build_model(lib, case, dropout)
     if init is not None:
         model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
@@ -170,7 +170,8 @@ def torch_style_step(lib, case, init, dropout, amp=False):
 
     def step():
         opt.zero_grad()
-        with lib.autocast(device_type, dtype=lib.bfloat16, enabled=amp):
+        with lib.autocast(device_type, dtype=getattr(lib, amp or "bfloat16"),
+                          enabled=amp is not None):
             loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
@@ -515,10 +516,11 @@ def eager_peak_bytes(step, wait):
 
 
 def amp_rows(case, init, args):
-    """Step time and peak memory of float32 against autocast (bfloat16), side by side."""
+    """Step time and peak memory of float32 against autocast to each of ``args.amp_dtypes``,
+    side by side."""
     runners, peaks = {}, {}
-    for amp in (False, True):
-        tag = " amp" if amp else ""
+    for amp in [None] + args.amp_dtypes:
+        tag = f" {amp}" if amp else ""
         step, _ = torch_style_step(torchlike, case, init, 0.25, amp=amp)
         runners["torchlike eager" + tag] = (step, wait_torchlike)
         peaks["torchlike eager" + tag] = eager_peak_bytes(step, wait_torchlike)
@@ -536,20 +538,20 @@ def amp_rows(case, init, args):
     return {name: dict(stats[name], peak_bytes=peaks[name]) for name in runners}
 
 
-def print_amp_rows(results, cases):
+def print_amp_rows(results, cases, dtypes):
     print()
-    print("autocast (bfloat16) against float32: median ms per step, peak MiB "
-          "(markdown; amp / fp32 ratios)")
-    print("| case | implementation | fp32 ms | amp ms | amp / fp32 time | fp32 MiB | amp MiB |")
-    print("|---|---|---|---|---|---|---|")
+    print("autocast against float32: median ms per step, peak MiB (markdown; amp / fp32 ratios)")
+    print("| case | implementation | dtype | fp32 ms | amp ms | amp / fp32 time | fp32 MiB | "
+          "amp MiB |")
+    print("|---|---|---|---|---|---|---|---|")
     for case in cases:
         rows = results[case]["amp"]
-        for impl in AMP_IMPLS:
-            if impl not in rows:
+        for impl, dtype in ((i, d) for i in AMP_IMPLS for d in dtypes):
+            if impl not in rows or impl + " " + dtype not in rows:
                 continue
-            f, a = rows[impl], rows[impl + " amp"]
+            f, a = rows[impl], rows[impl + " " + dtype]
             mib = [None if r["peak_bytes"] is None else r["peak_bytes"] / 2 ** 20 for r in (f, a)]
-            print(f"| {case} | {impl} | {f['median_ms']:.2f} | {a['median_ms']:.2f} | "
+            print(f"| {case} | {impl} | {dtype} | {f['median_ms']:.2f} | {a['median_ms']:.2f} | "
                   f"{a['median_ms'] / f['median_ms']:.2f} | "
                   + " | ".join("n/a" if m is None else f"{m:.2f}" for m in mib) + " |")
 
@@ -701,11 +703,15 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true",
                         help="profile every compiled step, not only those that miss the goal")
     parser.add_argument("--no-amp", dest="amp", action="store_false",
-                        help="skip the autocast (bfloat16) rows")
+                        help="skip the autocast rows")
+    parser.add_argument("--amp-dtypes", default="bfloat16",
+                        help="comma-separated autocast dtypes for the autocast rows "
+                             "(bfloat16, float16; default bfloat16)")
     parser.add_argument("--device", default="cpu",
                         help="torchlike device for torchlike's and JAX's steps, e.g. cuda "
                              "(default cpu; torch's columns stay on its CPU build)")
     args = parser.parse_args(argv)
+    args.amp_dtypes = [d.strip() for d in args.amp_dtypes.split(",") if d.strip()]
     global DEVICE
     DEVICE = args.device
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -765,7 +771,7 @@ def main(argv=None):
     if args.amp:
         for case in cases:
             results[case]["amp"] = amp_rows(case, inits[case], args)
-        print_amp_rows(results, cases)
+        print_amp_rows(results, cases, args.amp_dtypes)
 
     print()
     for case in cases:
