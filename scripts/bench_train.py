@@ -54,12 +54,13 @@ and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
 torchlike/_compile/program.py).
 
 Autocast rows (unless --no-amp): each case again with the forward and loss under
-torch.autocast(dtype=...) for each of --amp-dtypes (default bfloat16) beside the float32 step -- torchlike eager and compiled, torch
-eager -- timed together, and the peak memory of each: for a compiled step, XLA's memory analysis
-of its program (arguments + outputs + temporaries - donated aliases); for an eager step, the
-device's peak_bytes_in_use where jax reports one (a GPU; jax's CPU client reports none, so
-"n/a").  On a CPU without bfloat16 matrix units, XLA computes a bfloat16 dot by converting to
-float32 and back, so autocast adds casts and saves little: report what CPU gives.
+torch.autocast(dtype=...) for each of --amp-dtypes (default bfloat16) beside the float32
+step -- torchlike eager and compiled, torch eager -- timed together, and the peak memory of
+each: for a compiled step, XLA's memory analysis of its program (arguments + outputs +
+temporaries - donated aliases); for an eager step, the device's peak_bytes_in_use where jax
+reports one (a GPU; jax's CPU client reports none, so "n/a").  On a CPU without bfloat16 matrix
+units, XLA computes a bfloat16 dot by converting to float32 and back, so autocast adds casts and
+saves little: report what CPU gives.
 """
 import argparse
 import functools

@@ -1,7 +1,6 @@
 """Mixed precision against real PyTorch: autocast op by op (every row of the CPU policy table),
 whole models forward and backward, GradScaler step by step, and a compiled step against eager.
 """
-import warnings
 import zlib
 
 import numpy as np
@@ -9,7 +8,6 @@ import pytest
 import torch
 
 import torchlike
-import torchlike.nn.functional as TF
 from torchlike.amp import _policy
 
 def _arr(RNG, kind, shape):
@@ -80,7 +78,8 @@ def _frac(t, x, dims, n):
 CASES = {
     # lower precision
     "conv1d": (lambda t, x, w, b: t.nn.functional.conv1d(x, w, b), [F(2, 3, 8), F(4, 3, 3), F(4)]),
-    "conv2d": (lambda t, x, w: t.nn.functional.conv2d(x, w, padding=1), [B(1, 2, 6, 6), F(3, 2, 3, 3)]),
+    "conv2d": (lambda t, x, w: t.nn.functional.conv2d(x, w, padding=1),
+               [B(1, 2, 6, 6), F(3, 2, 3, 3)]),
     "conv3d": (lambda t, x, w: t.nn.functional.conv3d(x, w), [F(1, 2, 4, 4, 4), F(2, 2, 2, 2, 2)]),
     "conv_transpose1d": (lambda t, x, w: t.nn.functional.conv_transpose1d(x, w, stride=2),
                          [F(1, 3, 5), F(3, 2, 3)]),
@@ -92,7 +91,8 @@ CASES = {
     "bmm": (lambda t, a, b: t.bmm(a, b), [B(2, 3, 4), F(2, 4, 5)]),
     "mm": (lambda t, a, b: t.mm(a, b), [F(3, 4), B(4, 5)]),
     "vecdot": (lambda t, a, b: t.linalg.vecdot(a, b), [F(3, 4), F(3, 4)]),
-    "baddbmm": (lambda t, c, a, b: t.baddbmm(c, a, b, beta=0.5), [F(2, 3, 5), B(2, 3, 4), F(2, 4, 5)]),
+    "baddbmm": (lambda t, c, a, b: t.baddbmm(c, a, b, beta=0.5),
+                [F(2, 3, 5), B(2, 3, 4), F(2, 4, 5)]),
     "addmm": (lambda t, c, a, b: t.addmm(c, a, b), [F(3, 5), F(3, 4), B(4, 5)]),
     "addbmm": (lambda t, c, a, b: t.addbmm(c, a, b), [F(3, 5), F(2, 3, 4), F(2, 4, 5)]),
     "linear": (lambda t, x, w, b: t.nn.functional.linear(x, w, b), [B(2, 3), F(4, 3), F(4)]),
@@ -120,7 +120,8 @@ CASES = {
     "cholesky": (lambda t, a: t.cholesky(a), [B(3, 3, kind="spd")]),
     "cholesky_inverse": (lambda t, a: t.cholesky_inverse(t.linalg.cholesky(a.float()).to(a.dtype)),
                          [B(3, 3, kind="spd")]),
-    "cholesky_solve": (lambda t, b, a: t.cholesky_solve(b, t.linalg.cholesky(a.float()).to(b.dtype)),
+    "cholesky_solve": (lambda t, b, a: t.cholesky_solve(
+        b, t.linalg.cholesky(a.float()).to(b.dtype)),
                        [B(3, 2), B(3, 3, kind="spd")]),
     "inverse": (lambda t, a: t.inverse(a), [B(3, 3, kind="wellcond")]),
     "orgqr": (lambda t, a: t.orgqr(*[v.bfloat16() for v in _geqrf(t, a)]), [F(4, 3)]),
@@ -151,7 +152,8 @@ CASES = {
                          [B(4, 3), F(4, 3, kind="sign")]),
     "triplet_margin_loss": (lambda t, a, p, n: t.nn.functional.triplet_margin_loss(a, p, n),
                             [B(4, 3), B(4, 3), B(4, 3)]),
-    "multi_margin_loss": (lambda t, x, y: t.nn.functional.multi_margin_loss(x, y), [B(4, 5), I(5, 4)]),
+    "multi_margin_loss": (lambda t, x, y: t.nn.functional.multi_margin_loss(x, y),
+                          [B(4, 5), I(5, 4)]),
     "ctc_loss": (lambda t, x, y: t.nn.functional.ctc_loss(
         x.log_softmax(2), y + 1, [6, 6], [3, 2]), [B(6, 2, 4), I(3, 2, 3)]),
     "kl_div": (lambda t, a, b: t.nn.functional.kl_div(a, b, reduction="batchmean"),
@@ -161,8 +163,10 @@ CASES = {
     "binary_cross_entropy_with_logits": (
         lambda t, x, y: t.nn.functional.binary_cross_entropy_with_logits(x, y),
         [B(4, 3), F(4, 3, kind="prob")]),
-    **{f"fft_{n}": ((lambda n: lambda t, x: t.view_as_real(getattr(t.fft, n)(x).resolve_conj()))(n), [B(2, 8)])
-       for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "rfft2", "rfftn", "ihfft")},
+    **{f"fft_{n}": ((lambda n: lambda t, x: t.view_as_real(getattr(t.fft, n)(x).resolve_conj()))(n),
+                    [B(2, 8)])
+       for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "rfft2", "rfftn",
+                 "ihfft")},
     **{f"fft_{n}": ((lambda n: lambda t, x: getattr(t.fft, n)(t.view_as_complex(x.float())))(n),
                     [F(2, 8, 2)]) for n in ("irfft", "irfft2", "irfftn", "hfft")},
     "linalg_cond": (lambda t, a: t.linalg.cond(a), [B(3, 3, kind="wellcond")]),
@@ -247,7 +251,8 @@ def _transformer(T):
                            T.nn.Flatten(), T.nn.Linear(40, 4))
 
 
-MODELS = {"mlp": (_mlp, (6, 8)), "cnn": (_cnn, (6, 2, 8, 8)), "transformer": (_transformer, (6, 5, 8))}
+MODELS = {"mlp": (_mlp, (6, 8)), "cnn": (_cnn, (6, 2, 8, 8)),
+          "transformer": (_transformer, (6, 5, 8))}
 
 
 def _copy(ref, model):
@@ -276,7 +281,8 @@ def test_model_forward_backward_like_torch(name):
     out_r, loss_r = _train_pass(torch, ref, torch.tensor(x), torch.tensor(y))
     out, loss = _train_pass(torchlike, model, torchlike.tensor(x), torchlike.tensor(y))
     assert (str(out.dtype), str(loss.dtype)) == (str(out_r.dtype), str(loss_r.dtype))
-    assert (out.grad_fn.name(), loss.grad_fn.name()) == (out_r.grad_fn.name(), loss_r.grad_fn.name())
+    assert ((out.grad_fn.name(), loss.grad_fn.name())
+            == (out_r.grad_fn.name(), loss_r.grad_fn.name()))
     np.testing.assert_allclose(out.float().detach().numpy(), out_r.float().detach().numpy(),
                                rtol=3e-2, atol=3e-2)
     np.testing.assert_allclose(loss.item(), loss_r.item(), rtol=2e-2)

@@ -232,6 +232,7 @@ from ._settings import (  # noqa: E402
     use_deterministic_algorithms as use_deterministic_algorithms)
 from ._streams import Event as Event, Stream as Stream  # noqa: E402
 from . import amp as amp, cpu as cpu  # noqa: E402
+from .amp.grad_scaler import GradScaler as GradScaler  # noqa: E402
 from .cuda import amp as _cuda_amp  # noqa: E402  (loads torchlike.cuda.amp)
 from .amp.autocast_mode import (  # noqa: E402
     autocast as autocast, autocast_decrement_nesting as autocast_decrement_nesting,

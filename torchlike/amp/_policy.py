@@ -65,9 +65,9 @@ CPU = {
     **_rows(PROMOTE, "stack cat index_copy"),
 }
 CUDA = {
-    **_rows(LOWER, _CONV + " convolution conv_tbc prelu addmm addmv addr matmul einsum mm mv vecdot linear "
-            "addbmm baddbmm bmm chain_matmul multi_dot lstm_cell gru_cell rnn_tanh_cell "
-            "rnn_relu_cell scaled_dot_product_attention"),
+    **_rows(LOWER, _CONV + " convolution conv_tbc prelu addmm addmv addr matmul einsum mm mv "
+            "vecdot linear addbmm baddbmm bmm chain_matmul multi_dot lstm_cell gru_cell "
+            "rnn_tanh_cell rnn_relu_cell scaled_dot_product_attention"),
     **_rows(FP32, "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh "
             "tan pow softplus layer_norm group_norm norm cosine_similarity poisson_nll_loss "
             "cosine_embedding_loss nll_loss nll_loss2d hinge_embedding_loss kl_div l1_loss "
