@@ -493,3 +493,19 @@ def _custom_fn(T):
 
 def test_custom_fwd_bwd_like_torch():
     assert _custom_fn(torchlike) == _custom_fn(torch)
+
+
+def test_compiled_step_guards_the_autocast_region_around_it():
+    """A step compiled outside any region and called inside one (or the other way round) is
+    traced again: the casts are baked into its program."""
+    from torchlike import compiler
+    compiler.reset()
+    lin = torchlike.nn.Linear(3, 2)
+    step = torchlike.compile(lambda x: lin(x).detach(), fullgraph=True)
+    x = torchlike.ones(4, 3)
+    dtypes = []
+    for region in (False, False, True, True, False):
+        with torchlike.autocast("cpu", enabled=region):
+            dtypes.append(step(x).dtype)
+    assert dtypes == [torchlike.float32] * 2 + [torchlike.bfloat16] * 2 + [torchlike.float32]
+    assert (compiler.counters["compiles"], compiler.counters["calls"]) == (2, 4)

@@ -216,6 +216,15 @@ class _Policy:
 POLICY = _Policy()
 
 
+def region_key():
+    """The autocast state a traced call bakes in (a compiled step's guard): None outside every
+    region."""
+    if _amp_hook.policy is None:
+        return None
+    st = STATE
+    return (tuple((d, st.dtype[d]) for d, on in st.enabled.items() if on), st.excluded)
+
+
 def clear_cache():
     """Drop the weight casts of this thread (PyTorch's ``clear_autocast_cache``)."""
     STATE.cache.clear()
