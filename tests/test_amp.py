@@ -509,3 +509,20 @@ def test_compiled_step_guards_the_autocast_region_around_it():
             dtypes.append(step(x).dtype)
     assert dtypes == [torchlike.float32] * 2 + [torchlike.bfloat16] * 2 + [torchlike.float32]
     assert (compiler.counters["compiles"], compiler.counters["calls"]) == (2, 4)
+
+
+def _inplace_and_out(T):
+    """In-place and out= variants of listed ops are not autocast, in PyTorch and here."""
+    a, b, c = T.ones(2, 3) / 3, T.ones(3, 4) / 7, T.ones(2, 4)
+    o = T.empty(2, 4)
+    with T.autocast("cpu"):
+        c.addmm_(a, b)
+        T.mm(a, b, out=o)
+        r = T.mm(a, b)
+    return [(str(t.dtype), t.float().sum().item()) for t in (c, o, r)]
+
+
+def test_inplace_and_out_are_not_cast_like_torch():
+    got, want = _inplace_and_out(torchlike), _inplace_and_out(torch)
+    assert [g[0] for g in got] == [w[0] for w in want]
+    np.testing.assert_allclose([g[1] for g in got], [w[1] for w in want], rtol=1e-6)

@@ -6,7 +6,9 @@ operands by the op's cast policy, then runs the op with autocast excluded below 
 keeps the lists as one table here, ``POLICIES[device_type][name] -> policy``, read in two places
 (NOTE [ autocast hook ] in ``_amp_hook.py``): ``_dispatch.call`` for an op of the table whose
 ``Op.name`` has a row, and ``_amp_hook.entry`` for a composite public function PyTorch lists
-(its name is the row's name), whose inner ops then run uncast, as in PyTorch.  The policies:
+(its name is the row's name), whose inner ops then run uncast, as in PyTorch.  In-place
+variants (``x.addmm_(...)``, ``_inplace.inplace``) and ``out=`` calls run uncast: PyTorch
+lists only the out-of-place overloads.  The policies:
 
 - ``LOWER``: eligible operands become the region's dtype (bfloat16 or float16): matmuls,
   convolutions, linear, prelu, attention;
@@ -190,10 +192,13 @@ class _Policy:
         return args
 
     def run_entry(self, name, fn, args, kwargs):
-        """Run composite ``fn`` with its operands cast by row ``name``, and nothing below it."""
+        """Run composite ``fn`` with its operands cast by row ``name``, and nothing below it.
+        With ``out=`` nothing is cast: PyTorch's lists name only the out-of-place overloads."""
         st = STATE
         if st.excluded:
             return fn(*args, **kwargs)
+        if kwargs.get("out") is not None:
+            return self.run_uncast(fn, *args, **kwargs)
         ran = False
         for device_type, on in st.enabled.items():
             policy = POLICIES[device_type].get(name) if on else None
@@ -206,6 +211,16 @@ class _Policy:
                 ran = True
         if not ran:
             return fn(*args, **kwargs)
+        st.excluded += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            st.excluded -= 1
+
+
+    def run_uncast(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` with no casts below it (an in-place op, an ``out=``)."""
+        st = STATE
         st.excluded += 1
         try:
             return fn(*args, **kwargs)
