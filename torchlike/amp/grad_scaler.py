@@ -195,15 +195,28 @@ class GradScaler:
 
     def _selected_step(self, optimizer, found, *args, **kwargs):
         """The step inside a traced program: run it, then keep the old values where an inf
-        was found (NOTE [ GradScaler as traced selects ])."""
-        tensors = [p for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
-        tensors += [v for p in tensors for v in optimizer.state.get(p, {}).values()
+        was found (NOTE [ GradScaler as traced selects ]).  State the step creates (an eager
+        first step that overflowed made none) is kept at its initial value where it is set."""
+        params = [(p, g) for g in optimizer.param_groups for p in g["params"]
+                  if p.grad is not None]
+        tensors = [p for p, _ in params]
+        tensors += [v for p, _ in params for v in optimizer.state.get(p, {}).values()
                     if isinstance(v, Tensor)]
+        had = {id(p): set(optimizer.state.get(p, {})) for p, _ in params}
         before = [t._value() for t in tensors]
         retval = optimizer.step(*args, **kwargs)
         skip = functools.reduce(jnp.add, [f._value() for f in found]) > 0
         for t, old in zip(tensors, before):
             t._write(jnp.where(skip, old, t._value()))
+        for p, group in params:
+            new = [k for k, v in optimizer.state.get(p, {}).items()
+                   if k not in had[id(p)] and isinstance(v, Tensor)]
+            if new:
+                init = optimizer._init_state(p, group)
+                for k in new:
+                    t = optimizer.state[p][k]
+                    t._write(jnp.where(skip, init[k]._value().astype(t.dtype._np),
+                                       t._value()))
         return retval
 
     def step(self, optimizer, *args, **kwargs):
