@@ -437,6 +437,9 @@ def _region_trace(T):
     with pytest.warns(UserWarning, match="target dtype is not supported"):
         with T.autocast("cpu", dtype=T.float64):
             seen += [T.is_autocast_enabled("cpu")]
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        with T.autocast("cuda"):
+            seen += [T.is_autocast_enabled("cuda")]
     for bad, kw in (("foo", {}), (1, {})):
         try:
             T.autocast(bad, **kw)
@@ -447,8 +450,11 @@ def _region_trace(T):
 
 def test_regions_like_torch():
     assert _region_trace(torchlike) == _region_trace(torch)
-    assert torchlike.cpu.amp.autocast().fast_dtype is torchlike.bfloat16
-    assert torchlike.cuda.amp.autocast().fast_dtype is torchlike.float16
+    with pytest.warns(FutureWarning, match=r"torch.cpu.amp.autocast\(args...\)` is deprecated"):
+        assert torchlike.cpu.amp.autocast().fast_dtype is torchlike.bfloat16
+    with pytest.warns(FutureWarning, match=r"torch.cuda.amp.autocast\(args...\)` is deprecated"):
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            assert torchlike.cuda.amp.autocast().fast_dtype is torchlike.float16
 
 
 def test_weight_cast_cache_within_a_region():

@@ -165,7 +165,13 @@ class autocast:
                                f"'{self.device}'")
         self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
                                else cache_enabled)
-        if enabled and self.fast_dtype not in (D.bfloat16, D.float16):
+        if enabled and self.device == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                enabled = False
+        elif enabled and self.fast_dtype not in (D.bfloat16, D.float16):
             name = self.device.upper()
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling "
                           f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
