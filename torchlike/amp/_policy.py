@@ -33,6 +33,8 @@ torchlike does not have, or has only as part of another (PyTorch's ``_convolutio
 import threading
 import weakref
 
+import jax
+
 from .. import _amp_hook, _dtype as D
 from .._tensor import Tensor
 from .._ops.convert import TO_DTYPE
@@ -125,7 +127,7 @@ def _cast(t, dtype, device_type):
     if t.dtype is dtype:
         return t
     st = STATE
-    cacheable = (st.cache_enabled and dtype is LOWER_DTYPES[device_type]
+    cacheable = (st.cache_enabled and dtype is st.dtype[device_type]
                  and t.dtype is D.float32 and t.requires_grad and t.is_leaf
                  and t._root is None and not _traced(t))
     if cacheable:
@@ -139,7 +141,6 @@ def _cast(t, dtype, device_type):
 
 
 def _traced(t):
-    import jax
     return isinstance(t._arr, jax.core.Tracer)
 
 
