@@ -9,8 +9,12 @@ bmm, ``cross_entropy`` from log_softmax and nll_loss) is wrapped by ``entry(name
 operands are cast by its row before it runs, and the ops inside it are not cast again, as
 PyTorch's autocast kernels exclude autocast below themselves.  With no region active each costs
 one test of ``policy``.  This module imports nothing of torchlike, so the op table can use it.
+
+The wrapper is one frame between the caller and the function, with or without a region;
+``stacklevel`` gives a warning inside such a function its caller's line all the same.
 """
 import functools
+import sys
 
 policy = None
 
@@ -22,6 +26,27 @@ def entry(name):
         def composite(*args, **kwargs):
             if policy is None:
                 return fn(*args, **kwargs)
-            return policy.run_entry(name, fn, args, kwargs)
+            args, kwargs, excluded = policy.enter(name, args, kwargs)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if excluded:
+                    policy.leave()
         return composite
     return wrap
+
+
+_ENTRY_CODE = entry("")(lambda: None).__code__
+
+
+def stacklevel(level):
+    """``warnings.warn``'s stacklevel for a warning its caller gives at ``level`` (the caller
+    is 1), counting past the ``entry`` wrappers between it and the line it names."""
+    frame, extra = sys._getframe(1), 0
+    for _ in range(level - 1):
+        frame = frame.f_back
+        while frame is not None and frame.f_code is _ENTRY_CODE:
+            frame, extra = frame.f_back, extra + 1
+        if frame is None:
+            break
+    return level + extra

@@ -326,7 +326,8 @@ def cholesky(input, upper=False, *, out=None):
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
         "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
-        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+        "for all valid (symmetric positive definite) inputs.", UserWarning,
+        stacklevel=_amp_hook.stacklevel(2))
     _check("cholesky", input, low="cholesky_cpu")
     L, info = call(CHOLESKY_OLD, input, static=(("upper", bool(upper)),) + _precision.static())
     _raise_on_info(info, input, _cholesky_message("cholesky"))
@@ -378,7 +379,8 @@ def qr(input, some=True, *, out=None):
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
-        "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
+        "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning,
+        stacklevel=_amp_hook.stacklevel(2))
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return _out(RT.qr(Q, R), out)
 

@@ -619,7 +619,8 @@ def chain_matmul(*matrices, out=None):
     """Mirrors ``torch.chain_matmul`` (deprecated in PyTorch for ``linalg.multi_dot``)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+                  "more tensors rather than multiple parameters.", UserWarning,
+                  stacklevel=_amp_hook.stacklevel(2))
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for t in matrices:
@@ -660,7 +661,8 @@ def cross(input, other, dim=None, *, out=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in "
-                      "a future release.", UserWarning, stacklevel=2)
+                      "a future release.", UserWarning,
+                      stacklevel=_amp_hook.stacklevel(2))
         if input.ndim != other.ndim:
             raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
         shape = _broadcast_shape(input.shape, other.shape)

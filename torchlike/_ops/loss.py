@@ -43,7 +43,7 @@ def legacy_reduction(size_average, reduce):
     reduce = True if reduce is None else reduce
     name = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn("size_average and reduce args will be deprecated, please use "
-                  f"reduction='{name}' instead.", stacklevel=4)
+                  f"reduction='{name}' instead.", stacklevel=_amp_hook.stacklevel(4))
     return name
 
 
@@ -53,7 +53,7 @@ def reduction_of(reduction, size_average=None, reduce=None):
         return legacy_reduction(size_average, reduce)
     if reduction == "elementwise_mean":
         warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                      "instead.", stacklevel=3)
+                      "instead.", stacklevel=_amp_hook.stacklevel(3))
         return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -89,7 +89,8 @@ def check_not_differentiable(fn, arg, t):
 def _size_warning(input, target):
     warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
                   f"({input.size()}). This will likely lead to incorrect results due to "
-                  "broadcasting. Please ensure they have the same size.", stacklevel=4)
+                  "broadcasting. Please ensure they have the same size.",
+                  stacklevel=_amp_hook.stacklevel(4))
 
 
 # --- mse_loss, smooth_l1_loss, huber_loss, l1_loss ------------------------------------------------
@@ -530,7 +531,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=_amp_hook.stacklevel(2))
         reduced = "sum" if reduction == "batchmean" else reduction_of(reduction)
     if log_target:
         loss = mul(exp(target), sub(target, input))

@@ -534,7 +534,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_amp_hook.stacklevel(2))
         align_corners = False
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "

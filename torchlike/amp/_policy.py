@@ -192,14 +192,16 @@ class _Policy:
                     args = _map(args, _target(policy, device_type, args), device_type)
         return args
 
-    def run_entry(self, name, fn, args, kwargs):
-        """Run composite ``fn`` with its operands cast by row ``name``, and nothing below it.
-        With ``out=`` nothing is cast: PyTorch's lists name only the out-of-place overloads."""
+    def enter(self, name, args, kwargs):
+        """Entering composite ``name``: ``(args, kwargs, excluded)``, its operands cast by its
+        row, and whether nothing below it is cast now (then ``leave`` after it).  With ``out=``
+        nothing is cast: PyTorch's lists name only the out-of-place overloads."""
         st = STATE
         if st.excluded:
-            return fn(*args, **kwargs)
+            return args, kwargs, False
         if kwargs.get("out") is not None:
-            return self.run_uncast(fn, *args, **kwargs)
+            st.excluded += 1
+            return args, kwargs, True
         ran = False
         for device_type, on in st.enabled.items():
             policy = POLICIES[device_type].get(name) if on else None
@@ -210,13 +212,13 @@ class _Policy:
                             device_type)
                 args, kwargs = flat[:len(args)], dict(zip(keys, flat[len(args):]))
                 ran = True
-        if not ran:
-            return fn(*args, **kwargs)
-        st.excluded += 1
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            st.excluded -= 1
+        if ran:
+            st.excluded += 1
+        return args, kwargs, ran
+
+    def leave(self):
+        """Leaving a composite that ``enter`` cast."""
+        STATE.excluded -= 1
 
 
     def run_uncast(self, fn, *args, **kwargs):
