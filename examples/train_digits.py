@@ -7,11 +7,14 @@ curves, then reloads the checkpoint into a fresh model and checks it predicts th
 
 With --compile the whole training step (zero_grad, forward, loss, backward, Adam, OneCycleLR) is
 wrapped in torch.compile and runs as one XLA program; the summary then reports how many programs
-were compiled and how much faster an epoch is than the same epoch run eagerly.
+were compiled and how much faster an epoch is than the same epoch run eagerly.  With --amp the
+forward pass runs under torch.autocast (bfloat16 on the CPU, float16 on a GPU) and the loss is
+scaled by a torch.amp.GradScaler, the usual mixed-precision loop.
 
     pip install -e ".[examples]"
     python examples/train_digits.py                      # defaults: 12 epochs on the CPU
     python examples/train_digits.py --compile            # the training step as one XLA program
+    python examples/train_digits.py --amp                # mixed precision: autocast + GradScaler
     python examples/train_digits.py --epochs 3 --workers 2 --out /tmp/digits
 """
 import argparse
@@ -48,6 +51,9 @@ def parse_args(argv=None):
     p.add_argument("--compile", action="store_true",
                    help="run the whole training step as one compiled program (torch.compile); "
                         "the summary compares an epoch's time with an eager epoch")
+    p.add_argument("--amp", action="store_true",
+                   help="mixed precision: the forward pass under torch.autocast (bfloat16 on "
+                        "the CPU, float16 on a GPU), the loss scaled by torch.amp.GradScaler")
     return p.parse_args(argv)
 
 
@@ -116,16 +122,29 @@ def save_plot(history, path):
     plt.close(fig)
 
 
-def make_train_step(model, optimizer, scheduler):
+def amp_dtype(device):
+    """The lower precision autocast uses on ``device``: bfloat16 on the CPU, float16 on a GPU."""
+    return torch.float16 if device.type == "cuda" else torch.bfloat16
+
+
+def make_train_step(model, optimizer, scheduler, amp=False):
     """One optimisation step as a function of the batch, so that torch.compile can wrap all of
-    it: zero_grad, forward, loss, backward, the Adam update and the scheduler's step."""
+    it: zero_grad, forward, loss, backward, the Adam update and the scheduler's step.  With
+    ``amp`` the forward runs under autocast and a GradScaler scales the loss, unscales the
+    gradients and skips a step whose gradients overflowed (disabled, both are no-ops)."""
+    device = next(model.parameters()).device
+    scaler = torch.amp.GradScaler(device.type, enabled=amp)
+
     def train_step(x, y):
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
+        with torch.autocast(device.type, dtype=amp_dtype(device), enabled=amp):
+            loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         scheduler.step()
         return loss
+    train_step.scaler = scaler
     return train_step
 
 
@@ -178,7 +197,8 @@ def main(argv=None):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(train_loader))
-    train_step = make_train_step(model, optimizer, scheduler)
+    train_step = make_train_step(model, optimizer, scheduler, amp=args.amp)
+    scaler = train_step.scaler
     if args.compile:
         train_step = torch.compile(train_step)
 
@@ -228,6 +248,9 @@ def main(argv=None):
     print(f"  epochs:              {args.epochs}")
     print(f"  final test accuracy: {100 * final:.2f}% "
           f"({int((logits.argmax(dim=1) == targets).sum().item())}/{len(targets)})")
+    if args.amp:
+        print(f"  mixed precision:     autocast {str(amp_dtype(device)).split('.')[-1]}, "
+              f"GradScaler scale {scaler.get_scale():g}")
     per_epoch = sum(later) / len(later)
     print(f"  time per epoch:      {per_epoch:.2f} s "
           f"(first epoch {seconds[0]:.2f} s, including XLA compilation)")
@@ -239,7 +262,7 @@ def main(argv=None):
         fresh_opt = torch.optim.Adam(fresh.parameters(), lr=args.lr)
         fresh_sched = torch.optim.lr_scheduler.OneCycleLR(
             fresh_opt, max_lr=args.lr, epochs=2, steps_per_epoch=len(train_loader))
-        eager_step = make_train_step(fresh, fresh_opt, fresh_sched)
+        eager_step = make_train_step(fresh, fresh_opt, fresh_sched, amp=args.amp)
         for i in (1, 2):
             *_, eager, eager_steps = run_epoch(eager_step, fresh, train_loader, test_loader,
                                                device, desc=f"eager epoch {i}/2")

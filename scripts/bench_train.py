@@ -3,7 +3,7 @@
     python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
                                   [--cases mlp,cnn,transformer] [--no-torch-compile]
                                   [--torch-threads N] [--profile] [--index-checks-cost]
-                                  [--device cuda]
+                                  [--device cuda] [--no-amp] [--amp-dtypes bfloat16,float16]
 
 One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
   mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
@@ -54,6 +54,15 @@ into its per-call Python (state discovery, guard key, inputs, write-back) and th
 torchlike.compiler.config.index_checks off, and prints what the checks of the embedding indices
 and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
 torchlike/_compile/program.py).
+
+Autocast rows (unless --no-amp): each case again with the forward and loss under
+torch.autocast(dtype=...) for each of --amp-dtypes (default bfloat16) beside the float32
+step -- torchlike eager and compiled, torch eager -- timed together, and the peak memory of
+each: for a compiled step, XLA's memory analysis of its program (arguments + outputs +
+temporaries - donated aliases); for an eager step, the device's peak_bytes_in_use where jax
+reports one (a GPU; jax's CPU client reports none, so "n/a").  On a CPU without bfloat16 matrix
+units, XLA computes a bfloat16 dot by converting to float32 and back, so autocast adds casts and
+saves little: report what CPU gives.
 """
 import argparse
 import functools
@@ -146,9 +155,10 @@ def make_optimizer(lib, case, params):
     return lib.optim.Adam(params, lr=ADAM_LR, betas=BETAS, eps=EPS)
 
 
-def torch_style_step(lib, case, init, dropout):
+def torch_style_step(lib, case, init, dropout, amp=None):
     """(step, model) for ``lib``: the ordinary eager training step, parameters set to ``init``
-    (None: the model's own initialisation, as a fresh program has)."""
+    (None: the model's own initialisation, as a fresh program has); ``amp``: the name of a
+    dtype to run its forward and loss in under autocast (None: float32)."""
     model = build_model(lib, case, dropout)
     if init is not None:
         model.load_state_dict({k: lib.tensor(v) for k, v in init.items()})
@@ -159,9 +169,13 @@ def torch_style_step(lib, case, init, dropout):
     opt = make_optimizer(lib, case, model.parameters())
     F = lib.nn.functional
 
+    device_type = DEVICE.split(":")[0] if lib is torchlike else "cpu"
+
     def step():
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        with lib.autocast(device_type, dtype=getattr(lib, amp or "bfloat16"),
+                          enabled=amp is not None):
+            loss = F.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         return loss
@@ -483,6 +497,81 @@ def runners_for(case, init, args):
     return runners, notes
 
 
+# --- autocast against float32 ------------------------------------------------------------------
+
+AMP_IMPLS = ["torchlike eager", "torchlike compiled", "torch eager"]
+
+
+def compiled_peak_bytes(compiled):
+    """XLA's memory analysis of a torchlike.compile step's program: the bytes it holds at its
+    peak (arguments, outputs and temporaries, less the outputs that alias donated arguments)."""
+    state = walk.find_state(compiled._fn, (), {})
+    program = compiled._programs[guards.guard_key(state)]
+    arrays, grads, hypers, gens = programs.input_values(state)
+    donated = [arrays[i] for i in program.donated]
+    kept = [arrays[i] for i in program.kept]
+    program.sealed = False
+    with _x64.on():
+        mem = program.fn.lower(donated, kept, grads, hypers, gens).compile().memory_analysis()
+    if mem is None:
+        return None
+    return (mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
+            - mem.alias_size_in_bytes)
+
+
+def eager_peak_bytes(step, wait):
+    """The device's peak bytes in use over a few eager steps, where jax reports it (else None).
+    jax keeps one peak per process, so this is an upper bound once something larger ran."""
+    wait(step())
+    stats = jax.devices(DEVICE.split(":")[0] if DEVICE != "cpu" else "cpu")[0].memory_stats()
+    if not stats or "peak_bytes_in_use" not in stats:
+        return None
+    for _ in range(3):
+        wait(step())
+    return jax.devices()[0].memory_stats()["peak_bytes_in_use"]
+
+
+def amp_rows(case, init, args):
+    """Step time and peak memory of float32 against autocast to each of ``args.amp_dtypes``,
+    side by side."""
+    runners, peaks = {}, {}
+    for amp in [None] + args.amp_dtypes:
+        tag = f" {amp}" if amp else ""
+        step, _ = torch_style_step(torchlike, case, init, 0.25, amp=amp)
+        runners["torchlike eager" + tag] = (step, wait_torchlike)
+        peaks["torchlike eager" + tag] = eager_peak_bytes(step, wait_torchlike)
+        step, _ = torch_style_step(torchlike, case, init, 0.25, amp=amp)
+        compiled = torchlike.compile(step)
+        for _ in range(2):   # eager, then the call that compiles the program
+            wait_torchlike(compiled())
+        runners["torchlike compiled" + tag] = (compiled, wait_torchlike)
+        peaks["torchlike compiled" + tag] = compiled_peak_bytes(compiled)
+        if torch is not None:
+            step, _ = torch_style_step(torch, case, init, 0.25, amp=amp)
+            runners["torch eager" + tag] = (step, wait_torch)
+            peaks["torch eager" + tag] = None   # PyTorch's CPU allocator keeps no peak
+    stats = measure_together(runners, args.budget, args.window)
+    return {name: dict(stats[name], peak_bytes=peaks[name]) for name in runners}
+
+
+def print_amp_rows(results, cases, dtypes):
+    print()
+    print("autocast against float32: median ms per step, peak MiB (markdown; amp / fp32 ratios)")
+    print("| case | implementation | dtype | fp32 ms | amp ms | amp / fp32 time | fp32 MiB | "
+          "amp MiB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for case in cases:
+        rows = results[case]["amp"]
+        for impl, dtype in ((i, d) for i in AMP_IMPLS for d in dtypes):
+            if impl not in rows or impl + " " + dtype not in rows:
+                continue
+            f, a = rows[impl], rows[impl + " " + dtype]
+            mib = [None if r["peak_bytes"] is None else r["peak_bytes"] / 2 ** 20 for r in (f, a)]
+            print(f"| {case} | {impl} | {dtype} | {f['median_ms']:.2f} | {a['median_ms']:.2f} | "
+                  f"{a['median_ms'] / f['median_ms']:.2f} | "
+                  + " | ".join("n/a" if m is None else f"{m:.2f}" for m in mib) + " |")
+
+
 # --- where a compiled call's time goes ----------------------------------------------------------
 
 def profile_compiled(case, init, budget_s, window, calls=300):
@@ -629,10 +718,16 @@ def main(argv=None):
                         help="also time the compiled step without its index checks")
     parser.add_argument("--profile", action="store_true",
                         help="profile every compiled step, not only those that miss the goal")
+    parser.add_argument("--no-amp", dest="amp", action="store_false",
+                        help="skip the autocast rows")
+    parser.add_argument("--amp-dtypes", default="bfloat16",
+                        help="comma-separated autocast dtypes for the autocast rows "
+                             "(bfloat16, float16; default bfloat16)")
     parser.add_argument("--device", default="cpu",
                         help="torchlike device for torchlike's and JAX's steps, e.g. cuda "
                              "(default cpu; torch's columns stay on its CPU build)")
     args = parser.parse_args(argv)
+    args.amp_dtypes = [d.strip() for d in args.amp_dtypes.split(",") if d.strip()]
     global DEVICE
     DEVICE = args.device
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
@@ -689,6 +784,11 @@ def main(argv=None):
             results[case]["ratios"]["index_checks"] = on / off
             print(f"  {case}: index checks: compiled {on:.3f} ms, without them {off:.3f} ms: "
                   f"{on / off:.3f}x")
+
+    if args.amp:
+        for case in cases:
+            results[case]["amp"] = amp_rows(case, inits[case], args)
+        print_amp_rows(results, cases, args.amp_dtypes)
 
     print()
     for case in cases:

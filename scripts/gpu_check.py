@@ -7,9 +7,12 @@
    back; mixing a GPU and a CPU tensor raises PyTorch's error; every optimizer keeps its state on
    the GPU; an eager and a compiled training step read no GPU value on the host
    (jax.transfer_guard_device_to_host("disallow") around steady-state steps), and a bad target
-   is reported at the next read; memory queries answer.
+   is reported at the next read; memory queries answer; autocast in float16 and bfloat16 casts
+   as CUDA's lists say (linear in the lower precision, softmax and the loss in float32, float32
+   gradients), and a compiled step with autocast and a GradScaler reads nothing on the host.
 2. The device test session (tests/devices) where the machine has three GPUs or more.
-3. scripts/bench_train.py --device cuda (or xla) and scripts/bench_eager.py, unless --quick.
+3. scripts/bench_train.py --device cuda (or xla) with float16 and bfloat16 autocast rows, and
+   scripts/bench_eager.py, unless --quick.
 Exit status 1 if any check failed.
 """
 import argparse
@@ -135,6 +138,45 @@ def main(argv=None):
                 name
     check("every optimizer's state on the GPU", optimizers)
 
+    amp_device = "cuda" if kind == "cuda" else "xla"   # autocast's device types
+
+    def autocast_dtypes():
+        for dt in (tl.float16, tl.bfloat16):
+            lin = nn.Linear(8, 4).to(gpu)
+            x = tl.randn(3, 8, device=gpu)
+            with tl.autocast(amp_device, dtype=dt):
+                y = lin(x)
+                p = y.softmax(1)
+                loss = F.cross_entropy(y, tl.tensor([0, 1, 2], device=gpu))
+            assert y.dtype is dt and p.dtype is tl.float32 and loss.dtype is tl.float32, dt
+            loss.backward()
+            assert lin.weight.grad.dtype is tl.float32 and on_gpu(lin.weight.grad), dt
+    check("autocast float16 / bfloat16: CUDA's cast lists", autocast_dtypes)
+
+    def amp_compiled_step():
+        model, opt, _ = model_and_step(True)
+        scaler = tl.amp.GradScaler(amp_device, init_scale=2.0 ** 8, growth_interval=2)
+
+        def step(x, y):
+            opt.zero_grad()
+            with tl.autocast(amp_device, dtype=tl.float16):
+                loss = F.cross_entropy(model(x.to(gpu)), y.to(gpu))
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            return loss
+        step = tl.compile(step)
+        x, y = tl.randint(0, 100, (32, 8)), tl.randint(0, 10, (32,))
+        for _ in range(3):
+            step(x, y)
+        with jax.transfer_guard_device_to_host("disallow"):
+            for _ in range(4):
+                step(x, y)
+        assert scaler.get_scale() == 2.0 ** 11 and tl.compiler.counters["compiles"] >= 1
+        assert on_gpu(scaler._scale)
+    check("compiled step with autocast + GradScaler: no host reads, the scale grows",
+          amp_compiled_step)
+
     if hasattr(tl, "cuda") and kind == "cuda":
         def memory():
             before = tl.cuda.memory_allocated()
@@ -157,7 +199,7 @@ def main(argv=None):
 
     if not args.quick:
         for cmd in ([sys.executable, os.path.join(HERE, "bench_train.py"), "--device", gpu,
-                     "--no-torch-compile", "--budget", "3"],
+                     "--no-torch-compile", "--budget", "3", "--amp-dtypes", "float16,bfloat16"],
                     [sys.executable, os.path.join(HERE, "bench_eager.py")]):
             print("$", " ".join(cmd[1:]), flush=True)
             subprocess.run(cmd, cwd=ROOT, timeout=900)

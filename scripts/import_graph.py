@@ -21,13 +21,13 @@ PACKAGE = "torchlike"
 LAYERS = (
     ("base", ("_dtype", "_size", "_layout", "_meta", "_device", "_x64", "_settings", "_precision",
               "_trace_context", "_info", "version", "torch_version", "return_types",
-              "autograd.grad_mode", "autograd.anomaly_mode")),
+              "autograd.grad_mode", "autograd.anomaly_mode", "_amp_hook")),
     ("core", ("_tensor", "_tensor_str", "_storage", "_views", "_inplace", "_creation", "_dispatch",
               "_lazy", "autograd.graph", "autograd.engine", "autograd.fused")),
     ("ops", ("_ops", "_random")),
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",
-                 "backends", "mps", "xpu", "multiprocessing", "distributed")),
+                 "backends", "mps", "xpu", "multiprocessing", "distributed", "amp", "cpu")),
     ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
                   "utils.checkpoint")),
 )

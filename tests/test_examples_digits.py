@@ -52,8 +52,10 @@ def test_short_run_with_workers_writes_torch_readable_checkpoint_and_plot(tmp_pa
     import torchlike
 
     out_dir = tmp_path / "digits"   # missing: the script must create it
-    out = _run("--epochs", "2", "--workers", "2", "--compile", "--seed", "1",
+    # --amp rides along (autocast and GradScaler inside the compiled step): the flag's test
+    out = _run("--epochs", "2", "--workers", "2", "--compile", "--amp", "--seed", "1",
                "--out", str(out_dir))
+    assert re.search(r"mixed precision: +autocast bfloat16, GradScaler scale 65536\n", out), out
 
     epochs = re.findall(r"^epoch +(\d+)/2: train loss (\d+\.\d+), test accuracy (\d+\.\d+)%",
                         out, flags=re.M)

@@ -231,6 +231,25 @@ from ._settings import (  # noqa: E402
     set_num_interop_threads as set_num_interop_threads, set_num_threads as set_num_threads,
     use_deterministic_algorithms as use_deterministic_algorithms)
 from ._streams import Event as Event, Stream as Stream  # noqa: E402
+from . import amp as amp, cpu as cpu  # noqa: E402
+from .amp.grad_scaler import GradScaler as GradScaler  # noqa: E402
+from .cuda import amp as _cuda_amp  # noqa: E402  (loads torchlike.cuda.amp)
+from .amp.autocast_mode import (  # noqa: E402
+    autocast as autocast, autocast_decrement_nesting as autocast_decrement_nesting,
+    autocast_increment_nesting as autocast_increment_nesting,
+    clear_autocast_cache as clear_autocast_cache, get_autocast_cpu_dtype as get_autocast_cpu_dtype,
+    get_autocast_dtype as get_autocast_dtype, get_autocast_gpu_dtype as get_autocast_gpu_dtype,
+    get_autocast_xla_dtype as get_autocast_xla_dtype,
+    is_autocast_cache_enabled as is_autocast_cache_enabled,
+    is_autocast_cpu_enabled as is_autocast_cpu_enabled,
+    is_autocast_enabled as is_autocast_enabled, is_autocast_xla_enabled as is_autocast_xla_enabled,
+    set_autocast_cache_enabled as set_autocast_cache_enabled,
+    set_autocast_cpu_dtype as set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled as set_autocast_cpu_enabled,
+    set_autocast_dtype as set_autocast_dtype, set_autocast_enabled as set_autocast_enabled,
+    set_autocast_gpu_dtype as set_autocast_gpu_dtype,
+    set_autocast_xla_dtype as set_autocast_xla_dtype,
+    set_autocast_xla_enabled as set_autocast_xla_enabled)
 from ._compile import compile as compile  # noqa: E402
 from .func._vmap import vmap as vmap  # noqa: E402
 from . import utils as utils  # noqa: E402

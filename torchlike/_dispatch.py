@@ -42,7 +42,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from . import _dtype as D, _meta
+from . import _amp_hook, _dtype as D, _meta
 from ._device import out_of_memory
 from ._x64 import restore as _x64_restore, swap as _x64_swap
 from ._layout import output_strides
@@ -344,6 +344,8 @@ def call(op, *args, static=()):
     (name, value) pairs).  Returns a Tensor (or a tuple of Tensors for multi-output ops)."""
     prev = _x64_swap(True)   # NOTE [ 64-bit types in torchlike's scope ]
     try:
+        if _amp_hook.policy is not None:   # NOTE [ autocast hook ]: a region is active
+            args = _amp_hook.policy.cast(op, args)
         return _call(op, args, static)
     finally:
         _x64_restore(prev)

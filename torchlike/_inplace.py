@@ -6,7 +6,7 @@ Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
   taken of) gets a ``CopySlices`` node (the base with the view's positions replaced), and the
   view re-derives itself from the storage (its grad_fn: ``AsStridedBackward0`` of the base).
 """
-from . import _dtype as D, _x64
+from . import _amp_hook, _dtype as D, _x64
 from ._dispatch import call
 from ._tensor import aval_of
 from ._views import COPY_SLICES, check_writable
@@ -61,7 +61,8 @@ def check_inplace(self, overlap_ok=False):
 def inplace(self, compute, overlap_ok=False):
     """``self <- compute()``, where compute returns the out-of-place result as a Tensor."""
     check_inplace(self, overlap_ok)
-    out = compute()
+    # NOTE [ autocast hook ]: autocast casts no in-place op (PyTorch lists out-of-place ones)
+    out = compute() if _amp_hook.policy is None else _amp_hook.policy.run_uncast(compute)
     return store(self, out)
 
 

@@ -7,6 +7,7 @@ import operator
 import jax
 
 from .. import _trace_context
+from ..amp._policy import region_key
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from .program import hyper_values
@@ -51,7 +52,7 @@ def guard_key(state):
                   for p in state.params)
     return (state.tree, tuple(_leaf_key(x) for x in state.leaves), state.arguments, tensors,
             grads, groups_key(state.groups), len(state.generators),
-            tuple(m.training for m in state.modules), _grad_state.grad_enabled,
+            tuple(m.training for m in state.modules), _grad_state.grad_enabled, region_key(),
             tuple(state.constants))   # last: the program is filed under the trace's too
 
 
@@ -64,7 +65,7 @@ class Replay:
     called in a loop finds the same objects each time.  So a call first checks, for much
     less, that a walk would find what the last call's did and that the guards would match:
     - the structure epoch (_trace_context.structure: Module attributes and tables,
-      requires_grad) and grad mode are unchanged;
+      requires_grad), grad mode and the autocast region around the call are unchanged;
     - every container the walk looked into outside cached modules (closure cells, the globals
       the step names, optimizers' param_groups, params lists and state, dicts, lists and
       plain objects' attributes) holds the same objects (the walk's probes);
@@ -101,7 +102,7 @@ class Replay:
     @staticmethod
     def snapshot():
         """What a walk starting now depends on besides its probes."""
-        return _trace_context.structure[0], _grad_state.grad_enabled
+        return _trace_context.structure[0], _grad_state.grad_enabled, region_key()
 
     def state_for(self, args, kwargs):
         """The last call's state, with these arguments in it, if a walk would find it; else

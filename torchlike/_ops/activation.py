@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._dispatch import Op, call, elementwise_op
 from .._inplace import inplace as _inplace
@@ -352,6 +353,7 @@ def threshold_(input, threshold, value):
     return _threshold_impl(input, threshold, value, True)
 
 
+@_amp_hook.entry("prelu")
 def prelu(input, weight):
     """Mirrors ``torch.nn.functional.prelu``: x for x > 0, else weight * x, with one weight per
     channel (dim 1) or a single weight."""

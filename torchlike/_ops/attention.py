@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _C_NAMES, _key, random_uniform
@@ -91,6 +92,7 @@ def _plain(input, weight, bias):
     return b.dtype == dt and b.shape in ((), (1,), (ws[0],))
 
 
+@_amp_hook.entry("linear")
 def linear(input, weight, bias=None):
     """Mirrors ``torch.nn.functional.linear``: ``input @ weight.T + bias``.
 
@@ -129,6 +131,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
+@_amp_hook.entry("linear")   # PyTorch's F.linear, so autocast casts it as one
 def _flat_linear(flat, weight, bias, rows, order=None):
     """``linear`` of a matrix that flattens a (*rows, in) tensor: PyTorch's addmm (mm without a
     bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py)."""
@@ -151,6 +154,7 @@ def _trilinear(a, w, b, precision):
 TRILINEAR = Op("_trilinear", _trilinear, "TrilinearBackward0")
 
 
+@_amp_hook.entry("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """Mirrors ``torch.nn.functional.bilinear``: ``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``
     (PyTorch's ``_trilinear`` between flattened inputs, viewed back, plus the bias)."""
@@ -316,6 +320,7 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     return linalg.matmul(attn, value)
 
 
+@_amp_hook.entry("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """Mirrors ``torch.nn.functional.scaled_dot_product_attention``:

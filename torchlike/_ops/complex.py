@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
@@ -141,6 +142,7 @@ def view_as_real(input):
     return call(VIEW_AS_REAL, input)
 
 
+@_amp_hook.entry("view_as_complex")
 def view_as_complex(input):
     """Mirrors ``torch.view_as_complex``: a real tensor whose last dimension has size 2 and
     stride 1 seen as a complex tensor; writes go through.  (torchlike has no complex32, so
@@ -279,6 +281,7 @@ def complex(real, imag, *, out=None):  # noqa: A001 - PyTorch's name
     return _out(call(COMPLEX, real, imag), out)
 
 
+@_amp_hook.entry("polar")
 def polar(abs, angle, *, out=None):  # noqa: A002 - PyTorch's names
     """Mirrors ``torch.polar``: ``abs * (cos(angle) + 1j * sin(angle))``."""
     _check_parts("polar", ("abs", abs), ("angle", angle))

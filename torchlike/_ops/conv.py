@@ -19,6 +19,7 @@ import warnings
 import jax.numpy as jnp
 from jax import lax
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._tensor import _c_type
@@ -211,6 +212,7 @@ def _conv(fn, n, input, weight, bias, stride, padding, dilation, groups, transpo
 
 # --- public functions ---------------------------------------------------------------------------
 
+@_amp_hook.entry("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Mirrors ``torch.nn.functional.conv1d``: a 1-d convolution (cross-correlation) of
     ``input`` (N, C_in, L) or (C_in, L) with ``weight`` (C_out, C_in/groups, k).
@@ -224,6 +226,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_amp_hook.entry("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Mirrors ``torch.nn.functional.conv2d``: a 2-d convolution (cross-correlation) of
     ``input`` (N, C_in, H, W) or (C_in, H, W) with ``weight`` (C_out, C_in/groups, kH, kW).
@@ -239,12 +242,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_amp_hook.entry("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Mirrors ``torch.nn.functional.conv3d``: a 3-d convolution of ``input`` (N, C_in, D, H, W)
     or (C_in, D, H, W) with ``weight`` (C_out, C_in/groups, kD, kH, kW)."""
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_amp_hook.entry("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Mirrors ``torch.nn.functional.conv_transpose1d``: the adjoint of conv1d ("deconvolution");
@@ -254,6 +259,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                  True, output_padding)
 
 
+@_amp_hook.entry("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Mirrors ``torch.nn.functional.conv_transpose2d``: the adjoint of conv2d; ``weight`` is
@@ -269,6 +275,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                  True, output_padding)
 
 
+@_amp_hook.entry("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Mirrors ``torch.nn.functional.conv_transpose3d``: the adjoint of conv3d; ``weight`` is

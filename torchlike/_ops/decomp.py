@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision, _x64
 from .. import return_types as RT
 from .._creation import eye
@@ -180,6 +181,7 @@ def _inv_message(prefix, info):
             "be completed because the input matrix is singular.")
 
 
+@_amp_hook.entry("linalg_inv_ex")
 def inv_ex(A, *, check_errors=False, out=None):
     """Mirrors ``torch.linalg.inv_ex``: ``(inverse, info)``; info (int32, one per matrix) is the
     index of LU's first zero pivot, 0 for an invertible matrix."""
@@ -190,6 +192,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     return _out(RT.linalg_inv_ex(inverse, info), out)
 
 
+@_amp_hook.entry("linalg_inv")
 def inv(A, *, out=None):
     """Mirrors ``torch.linalg.inv`` (and ``torch.inverse``): raises ``LinAlgError`` for a singular
     matrix in eager mode (NOTE [ linalg errors ])."""
@@ -238,6 +241,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return _out(RT.linalg_solve_ex(result, info), out)
 
 
+@_amp_hook.entry("linalg_solve")
 def solve(A, B, *, left=True, out=None):
     """Mirrors ``torch.linalg.solve``: ``X`` with ``A X = B`` (``X A = B`` when ``left`` is
     False); ``LinAlgError`` for a singular ``A`` in eager mode."""
@@ -295,6 +299,7 @@ def _cholesky_message(name):
         f"positive-definite (the leading minor of order {info} is not positive-definite).")
 
 
+@_amp_hook.entry("linalg_cholesky_ex")
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """Mirrors ``torch.linalg.cholesky_ex``: ``(L, info)``; info is the order of the first leading
     minor that is not positive-definite (0 on success).  Reads the lower triangle of ``A`` (the
@@ -306,12 +311,14 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return _out(RT.linalg_cholesky_ex(L, info), out)
 
 
+@_amp_hook.entry("linalg_cholesky")
 def linalg_cholesky(A, *, upper=False, out=None):
     """Mirrors ``torch.linalg.cholesky``: ``L`` lower-triangular with ``A = L L^H`` (``U`` with
     ``A = U^H U`` when ``upper``); ``LinAlgError`` when ``A`` is not positive-definite (eager)."""
     return _out(cholesky_ex(A, upper=upper, check_errors=True).L, out)
 
 
+@_amp_hook.entry("cholesky")
 def cholesky(input, upper=False, *, out=None):
     """Mirrors ``torch.cholesky`` (deprecated in PyTorch for ``torch.linalg.cholesky``)."""
     warnings.warn(
@@ -319,7 +326,8 @@ def cholesky(input, upper=False, *, out=None):
         "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
         "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
         "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results "
-        "for all valid (symmetric positive definite) inputs.", UserWarning, stacklevel=2)
+        "for all valid (symmetric positive definite) inputs.", UserWarning,
+        stacklevel=_amp_hook.stacklevel(2))
     _check("cholesky", input, low="cholesky_cpu")
     L, info = call(CHOLESKY_OLD, input, static=(("upper", bool(upper)),) + _precision.static())
     _raise_on_info(info, input, _cholesky_message("cholesky"))
@@ -347,6 +355,7 @@ QR_NO_GRAD = {
 }
 
 
+@_amp_hook.entry("linalg_qr")
 def linalg_qr(A, mode="reduced", *, out=None):
     """Mirrors ``torch.linalg.qr``: ``(Q, R)`` with ``A = Q R``; mode 'reduced' (Q is m x k),
     'complete' (Q is m x m) or 'r' (R only; Q is empty)."""
@@ -363,13 +372,15 @@ def linalg_qr(A, mode="reduced", *, out=None):
     return _out(RT.linalg_qr(Q, R), out)
 
 
+@_amp_hook.entry("qr")
 def qr(input, some=True, *, out=None):
     """Mirrors ``torch.qr`` (deprecated in PyTorch for ``torch.linalg.qr``)."""
     warnings.warn(
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
         "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
-        "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning, stacklevel=2)
+        "torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning,
+        stacklevel=_amp_hook.stacklevel(2))
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return _out(RT.qr(Q, R), out)
 
@@ -435,6 +446,7 @@ def _svd(a, full_matrices, precision):
 SVD = Op("linalg_svd", _svd, "LinalgSvdBackward0")
 
 
+@_amp_hook.entry("linalg_svd")
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """Mirrors ``torch.linalg.svd``: ``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values
     descending.  Singular vectors are unique up to sign (phase): gradients are meaningful for
@@ -447,12 +459,14 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     return RT.linalg_svd(U, S, Vh)
 
 
+@_amp_hook.entry("linalg_svdvals")
 def svdvals(A, *, driver=None, out=None):
     """Mirrors ``torch.linalg.svdvals``: the singular values, descending."""
     _check("linalg.svd", A, square=False, low="linalg_svd_cpu")
     return _out(call(_reduce.SVDVALS, A)[1], out)
 
 
+@_amp_hook.entry("svd")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """Mirrors ``torch.svd``: ``(U, S, V)`` -- V, not Vh; without ``compute_uv`` U and V are
     zero-filled m x m and n x n matrices."""
@@ -494,6 +508,7 @@ def _check_eig(name, A):
     _check(name, A, low="linalg_eig_out_cpu")
 
 
+@_amp_hook.entry("linalg_eig")
 def eig(A, *, out=None):
     """Mirrors ``torch.linalg.eig``: complex ``(eigenvalues, eigenvectors)`` (also for real
     input), eigenvectors of unit norm.  Runs on the CPU (jax's eig has no accelerator kernel)."""
@@ -502,6 +517,7 @@ def eig(A, *, out=None):
     return _out(RT.linalg_eig(w, v), out)
 
 
+@_amp_hook.entry("linalg_eigvals")
 def eigvals(A, *, out=None):
     """Mirrors ``torch.linalg.eigvals``: the complex eigenvalues."""
     _check_eig("linalg.eigvals", A)
@@ -527,6 +543,7 @@ def _check_eigh(A, UPLO):
     return (("lower", UPLO == "L"),)
 
 
+@_amp_hook.entry("linalg_eigh")
 def eigh(A, UPLO="L", *, out=None):
     """Mirrors ``torch.linalg.eigh``: real ascending eigenvalues and orthonormal eigenvectors of
     the Hermitian matrix held in ``A``'s lower (``UPLO='L'``) or upper triangle."""
@@ -535,6 +552,7 @@ def eigh(A, UPLO="L", *, out=None):
     return _out(RT.linalg_eigh(w, v), out)
 
 
+@_amp_hook.entry("linalg_eigvalsh")
 def eigvalsh(A, UPLO="L", *, out=None):
     """Mirrors ``torch.linalg.eigvalsh``: the eigenvalues of ``eigh``."""
     return _out(call(EIGVALSH, A, static=_check_eigh(A, UPLO)), out)
@@ -611,6 +629,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):
                      + _precision.static()), out)
 
 
+@_amp_hook.entry("pinverse")
 def pinverse(input, rcond=1e-15):
     """Mirrors ``torch.pinverse``: ``linalg.pinv(input, rtol=rcond)``."""
     return pinv(input, rtol=rcond)
@@ -628,6 +647,7 @@ def _matrix_rank(a, atol, rtol, hermitian, default_rtol):
 MATRIX_RANK = Op("linalg_matrix_rank", _matrix_rank, None)
 
 
+@_amp_hook.entry("linalg_matrix_rank")
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """Mirrors ``torch.linalg.matrix_rank``: the number of singular values (eigenvalue moduli
     when ``hermitian``) above ``max(atol, rtol * s_max)``; ``tol`` is the legacy name of atol
@@ -682,6 +702,7 @@ LSTSQ = Op("linalg_lstsq", _lstsq, "LinalgLstsqBackward0")
 LSTSQ_RANK = Op("linalg_lstsq", _lstsq_rank, None)
 
 
+@_amp_hook.entry("linalg_lstsq")
 def lstsq(A, B, rcond=None, *, driver=None):
     """Mirrors ``torch.linalg.lstsq``: ``(solution, residuals, rank, singular_values)`` of
     ``min ||A X - B||``, with the outputs of PyTorch's CPU ``driver`` (default 'gelsy').
@@ -764,6 +785,7 @@ def matrix_exp(A):
     return call(MATRIX_EXP, A)
 
 
+@_amp_hook.entry("inverse")
 def inverse(input, *, out=None):
     """Mirrors ``torch.inverse``: ``linalg.inv``."""
     return inv(input, out=out)

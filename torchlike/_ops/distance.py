@@ -7,6 +7,7 @@
 """
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._dispatch import Op, _broadcast_message, call, result_dtype
 from .._tensor import _wrap_dim
@@ -42,6 +43,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return call(NORM, diff, static=(("p", float(p)), ("dims", dims), ("keepdim", bool(keepdim))))
 
 
+@_amp_hook.entry("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """Mirrors ``torch.nn.functional.cosine_similarity``: ``sum(x1 / max(|x1|, eps) *
     x2 / max(|x2|, eps))`` over ``dim`` (PyTorch 2.x: each input normalized first, the norms

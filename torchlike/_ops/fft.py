@@ -17,6 +17,7 @@ import operator
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _creation
 from .. import _dtype as D
 from .._dispatch import Op, call, with_out as _out
@@ -211,6 +212,7 @@ def _to_real(fname, input, n, dim, norm, forward):
     return c2r(x, (d,), last, _scale(fname, norm, last, forward))
 
 
+@_amp_hook.entry("fft_fft")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.fft``: the 1-D discrete Fourier transform along ``dim``, the signal
     trimmed or zero-padded to ``n`` points; ``norm`` is "backward" (none), "forward" (1/n) or
@@ -218,30 +220,35 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
     return _out(_full("fft", input, n, dim, norm, True), out)
 
 
+@_amp_hook.entry("fft_ifft")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.ifft``: the inverse of :func:`fft` (``norm="backward"`` scales by
     1/n).  For a real input PyTorch returns a lazily conjugated view, as here."""
     return _out(_full("ifft", input, n, dim, norm, False), out)
 
 
+@_amp_hook.entry("fft_rfft")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.rfft``: the FFT of a real signal, keeping the n // 2 + 1
     non-negative frequencies."""
     return _out(_onesided("rfft", input, n, dim, norm, True), out)
 
 
+@_amp_hook.entry("fft_ihfft")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.ihfft``: the inverse of :func:`hfft`, the n // 2 + 1 non-negative
     frequencies of ifft of a real signal (a lazily conjugated view)."""
     return _out(_onesided("ihfft", input, n, dim, norm, False), out)
 
 
+@_amp_hook.entry("fft_irfft")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.irfft``: the inverse of :func:`rfft`, a real signal of ``n`` points
     (default 2 * (input.size(dim) - 1)) from its half spectrum."""
     return _out(_to_real("irfft", input, n, dim, norm, False), out)
 
 
+@_amp_hook.entry("fft_hfft")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Mirrors ``torch.fft.hfft``: the FFT of a signal with Hermitian symmetry given by its
     first half; a real result of ``n`` points (default 2 * (input.size(dim) - 1))."""
@@ -298,22 +305,26 @@ def _ihfftn(fname, input, s, dim, norm):
     return c2c(y, dims[:-1], False, _scale(fname, norm, math.prod(sizes[:-1]), False))
 
 
+@_amp_hook.entry("fft_fftn")
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """Mirrors ``torch.fft.fftn``: the N-D FFT over ``dim`` (default: all dims, or the last
     len(s)), each trimmed or zero-padded to ``s`` (-1 keeps a size)."""
     return _out(_fftn("fftn", input, s, dim, norm, True), out)
 
 
+@_amp_hook.entry("fft_ifftn")
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """Mirrors ``torch.fft.ifftn``: the inverse of :func:`fftn`."""
     return _out(_fftn("ifftn", input, s, dim, norm, False), out)
 
 
+@_amp_hook.entry("fft_rfftn")
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     """Mirrors ``torch.fft.rfftn``: the N-D FFT of a real signal, the last of ``dim`` halved."""
     return _out(_rfftn("rfftn", input, s, dim, norm), out)
 
 
+@_amp_hook.entry("fft_irfftn")
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     """Mirrors ``torch.fft.irfftn``: the inverse of :func:`rfftn`; the last output size is
     s[-1], or 2 * (input.size(dim[-1]) - 1)."""
@@ -331,21 +342,25 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _out(_ihfftn("ihfftn", input, s, dim, norm), out)
 
 
+@_amp_hook.entry("fft_fft2")
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Mirrors ``torch.fft.fft2``: :func:`fftn` over the last two dims."""
     return _out(_fftn("fft2", input, s, dim, norm, True), out)
 
 
+@_amp_hook.entry("fft_ifft2")
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Mirrors ``torch.fft.ifft2``: :func:`ifftn` over the last two dims."""
     return _out(_fftn("ifft2", input, s, dim, norm, False), out)
 
 
+@_amp_hook.entry("fft_rfft2")
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Mirrors ``torch.fft.rfft2``: :func:`rfftn` over the last two dims."""
     return _out(_rfftn("rfftn", input, s, dim, norm), out)
 
 
+@_amp_hook.entry("fft_irfft2")
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """Mirrors ``torch.fft.irfft2``: :func:`irfftn` over the last two dims."""
     return _out(_irfftn("irfftn", input, s, dim, norm), out)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 # NOTE: jax exposes LAPACK's geqrf only privately (jax.lax.linalg has qr, which forms Q)
 from jax._src.lax.linalg import geqrf as _geqrf
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision, _x64
 from .. import return_types as RT
 from .._creation import empty
@@ -46,6 +47,7 @@ GEQRF = Op("geqrf", _geqrf, "GeqrfBackward0", saves=(), no_grad_reason=(
     NotImplementedError, "the derivative for 'geqrf' is not implemented."))
 
 
+@_amp_hook.entry("geqrf")
 def geqrf(input, *, out=None):
     """Mirrors ``torch.geqrf``: ``return_types.geqrf(a, tau)``, LAPACK's QR factorization with
     R on and above the diagonal of ``a`` and the Householder reflectors below it and in ``tau``
@@ -54,6 +56,7 @@ def geqrf(input, *, out=None):
     return RT.geqrf(*call(GEQRF, input))
 
 
+@_amp_hook.entry("orgqr")
 def orgqr(input, tau):
     """Mirrors ``torch.orgqr`` (``torch.linalg.householder_product``): the first n columns of
     the Q that ``geqrf``'s reflectors make."""
@@ -75,6 +78,7 @@ def _ormqr(a, tau, c, left, transpose, precision):
 ORMQR = Op("ormqr", _ormqr, "OrmqrBackward0")
 
 
+@_amp_hook.entry("ormqr")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """Mirrors ``torch.ormqr``: ``other`` multiplied by the Q of ``geqrf``'s reflectors, on the
     left (``Q other``) or the right (``other Q``), Q's conjugate transpose when ``transpose``."""
@@ -171,6 +175,7 @@ CHOLESKY_INVERSE = Op("cholesky_inverse", _cholesky_inverse, "CholeskyInverseBac
                       saves=(0, "result"))
 
 
+@_amp_hook.entry("cholesky_solve")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """Mirrors ``torch.cholesky_solve``: X with ``A X = B`` for ``A = L L^H`` given its Cholesky
     factor ``L`` (``upper``: A = U^H U); batch dims broadcast."""
@@ -194,6 +199,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     return with_out(call(CHOLESKY_SOLVE, B, L, static=static), out)
 
 
+@_amp_hook.entry("cholesky_inverse")
 def cholesky_inverse(L, upper=False, *, out=None):
     """Mirrors ``torch.cholesky_inverse``: the inverse of ``A = L L^H`` (``upper``: U^H U) from
     its Cholesky factor."""

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace
@@ -76,6 +77,7 @@ def _static():
 SQUEEZE_ = Op("squeeze_", lambda x, dim: jnp.squeeze(x, dim), "SqueezeBackward4", saves=())
 
 
+@_amp_hook.entry("matmul")
 def matmul(input, other, *, out=None):
     """Mirrors ``torch.matmul``: dot, mv, mm, and broadcast batched products, decomposed into
     the same ops PyTorch uses (so the recorded graph has PyTorch's nodes)."""
@@ -167,6 +169,7 @@ MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)
 DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 
 
+@_amp_hook.entry("mm")
 def mm(input, mat2, *, out=None):
     """Mirrors ``torch.mm``."""
     return _out(_mm(input, mat2), out)
@@ -190,6 +193,7 @@ def _mm(input, mat2, rows=None, order=None):
     return call(MM_ROWS, input, mat2, static=_static() + _rows_static(rows, order))
 
 
+@_amp_hook.entry("bmm")
 def bmm(input, mat2, *, out=None):
     """Mirrors ``torch.bmm``."""
     if input.ndim != 3:
@@ -344,6 +348,7 @@ def _check_matrix_dtypes(input, mat1, mat2):
                                f"{_name(mat2)}")
 
 
+@_amp_hook.entry("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to
     the product's shape and is ignored (NaN included) when ``beta`` is 0."""
@@ -364,6 +369,7 @@ def _addmm_checks(input, mat1, mat2):
     return n, p
 
 
+@_amp_hook.entry("addmv")
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.addmv``: ``beta * input + alpha * (mat @ vec)``."""
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
@@ -381,6 +387,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return _fused_call("addmv", input, mat, vec, beta, alpha, (n,), out)
 
 
+@_amp_hook.entry("addr")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.addr``: ``beta * input + alpha * outer(vec1, vec2)`` (for bool tensors:
     ``(beta and input) or (alpha and outer)``)."""
@@ -398,6 +405,7 @@ def _check_batches(b1, b2):
             raise RuntimeError(f"{name} must be a 3D tensor")
 
 
+@_amp_hook.entry("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.addbmm``: ``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     _check_batches(batch1, batch2)
@@ -412,6 +420,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _fused_call("addbmm", input, batch1, batch2, beta, alpha, (n, p), out)
 
 
+@_amp_hook.entry("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """Mirrors ``torch.baddbmm``: ``beta * input + alpha * (batch1 @ batch2)``, batch by
     batch."""
@@ -491,6 +500,7 @@ def _tensordot_dims(a, b, dims):
     return da, db
 
 
+@_amp_hook.entry("tensordot")
 def tensordot(a, b, dims=2, out=None):
     """Mirrors ``torch.tensordot``: contract ``dims`` (a count of trailing/leading dims, or two
     lists of dims) of ``a`` and ``b`` -- permute, reshape to matrices, ``mm`` (``dot`` when
@@ -572,6 +582,7 @@ def _multiply_chain(tensors):
     return _chain(tensors, _chain_order(dims), 0, len(tensors) - 1)
 
 
+@_amp_hook.entry("multi_dot")
 def multi_dot(tensors, *, out=None):
     """Mirrors ``torch.linalg.multi_dot``: the product of two or more matrices in the cheapest
     order; the first may be a row vector and the last a column vector (1-D)."""
@@ -603,11 +614,13 @@ def multi_dot(tensors, *, out=None):
     return _out(_shape.view(_multiply_chain(mats), out_shape), out)
 
 
+@_amp_hook.entry("chain_matmul")
 def chain_matmul(*matrices, out=None):
     """Mirrors ``torch.chain_matmul`` (deprecated in PyTorch for ``linalg.multi_dot``)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+                  "more tensors rather than multiple parameters.", UserWarning,
+                  stacklevel=_amp_hook.stacklevel(2))
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for t in matrices:
@@ -640,6 +653,7 @@ def _cross(input, other, dim):
     return call(CROSS, input, other, static=(("dim", dim),))
 
 
+@_amp_hook.entry("cross")
 def cross(input, other, dim=None, *, out=None):
     """Mirrors ``torch.cross``: without ``dim``, the first dimension of size 3 (PyTorch warns
     that this default will change to -1, as in ``linalg.cross``)."""
@@ -647,7 +661,8 @@ def cross(input, other, dim=None, *, out=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in "
-                      "a future release.", UserWarning, stacklevel=2)
+                      "a future release.", UserWarning,
+                      stacklevel=_amp_hook.stacklevel(2))
         if input.ndim != other.ndim:
             raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
         shape = _broadcast_shape(input.shape, other.shape)
@@ -670,6 +685,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     return _out(_cross(input, other, d), out)
 
 
+@_amp_hook.entry("vecdot")
 def vecdot(x, y, *, dim=-1, out=None):
     """Mirrors ``torch.linalg.vecdot``: ``sum(conj(x) * y, dim)``."""
     for t in (x, y):
@@ -721,6 +737,7 @@ _CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                 "donot_use_mm_for_euclid_dist")
 
 
+@_amp_hook.entry("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Mirrors ``torch.cdist``: the p-norm distance between each row of ``x1`` (..., P, M) and
     each row of ``x2`` (..., R, M), batch dimensions broadcast.

@@ -7,6 +7,7 @@ after a column of ones) and needs no derivative of its own.
 """
 import math
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._dispatch import Op, call, with_out as _out
 from . import decomp as _decomp, norms as _norms, shape as _shape
@@ -21,6 +22,7 @@ def _ord_name(p):
     return f"{p:.6f}" if isinstance(p, float) and math.isfinite(p) else str(p)
 
 
+@_amp_hook.entry("linalg_cond")
 def cond(A, p=None, *, out=None):
     """Mirrors ``torch.linalg.cond``: the condition number ``norm(A, p) * norm(inv(A), p)``
     (from the singular values for ``p`` None, 2, -2 (which allow a non-square A) and 'nuc');
@@ -56,6 +58,7 @@ _RESHAPE_ALIAS = Op("_reshape_alias", lambda x, shape: x.reshape(shape), "Reshap
                     saves=())
 
 
+@_amp_hook.entry("linalg_tensorinv")
 def tensorinv(A, ind=2, *, out=None):
     """Mirrors ``torch.linalg.tensorinv``: the tensor X with ``tensordot(X, A, ind)`` the
     identity, from the inverse of A reshaped to a square matrix."""
@@ -70,6 +73,7 @@ def tensorinv(A, ind=2, *, out=None):
     return _out(call(_RESHAPE_ALIAS, inverse, static=(("shape", tail + head),)), out)
 
 
+@_amp_hook.entry("linalg_tensorsolve")
 def tensorsolve(A, B, dims=None, *, out=None):
     """Mirrors ``torch.linalg.tensorsolve``: X with ``tensordot(A, X, X.ndim) = B``, the dims
     ``dims`` of A moved to the end first."""

@@ -10,6 +10,7 @@ errors of singular input follow NOTE [ linalg errors ] in decomp.py.
 import jax
 import jax.numpy as jnp
 
+from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
@@ -255,6 +256,7 @@ HOUSEHOLDER_PRODUCT = Op("linalg_householder_product", _householder_product,
                          "LinalgHouseholderProductBackward0")
 
 
+@_amp_hook.entry("linalg_householder_product")
 def householder_product(A, tau, *, out=None):
     """Mirrors ``torch.linalg.householder_product``: the first n columns of the product of the
     Householder reflectors ``I - tau_i v_i v_i^H`` stored below A's diagonal (LAPACK's orgqr)."""

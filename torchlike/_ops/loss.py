@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .._creation import ones_like
 from .._dispatch import Op, call, result_dtype
 from .._tensor import Tensor, check_all, check_index_range, host_values
@@ -42,7 +43,7 @@ def legacy_reduction(size_average, reduce):
     reduce = True if reduce is None else reduce
     name = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn("size_average and reduce args will be deprecated, please use "
-                  f"reduction='{name}' instead.", stacklevel=4)
+                  f"reduction='{name}' instead.", stacklevel=_amp_hook.stacklevel(4))
     return name
 
 
@@ -52,7 +53,7 @@ def reduction_of(reduction, size_average=None, reduce=None):
         return legacy_reduction(size_average, reduce)
     if reduction == "elementwise_mean":
         warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                      "instead.", stacklevel=3)
+                      "instead.", stacklevel=_amp_hook.stacklevel(3))
         return "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -88,7 +89,8 @@ def check_not_differentiable(fn, arg, t):
 def _size_warning(input, target):
     warnings.warn(f"Using a target size ({target.size()}) that is different to the input size "
                   f"({input.size()}). This will likely lead to incorrect results due to "
-                  "broadcasting. Please ensure they have the same size.", stacklevel=4)
+                  "broadcasting. Please ensure they have the same size.",
+                  stacklevel=_amp_hook.stacklevel(4))
 
 
 # --- mse_loss, smooth_l1_loss, huber_loss, l1_loss ------------------------------------------------
@@ -148,6 +150,7 @@ def _check_weight(weight, input):
         raise ValueError("Weights and input must have the same size.")
 
 
+@_amp_hook.entry("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mirrors ``torch.nn.functional.mse_loss``: the (optionally weighted) squared error,
     ``(input - target) ** 2``, reduced.  One ``MseLossBackward0`` node without weights."""
@@ -160,6 +163,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss(MSE_LOSS, "mse_cpu", input, target, reduction_of(reduction))
 
 
+@_amp_hook.entry("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mirrors ``torch.nn.functional.l1_loss``: the (optionally weighted) absolute error,
     reduced; composed as PyTorch composes it (``abs(input - target)`` then mean or sum)."""
@@ -172,6 +176,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return reduce_tensor(sub(input, target).abs(), reduction_of(reduction))
 
 
+@_amp_hook.entry("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Mirrors ``torch.nn.functional.smooth_l1_loss``: ``0.5 d**2 / beta`` where
     ``|d| < beta``, else ``|d| - 0.5 beta``; ``beta == 0`` is :func:`l1_loss`."""
@@ -187,6 +192,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                            beta=float(beta))
 
 
+@_amp_hook.entry("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Mirrors ``torch.nn.functional.huber_loss``: ``0.5 d**2`` where ``|d| < delta``, else
     ``delta (|d| - 0.5 delta)``; optional elementwise weights."""
@@ -258,6 +264,7 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = Op(
     inputs=2)
 
 
+@_amp_hook.entry("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """Mirrors ``torch.nn.functional.binary_cross_entropy``:
@@ -286,6 +293,7 @@ def _in_unit_interval(v):
     return (v >= 0) & (v <= 1)
 
 
+@_amp_hook.entry("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Mirrors ``torch.nn.functional.binary_cross_entropy_with_logits``: binary cross entropy
@@ -410,6 +418,7 @@ def _nll_nd(input, target, weight, reduction, ignore_index):
     return S.view(out, *out_size) if reduction == "none" else out
 
 
+@_amp_hook.entry("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Mirrors ``torch.nn.functional.nll_loss``: ``-weight[t] * input[n, t]`` for class-index
@@ -481,6 +490,7 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
                call(MUL_SCALAR, smooth, label_smoothing / n_classes))
 
 
+@_amp_hook.entry("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Mirrors ``torch.nn.functional.cross_entropy``: ``nll_loss(log_softmax(input, 1))`` for
@@ -508,6 +518,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 # --- kl_div, poisson_nll_loss, gaussian_nll_loss -------------------------------------------------
 
+@_amp_hook.entry("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Mirrors ``torch.nn.functional.kl_div``: the pointwise KL divergence
     ``target * (log(target) - input)`` (``exp(target) * (target - input)`` when
@@ -520,7 +531,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size.'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=_amp_hook.stacklevel(2))
         reduced = "sum" if reduction == "batchmean" else reduction_of(reduction)
     if log_target:
         loss = mul(exp(target), sub(target, input))
@@ -532,6 +543,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return loss
 
 
+@_amp_hook.entry("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.poisson_nll_loss``: ``exp(input) - target * input``

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _amp_hook
 from .. import _x64
 from .._dispatch import Op, call
 from .._tensor import Tensor, host_values
@@ -208,6 +209,7 @@ def _check_lengths(log_probs, targets, in_vals, tg_vals, concatenated):
                            f"{where_}")
 
 
+@_amp_hook.entry("ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Mirrors ``torch.nn.functional.ctc_loss``: the negative log likelihood of the targets

@@ -10,6 +10,7 @@ same ops, so ``grad_fn`` and its ``next_functions`` read as PyTorch's.  Hinges u
 """
 import jax.numpy as jnp
 
+from .. import _amp_hook
 from .._creation import full_like, zeros_like
 from .._dispatch import Op, call
 from .._tensor import check_index_range
@@ -37,6 +38,7 @@ def _cosine(x1, x2, dim):
 COSINE = Op("cosine", _cosine, "DivBackward0", promote="common")
 
 
+@_amp_hook.entry("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """Mirrors ``torch.nn.functional.cosine_embedding_loss``: ``1 - cos(x1, x2)`` where
@@ -56,6 +58,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     return reduce_tensor(out, reduction)
 
 
+@_amp_hook.entry("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """Mirrors ``torch.nn.functional.margin_ranking_loss``:
@@ -69,6 +72,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return reduce_tensor(clamp_min(out, 0), reduction)
 
 
+@_amp_hook.entry("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """Mirrors ``torch.nn.functional.hinge_embedding_loss``: ``input`` where target is 1,
@@ -88,6 +92,7 @@ def _soft_margin(x, t, reduction):
 SOFT_MARGIN_LOSS = Op("soft_margin_loss", _soft_margin, "SoftMarginLossBackward0", inputs=1)
 
 
+@_amp_hook.entry("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.soft_margin_loss``: ``log(1 + exp(-target * input))``,
     reduced (in input's dtype)."""
@@ -109,6 +114,7 @@ def _check_triplet_dims(anchor, positive, negative, margin):
                            f"negative {n}D inputs")
 
 
+@_amp_hook.entry("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.triplet_margin_loss``:
@@ -159,6 +165,7 @@ def _multi_margin(x, target, *weight, p, margin, reduction):
 MULTI_MARGIN_LOSS = Op("multi_margin_loss", _multi_margin, "MultiMarginLossBackward0", inputs=1)
 
 
+@_amp_hook.entry("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.multi_margin_loss``: for each sample,
@@ -215,6 +222,7 @@ MULTILABEL_MARGIN_LOSS = Op("multilabel_margin_loss", _multilabel_margin,
                             "MultilabelMarginLossBackward0", inputs=1)
 
 
+@_amp_hook.entry("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mirrors ``torch.nn.functional.multilabel_margin_loss``: for each sample, the hinge
     ``max(0, 1 - (x[y_j] - x[k])) / C`` summed over its labels ``y_j`` (the target's leading

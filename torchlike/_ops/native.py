@@ -2,6 +2,7 @@
 ``conv_tbc`` (``native_channel_shuffle`` is in spatial.py, with ``channel_shuffle``)."""
 import jax.numpy as jnp
 
+from .. import _amp_hook
 from .. import _precision
 from .._dispatch import Op, call
 
@@ -21,6 +22,7 @@ def _conv_tbc(x, weight, bias, pad, precision):
 CONV_TBC = Op("conv_tbc", _conv_tbc, "ConvTbcBackward0")
 
 
+@_amp_hook.entry("conv_tbc")
 def conv_tbc(input, weight, bias, pad=0):
     """Mirrors ``torch.nn.functional.conv_tbc``: a 1-d convolution of a (time, batch, channels)
     input with a (kernel width, in channels, out channels) weight, ``pad`` steps of zeros on

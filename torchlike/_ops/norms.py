@@ -7,6 +7,7 @@ the 1- and inf-norms take ``amax`` / ``amin`` of column or row sums.
 """
 import math
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._dispatch import call, with_out as _out
 from .._tensor import _wrap_dim
@@ -78,6 +79,7 @@ def _svd_norm(A, dims, keepdim, reducer):
     return _shape.permute(_shape.unsqueeze(result, -1), [perm.index(d) for d in range(A.ndim)])
 
 
+@_amp_hook.entry("linalg_matrix_norm")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Mirrors ``torch.linalg.matrix_norm``: the norm of each matrix over the two dims ``dim``.
 

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._dispatch import Op, call
 from . import pointwise as _pw, reduce as _reduce, shape as _shape, unary as _unary
@@ -432,6 +433,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool_nd(3, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@_amp_hook.entry("max_pool3d")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Mirrors ``torch.nn.functional.max_pool3d``: max pooling of a (N, C, D, H, W) or
@@ -490,6 +492,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                         divisor_override)
 
 
+@_amp_hook.entry("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mirrors ``torch.nn.functional.avg_pool3d`` (see ``avg_pool2d``)."""
@@ -576,6 +579,7 @@ def adaptive_avg_pool2d(input, output_size):
                          "adaptive_avg_pool2d")
 
 
+@_amp_hook.entry("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     """Mirrors ``torch.nn.functional.adaptive_avg_pool3d`` (see ``adaptive_avg_pool2d``)."""
     return _adaptive_avg(3, input, _adaptive_size("", 3, output_size, False),
@@ -631,6 +635,7 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
                          "adaptive_max_pool3d")
 
 
+@_amp_hook.entry("adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Mirrors ``torch.nn.functional.adaptive_max_pool3d`` (see ``adaptive_max_pool2d``)."""
     out = adaptive_max_pool3d_with_indices(input, output_size)
@@ -739,6 +744,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _shape.squeeze(out, -1)
 
 
+@_amp_hook.entry("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Mirrors ``torch.nn.functional.max_unpool2d``: the partial inverse of max_pool2d: an
     output of ``output_size`` (by default ``(in - 1) * stride - 2 * padding + kernel_size``)
@@ -755,6 +761,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool_nd(2, input, indices, size, size)
 
 
+@_amp_hook.entry("max_unpool3d")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Mirrors ``torch.nn.functional.max_unpool3d`` (see ``max_unpool2d``)."""
     kernel, stride, padding = _unpool_args(3, kernel_size, stride, padding)

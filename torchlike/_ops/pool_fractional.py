@@ -16,6 +16,7 @@ import math
 
 import jax.numpy as jnp
 
+from .. import _amp_hook
 from .. import _x64
 from .._dispatch import Op, call
 
@@ -112,6 +113,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
     return _fractional(2, input, kernel_size, output_size, output_ratio, _random_samples)
 
 
+@_amp_hook.entry("fractional_max_pool2d")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """Mirrors ``torch.nn.functional.fractional_max_pool2d``: max pooling of a (N, C, H, W) or
@@ -129,6 +131,7 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
     return _fractional(3, input, kernel_size, output_size, output_ratio, _random_samples)
 
 
+@_amp_hook.entry("fractional_max_pool3d")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """Mirrors ``torch.nn.functional.fractional_max_pool3d``: the 3-d form of

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
@@ -149,6 +150,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _out(div(nansum(input, dim, keepdim, dtype=dtype), count), out)
 
 
+@_amp_hook.entry("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mirrors ``torch.prod`` (one ``dim`` at most; integers and bools multiply to int64).
     Zeros get PyTorch's gradient (the product of the other elements), not a division by 0."""
@@ -643,12 +645,14 @@ def _quantile_public(name, ignore_nan, input, q, dim, keepdim, interpolation, ou
     return _out(call(QUANTILE, input, q, static=static), out)
 
 
+@_amp_hook.entry("quantile")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Mirrors ``torch.quantile``: ``q`` a float or a 0/1-dim tensor in [0, 1] (a 1-dim q
     adds a leading dim); ``dim=None`` flattens; NaN anywhere gives NaN."""
     return _quantile_public("quantile", False, input, q, dim, keepdim, interpolation, out)
 
 
+@_amp_hook.entry("nanquantile")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """Mirrors ``torch.nanquantile``: ``quantile`` ignoring NaNs."""
     return _quantile_public("quantile", True, input, q, dim, keepdim, interpolation, out)

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._creation import from_host
 from .._dispatch import Op, call, with_out
@@ -373,6 +374,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     return with_out(call(INDEX_ADD, input, source, index, alpha, static=(("dim", dim),)), out)
 
 
+@_amp_hook.entry("index_copy")
 def index_copy(input, dim, index, source, *, out=None):
     """Mirrors ``torch.index_copy``: ``input[..., index[i], ...] = source[..., i, ...]``."""
     dim = _dim(dim, input.ndim)

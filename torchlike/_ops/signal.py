@@ -13,6 +13,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D
 from .._creation import _finish, _place, zeros
 from .._dispatch import Op, call
@@ -154,6 +155,7 @@ def _stft_repr(input, n_fft, hop, win, window, normalized, onesided, return_comp
             f"align_to_window={_flag(align)}) : ")
 
 
+@_amp_hook.entry("stft")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
          align_to_window=None):
@@ -186,7 +188,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         warn_once("stft with return_complex=False is deprecated. In a future pytorch release, "
                   "stft will return complex tensors for all inputs, and return_complex=False "
                   "will raise an error.\nNote: you can still call torch.view_as_real on the "
-                  "complex output to recover the old return format.")
+                  "complex output to recover the old return format.",
+                  stacklevel=_amp_hook.stacklevel(2) + 1)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(repr_ + "expected a tensor of floating point or complex values")
     if input.ndim not in (1, 2):
@@ -207,7 +210,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   "to cause spectral leakage. Other windows such as torch.hann_window or "
                   "torch.hamming_window are recommended to reduce spectral leakage.To suppress "
                   "this warning and use a rectangular window, explicitly set `window=torch.ones("
-                  "n_fft, device=<device>)`.")
+                  "n_fft, device=<device>)`.", stacklevel=_amp_hook.stacklevel(2) + 1)
     window_ = window
     left = (n_fft - win) // 2
     if win < n_fft:   # the window centred in n_fft points

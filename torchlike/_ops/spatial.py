@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._size import int_arg
@@ -320,6 +321,7 @@ def _size_list(dim, input, size, scale_factor):
     return None, [float(scale_factor)] * dim
 
 
+@_amp_hook.entry("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Mirrors ``torch.nn.functional.interpolate``: resize the spatial dims of an (N, C, ...)
@@ -519,6 +521,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
                   "See the documentation of grid_sample for details.")
 
 
+@_amp_hook.entry("grid_sample")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Mirrors ``torch.nn.functional.grid_sample``: sample ``input`` (N, C, H, W) or
     (N, C, D, H, W) at the normalised (x, y[, z]) locations of ``grid`` (N, H', W', 2) or
@@ -531,7 +534,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warnings.warn(_ALIGN_WARNING, stacklevel=_amp_hook.stacklevel(2))
         align_corners = False
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"expected scalar type {input.dtype._scalar_name} but found "

@@ -104,6 +104,8 @@ class BackwardCFunction(FunctionCtx, Node):
                     raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
                                        f"index {i} - got {list(g.shape)} but expected shape "
                                        f"compatible with {list(shape)}")
+                if g.dtype is not self._in_dtypes[i]:   # PyTorch's validate_outputs casts it
+                    g = g.to(self._in_dtypes[i])
                 g = g if create_graph else g._value()
             out.append(g)
         return out
@@ -154,6 +156,7 @@ class Function:
         ctx._tensor_pos = tensor_pos
         ctx._n_args = len(args)
         ctx._in_shapes = {i: tuple(args[i].shape) for i in tensor_pos}
+        ctx._in_dtypes = {i: args[i].dtype for i in tensor_pos}
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         outputs = _run_forward(cls, ctx, args, kwargs)
         single = not isinstance(outputs, tuple)
