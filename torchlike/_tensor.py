@@ -109,6 +109,11 @@ class Tensor:
         return self._arr if self._root is None else self._sync()
 
     def _sync(self):
+        self._refresh()
+        return self._arr
+
+    def _refresh(self):
+        """A view: re-derive its array (and grad_fn) if its storage was written since."""
         root = self._root
         if root._gen != self._seen:
             self._arr = _views.apply_chain(root._arr, self._chain)
@@ -120,7 +125,6 @@ class Tensor:
                 self._grad_fn = _views.as_strided_node(base, self._chain[len(base._chain):],
                                                        self)
                 self._output_nr = 0
-        return self._arr
 
     def _become_view(self, parent, op, static, track):
         """Make this (fresh) output of a view op a view of ``parent``'s storage."""
@@ -319,7 +323,7 @@ class Tensor:
     @property
     def grad_fn(self):
         if self._track:   # a recorded view's grad_fn follows writes to its storage
-            self._sync()
+            self._refresh()
             if self._stale and _state.grad_enabled:
                 raise _views.stale_view_error(self)
         return self._grad_fn
@@ -335,7 +339,7 @@ class Tensor:
     @property
     def requires_grad(self):
         if self._track:
-            self._sync()
+            self._refresh()
         return self._requires_grad or self._grad_fn is not None
 
     @requires_grad.setter
