@@ -25,7 +25,9 @@ time.perf_counter, waiting for the window's last result (block_until_ready) befo
 clock, so jax's asynchronous dispatch cannot hide work; a sample is window time / window.  The
 default window of 10 amortises the ~30-40 us it costs to wake a waiting thread on CPU (a cost torch,
 being synchronous, never pays); --window 1 waits after every single repetition.  Reports the median
-and p10/p90 of the samples in microseconds.  Timings are printed, never asserted.  --cases picks
+and p10/p90 of the samples in microseconds.  The "lazy" column runs torchlike's cases in lazy mode
+(NOTE [ lazy segments ] in torchlike/_lazy.py): a window's ops join one segment, which runs when
+the window's last result is read (case b: ten muls recorded, then one program).  Timings are printed, never asserted.  --cases picks
 the cases to run (default all: abcdef), e.g. --cases abcd for the per-op and tiny-MLP table alone.
 """
 import argparse
@@ -44,6 +46,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
+from torchlike import _lazy  # noqa: E402
 
 try:
     import torch
@@ -388,18 +391,23 @@ def main(argv=None):
     print(("agreement check: OK  " if ok else "agreement check: MISMATCH  ") + detail)
 
     impls = {"torchlike": (torch_style_cases(torchlike, data)[0], wait_torchlike),
+             "lazy": (torch_style_cases(torchlike, data)[0], wait_torchlike),
              "jax": (jax_cases(data)[0], wait_jax)}
     if torch is not None:
         impls["torch"] = (torch_style_cases(torch, data)[0], wait_torch)
 
     # (row label, case key per implementation)
-    rows = [("a. mul 64x64, no grad", {"torchlike": "a", "jax": "a", "torch": "a"}),
-            ("a. mul 64x64 (jax jit)", {"torchlike": "a", "jax": "a_jit", "torch": "a"}),
-            ("b. mul 64x64, recorded", {"torchlike": "b", "jax": "b", "torch": "b"}),
-            ("c. mul+sum+backward", {"torchlike": "c", "jax": "c", "torch": "c"}),
-            ("c. mul+sum+backward (jax jit)", {"torchlike": "c", "jax": "c_jit", "torch": "c"}),
-            ("d. MLP SGD step (jax eager)", {"torchlike": "d", "jax": "d", "torch": "d"}),
-            ("d. MLP SGD step (jax jit)", {"torchlike": "d", "jax": "d_jit", "torch": "d"})]
+    rows = [("a. mul 64x64, no grad", {"torchlike": "a", "lazy": "a", "jax": "a", "torch": "a"}),
+            ("a. mul 64x64 (jax jit)", {"torchlike": "a", "lazy": "a", "jax": "a_jit",
+                                        "torch": "a"}),
+            ("b. mul 64x64, recorded", {"torchlike": "b", "lazy": "b", "jax": "b", "torch": "b"}),
+            ("c. mul+sum+backward", {"torchlike": "c", "lazy": "c", "jax": "c", "torch": "c"}),
+            ("c. mul+sum+backward (jax jit)", {"torchlike": "c", "lazy": "c", "jax": "c_jit",
+                                               "torch": "c"}),
+            ("d. MLP SGD step (jax eager)", {"torchlike": "d", "lazy": "d", "jax": "d",
+                                             "torch": "d"}),
+            ("d. MLP SGD step (jax jit)", {"torchlike": "d", "lazy": "d", "jax": "d_jit",
+                                           "torch": "d"})]
     rows = [row for row in rows if row[0][0] in args.cases]
 
     results = {}  # (impl, case key) -> stats; a shared key is measured once
@@ -407,26 +415,33 @@ def main(argv=None):
         for impl, key in keys.items():
             if impl in impls and (impl, key) not in results:
                 cases, wait = impls[impl]
-                results[impl, key] = measure(cases[key], wait, args.budget, args.window)
+                _lazy.enable(impl == "lazy")   # a window's ops join one segment, read at its end
+                try:
+                    results[impl, key] = measure(cases[key], wait, args.budget, args.window)
+                finally:
+                    _lazy.enable(False)
 
     def median(impl, keys):
         stats = results.get((impl, keys[impl]))
         return None if stats is None else stats["median_us"]
 
-    header = (f"{'case':<30} {'torchlike us':>13} {'jax us':>10} {'torch us':>10} "
-              f"{'torchlike/jax':>14} {'torchlike/torch':>16}")
+    header = (f"{'case':<30} {'torchlike us':>13} {'lazy us':>8} {'jax us':>10} {'torch us':>10} "
+              f"{'torchlike/jax':>14} {'torchlike/torch':>16} {'lazy/torch':>11}")
     print()
     print(header)
     print("-" * len(header))
     table = []
     for label, keys in rows:
         tl, jx, th = median("torchlike", keys), median("jax", keys), median("torch", keys)
+        lz = median("lazy", keys)
         r_jax = tl / jx if jx else None
         r_torch = tl / th if th else None
-        table.append({"case": label, "torchlike_us": tl, "jax_us": jx, "torch_us": th,
-                      "torchlike_over_jax": r_jax, "torchlike_over_torch": r_torch})
-        print(f"{label:<30} {fmt(tl):>13} {fmt(jx):>10} {fmt(th):>10} "
-              f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16}")
+        r_lazy = lz / th if th else None
+        table.append({"case": label, "torchlike_us": tl, "lazy_us": lz, "jax_us": jx,
+                      "torch_us": th, "torchlike_over_jax": r_jax, "torchlike_over_torch": r_torch,
+                      "lazy_over_torch": r_lazy})
+        print(f"{label:<30} {fmt(tl):>13} {fmt(lz):>8} {fmt(jx):>10} {fmt(th):>10} "
+              f"{fmt(r_jax, 2):>14} {fmt(r_torch, 2):>16} {fmt(r_lazy, 2):>11}")
 
     surface = measure_surface(args) if "e" in args.cases else None
     models = measure_models(args) if "f" in args.cases else None

@@ -165,8 +165,8 @@ def operand_key(x):
     if isinstance(x, Tensor):
         if x._number is not None:
             return x._number
-        arr = x._value()
-        return (arr.dtype, not arr.shape)
+        aval = x._aval()
+        return (aval.dtype, not aval.shape)
     return type(x) if isinstance(x, _SCALARS) else None
 
 
@@ -402,14 +402,14 @@ def _call(op, args, static):
         return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args, arrays,
                             edges, mask, strided)
     try:
-        if traced:
-            out = _raw_fn(op, static, dt)(*arrays)
-        elif _record is not None and (out := _lazy_forward(op, static, dt, arrays)) is not None:
+        if not traced and _record is not None and \
+                (out := _lazy_forward(op, static, dt, arrays)) is not None:
             pass
         else:
-            if pending:
+            if pending:   # run: a traced op captures the value (NOTE [ lazy segments ])
                 arrays = [a.get() if type(a) is Pending else a for a in arrays]
-            out = eager_forward(op, static, dt, arrays)
+            out = _raw_fn(op, static, dt)(*arrays) if traced else \
+                eager_forward(op, static, dt, arrays)
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None

@@ -6,9 +6,8 @@ Autograd sees the write (NOTE [ views and in-place writes ] in _tensor.py):
   taken of) gets a ``CopySlices`` node (the base with the view's positions replaced), and the
   view re-derives itself from the storage (its grad_fn: ``AsStridedBackward0`` of the base).
 """
-from . import _amp_hook, _dtype as D, _x64
+from . import _amp_hook, _dtype as D, _lazy, _x64
 from ._dispatch import call
-from ._tensor import aval_of
 from ._views import COPY_SLICES, check_writable
 from .autograd.grad_mode import _state
 
@@ -73,6 +72,7 @@ def inplace_view(self, op, static=(), source=None):
     check_inplace(self)
     out = call(op, self if source is None else source, static=static)
     self._arr, self._strides, node = out._value(), out._strides, out._grad_fn
+    self.__dict__.pop("_lazy", None)
     if self._root is not None:
         self._chain = out._chain
     else:
@@ -87,7 +87,7 @@ def inplace_view(self, op, static=(), source=None):
 
 def store(self, out):
     """Write the Tensor ``out`` (broadcastable to self, castable to its dtype) into ``self``."""
-    mine, theirs = aval_of(self._value()), aval_of(out._value())
+    mine, theirs = self._aval(), out._aval()
     if theirs.dtype != mine.dtype:
         dt = self.dtype
         if not can_cast(out.dtype, dt):
@@ -107,13 +107,13 @@ def store(self, out):
             _rebind(base, new_base)
         _adopt_saved(out._grad_fn, self, out)
         return self
-    self._write(out._value())
+    self._write(_lazy.read(out))
     return self
 
 
 def _rebind(self, out):
     """self takes out's values (into its storage) and grad_fn, and its version moves on."""
-    self._write(out._value())
+    self._write(_lazy.read(out))
     self._grad_fn = out._grad_fn
     self._output_nr = out._output_nr
 
@@ -156,6 +156,7 @@ def copy_into_out(out, result):
                            "arguments requires grad.")
     if out.shape != result.shape:
         out._arr = result._value().astype(out.dtype._np)
+        out.__dict__.pop("_lazy", None)
         out._gen += 1
         out._version_counter()[0] += 1
         return out

@@ -39,6 +39,7 @@ import numpy as np
 from . import _x64
 
 _SCALARS = (bool, int, float, complex)
+_INT64 = 2 ** 63
 
 enabled = False      # set by enable(); dispatch reads _dispatch._record
 fuse_after = 32      # flushes of one segment before it is compiled into one program
@@ -105,7 +106,7 @@ class Segment:
     """The open records of one thread: operands in ``inputs``, records in ``records``
     (op, static, dt, refs, multi), their outputs in ``pendings``, and the trie node reached."""
 
-    __slots__ = ("inputs", "records", "pendings", "node", "devices")
+    __slots__ = ("inputs", "records", "pendings", "node", "devices", "backwards")
 
     def __init__(self):
         self.inputs = []
@@ -113,6 +114,7 @@ class Segment:
         self.pendings = []
         self.node = _root
         self.devices = None
+        self.backwards = 0   # backward passes recorded
 
     def flush(self):
         """Run the records and give every pending value still referenced its array."""
@@ -184,6 +186,9 @@ def record(op, static, dt, arrays, n_dynamic=0):
                 continue
             a = a.get()   # a flushed segment's (or another thread's) value
         elif t in _SCALARS:
+            if t is int and not -_INT64 <= a < _INT64:   # read as PyTorch reads it, eagerly
+                del inputs[n_in:]
+                return None
             refs.append(len(inputs))
             inputs.append(a)
             key.append(t)
@@ -247,6 +252,16 @@ def _new_node(seg, step, arrays, n_dynamic):
 
 
 _CALLS = {}   # (fn, operand treedef) -> (the Op recording fn, the results' treedef)
+
+
+def recorded_backward():
+    """A backward pass joined the segment.  A second one means steps without an optimizer
+    (parameters updated by hand, or gradients accumulated): flushed here, so that segments
+    still line up with steps and repeat."""
+    seg = _local.seg
+    seg.backwards += 1
+    if seg.backwards > 1:
+        seg.flush()
 
 
 def record_call(fn, args):

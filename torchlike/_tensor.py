@@ -20,6 +20,7 @@ import numpy as np
 from . import _dtype as D, _layout, _x64
 from ._device import CPU, from_jax_device, to_jax_device
 from ._layout import contiguous_strides as _contiguous_strides
+from ._lazy import Pending
 from ._meta import NO_DATA, is_meta
 from ._size import Size
 
@@ -158,7 +159,13 @@ class Tensor:
         root, so once a root has one (``out[:, 0].detach()``), an alias keeps that root and its
         graph alive, as it does for state torchlike.compile captured (whose storage roots its
         programs rely on); a backward without retain_graph still frees what the graph saved."""
-        t = Tensor._wrap(self._value())
+        pending = self._lazy if self._root is None else None
+        if pending is None:
+            t = Tensor._wrap(self._value())
+        else:   # the alias shares the pending value (NOTE [ lazy segments ] in _lazy.py)
+            t = Tensor._wrap(None)
+            del t._arr
+            t._lazy = pending
         t._strides = self._strides
         if self._inference is not t._inference:
             t._inference = self._inference
@@ -185,6 +192,14 @@ class Tensor:
 
     def _write(self, new_arr):
         """Store new contents (already this tensor's shape and dtype) and bump versions."""
+        if type(new_arr) is Pending:   # NOTE [ lazy segments ] in _lazy.py
+            if self._root is None:   # a pending value of its own, nothing runs
+                self.__dict__.pop("_arr", None)
+                self._lazy = new_arr
+                self._gen += 1
+                self._version_counter()[0] += 1
+                return
+            new_arr = new_arr.get()
         if self._lazy is not None:   # its pending value would land after this write
             self._lazy.value_for(self)
         if self._root is None:
@@ -484,6 +499,7 @@ class Tensor:
             self._root, self._chain = None, ()
             _trace_context.structure_changed()
         self._arr = value._value()
+        self.__dict__.pop("_lazy", None)
         self._strides = value._strides
         self._gen += 1
 

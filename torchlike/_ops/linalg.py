@@ -65,7 +65,7 @@ def _rows_product(a, b, precision, rows, order=None):
 
 
 def _same_dtype(a, b):
-    if a._arr.dtype != b._arr.dtype:
+    if a._aval().dtype != b._aval().dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{a.dtype._scalar_name.lower()} != {b.dtype._scalar_name.lower()}")
 

@@ -93,7 +93,7 @@ def _scalar_or_tensor(x, name):
 
 
 def _is_bool(x):
-    return isinstance(x, bool) or (isinstance(x, Tensor) and x._arr.dtype == np.bool_)
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._aval().dtype == np.bool_)
 
 
 def _arith(op, op_alpha, input, other, alpha):

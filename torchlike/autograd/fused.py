@@ -201,9 +201,8 @@ def try_run(roots, root_grads, keep_graph):
     args = (list(root_grads), operands)
     # after a pending forward, recorded into its segment: one program for both (NOTE
     # [ lazy segments ] in _lazy.py)
-    results = _lazy.record_call(program, args) if pending and _lazy.enabled else None
-    if results is None:
-        results = _lazy.run_call(program, args) if pending else program(*args)
+    recorded = pending and _lazy.enabled and _lazy.record_call(program, args)
+    results = recorded or (_lazy.run_call(program, args) if pending else program(*args))
     leaves = (n for n in nodes if type(n) is AccumulateGrad)
     for node, g in zip(leaves, results):
         if g is None:
@@ -212,7 +211,9 @@ def try_run(roots, root_grads, keep_graph):
         if var._grad is None:
             var._grad = _dispatch.wrap_value(g)
         else:
-            var._grad._write(g.get() if type(g) is Pending else g)
+            var._grad._write(g)
+    if recorded:
+        _lazy.recorded_backward()
     if not keep_graph:
         for node in nodes:
             node.release()
