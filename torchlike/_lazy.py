@@ -13,9 +13,9 @@ nothing.
 
 Anything that needs a value *flushes* the segment: reading ``_arr`` of a pending tensor
 (``Tensor.__getattr__``, so every read outside dispatch is covered: ``item()``, printing, numpy,
-an optimizer step, an op that is not recorded), a write into a pending tensor, a backward (the
-engine reads the nodes' primals), or a segment reaching ``max_records``.  The flush runs the
-records and hands every pending value its array.
+an op that is not recorded), or a segment reaching ``max_records``.  The flush runs the records
+and hands each pending value still referenced (by a tensor, a node, a caller: its refcount) its
+array; a value nobody can read is not an output, so XLA may fuse it away.
 
 What runs at the flush is a rent-or-buy choice, as for the fused backward (NOTE [ fused backward ]
 in autograd/fused.py): each record steps through a trie of the segments seen before (the key of a
@@ -26,9 +26,14 @@ recording); after that, the node's records are traced once into one ``jax.jit`` 
 flush is one call.  A segment of one record always runs per op.
 
 The autograd graph is recorded as eagerly: nodes are made at the op, holding Pending primals
-that ``OpNode._live_primals`` resolves (after the flush a backward starts with), so grad_fn
-names, hooks and version checks are unchanged.  Ops made per call, ops on traced or meta
-values, and ops with dynamic static arguments run eagerly (their pending operands flushed).
+that ``OpNode._live_primals`` resolves, so grad_fn names, hooks and version checks are unchanged.
+A fused backward over a pending forward is itself recorded (``record_call``), and so is the
+optimizer's update after it, which then flushes (``run_call``): a training step is one program.
+In-place writes into a pending root and ``detach()`` of one stay pending.  Segments must line up
+with steps to repeat: a second backward recorded in one segment (parameters updated by hand,
+gradients accumulated) flushes it.  Ops made per call and ops on traced or meta values run
+eagerly (their pending operands first); an op's dynamic statics (an index) are recorded as
+operands, so ``x[i]`` for every ``i`` is one path of the trie.
 """
 import threading
 from sys import getrefcount
@@ -118,7 +123,7 @@ class Segment:
 
     def flush(self):
         """Run the records and give every pending value still referenced its array."""
-        if _local.seg is self:
+        if getattr(_local, "seg", None) is self:
             _local.seg = Segment()
         records = self.records
         if not records:
@@ -166,7 +171,6 @@ def record(op, static, dt, arrays, n_dynamic=0):
     """Record ``op`` over ``arrays`` (arrays, Pendings, Python scalars; its ``n_dynamic``
     dynamic values last) in the thread's segment; returns its Pending output(s), or None where
     the op must run eagerly."""
-    global _trie_nodes
     seg = getattr(_local, "seg", None)
     if seg is None:
         seg = _local.seg = Segment()
@@ -258,7 +262,9 @@ def recorded_backward():
     """A backward pass joined the segment.  A second one means steps without an optimizer
     (parameters updated by hand, or gradients accumulated): flushed here, so that segments
     still line up with steps and repeat."""
-    seg = _local.seg
+    seg = getattr(_local, "seg", None)
+    if seg is None:
+        return
     seg.backwards += 1
     if seg.backwards > 1:
         seg.flush()
@@ -322,14 +328,6 @@ def _host_aval(a):
     if aval is None:
         aval = _HOST_AVALS[k] = jax.core.ShapedArray(a.shape, a.dtype)
     return aval
-
-
-def arrays_devices(arrays):
-    """The devices of the first jax array among ``arrays`` (the segment's device)."""
-    for a in arrays:
-        if type(a) not in _SCALARS and type(a) is not np.ndarray:
-            return a.devices()
-    return None
 
 
 def _out_avals(op, static, dt, arrays, n_dynamic):

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 
 from .. import _dispatch, _lazy
 from .._lazy import Pending
-from .._tensor import ArrayImpl, Tensor
+from .._tensor import ArrayImpl
 from . import anomaly_mode
 from .graph import AccumulateGrad, OpNode
 
@@ -201,8 +201,9 @@ def try_run(roots, root_grads, keep_graph):
     args = (list(root_grads), operands)
     # after a pending forward, recorded into its segment: one program for both (NOTE
     # [ lazy segments ] in _lazy.py)
-    recorded = pending and _lazy.enabled and _lazy.record_call(program, args)
-    results = recorded or (_lazy.run_call(program, args) if pending else program(*args))
+    recorded = _lazy.record_call(program, args) if pending and _lazy.enabled else None
+    results = recorded if recorded is not None else \
+        _lazy.run_call(program, args) if pending else program(*args)
     leaves = (n for n in nodes if type(n) is AccumulateGrad)
     for node, g in zip(leaves, results):
         if g is None:
@@ -212,7 +213,7 @@ def try_run(roots, root_grads, keep_graph):
             var._grad = _dispatch.wrap_value(g)
         else:
             var._grad._write(g)
-    if recorded:
+    if recorded is not None:
         _lazy.recorded_backward()
     if not keep_graph:
         for node in nodes:
