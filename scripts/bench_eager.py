@@ -27,8 +27,9 @@ default window of 10 amortises the ~30-40 us it costs to wake a waiting thread o
 being synchronous, never pays); --window 1 waits after every single repetition.  Reports the median
 and p10/p90 of the samples in microseconds.  The "lazy" column runs torchlike's cases in lazy mode
 (NOTE [ lazy segments ] in torchlike/_lazy.py): a window's ops join one segment, which runs when
-the window's last result is read (case b: ten muls recorded, then one program).  Timings are printed, never asserted.  --cases picks
-the cases to run (default all: abcdef), e.g. --cases abcd for the per-op and tiny-MLP table alone.
+the window's last result is read (case b: ten muls recorded, then one program).  Timings are
+printed, never asserted.  --cases picks the cases to run (default all: abcdef), e.g. --cases abcd
+for the per-op and tiny-MLP table alone.
 """
 import argparse
 import json
@@ -425,8 +426,9 @@ def main(argv=None):
         stats = results.get((impl, keys[impl]))
         return None if stats is None else stats["median_us"]
 
-    header = (f"{'case':<30} {'torchlike us':>13} {'lazy us':>8} {'jax us':>10} {'torch us':>10} "
-              f"{'torchlike/jax':>14} {'torchlike/torch':>16} {'lazy/torch':>11}")
+    header = (f"{'case':<30} {'torchlike us':>13} {'lazy us':>8} {'jax us':>10} "
+              f"{'torch us':>10} {'torchlike/jax':>14} {'torchlike/torch':>16} "
+              f"{'lazy/torch':>11}")
     print()
     print(header)
     print("-" * len(header))

@@ -693,8 +693,8 @@ def print_profile(case, prof):
 
 # --- main -----------------------------------------------------------------------------------------
 
-IMPLS = ["torchlike eager", "torchlike lazy", "torchlike compiled", "jax jit", "jax jit, torch state", "torch eager",
-         "torch compiled"]
+IMPLS = ["torchlike eager", "torchlike lazy", "torchlike compiled", "jax jit",
+         "jax jit, torch state", "torch eager", "torch compiled"]
 
 
 def fmt(v, digits=2):

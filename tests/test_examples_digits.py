@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from test_examples import REPO, _env, _execute_notebook
 
