@@ -29,6 +29,18 @@ are then concatenated (``CatBackward0``), the final states stacked (``StackBackw
 batch_first outputs transposed: ``TransposeBackward0`` for LSTM, ``TransposeBackward1`` (an
 in-place transpose_) for GRU and RNN.  Cells: ``TanhBackward0`` / ``ReluBackward0`` (RNNCell),
 ``AddBackward0`` (GRUCell, and LSTMCell's c), ``MulBackward0`` (LSTMCell's h = o * tanh(c)).
+
+NOTE [ rnn ops under autocast ]
+PyTorch's CPU autocast (checked against torch 2.13) lists ``mkldnn_rnn_layer``, the oneDNN LSTM
+layer (no projections, not packed): every operand is cast, and output, h_n and c_n come out in
+the region's dtype.  That op's row is ``mkldnn_rnn_layer``, so dispatch casts its operands.  The
+native kernels (GRU, RNN, LSTM with projections or packed, and the cells) have no row; they run
+``linear`` at each step, which is listed, so the gate projections run in the region's dtype and
+the state updates promote: an RNN's state is the lower dtype, a GRU's ``(1 - z) * n + z * h`` and
+an LSTM's ``c`` stay float32 given float32 states (an LSTM with projections: h in the lower dtype,
+c float32).  These ops take the dtype ``linear``'s row gives now (``_amp_hook.inner_dtype``) in
+their static ``precision`` and run each projection in it; the scan's state starts in the dtype
+one step gives it.  The float32 parameters' gradients come back float32 through the casts.
 """
 import functools
 
@@ -37,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D, _precision
+from .. import _amp_hook, _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _key, random_uniform
 from .._tensor import Tensor
@@ -52,17 +64,32 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 # --- the maths: one time step of each kind -------------------------------------------------------
 
-def _mm(a, w, precision):
-    """a @ w.T"""
-    return jnp.matmul(a, w.T, precision=precision)
+def _mm(a, w, precision, b=None):
+    """a @ w.T (+ b): PyTorch's ``linear``, in ``precision.amp`` where autocast asks for it
+    (NOTE [ rnn ops under autocast ])."""
+    dt = precision.amp
+    if dt is not None:
+        a, w, b = a.astype(dt), w.astype(dt), None if b is None else b.astype(dt)
+    out = jnp.matmul(a, w.T, precision=precision.dot)
+    return out if b is None else out + b
+
+
+class _Precision(tuple):
+    """The static ``precision`` of the rnn ops: the dots' precision and the dtype autocast runs
+    their ``linear`` in (None outside a region)."""
+    dot = property(lambda self: self[0])
+    amp = property(lambda self: self[1])
+
+
+def _precision_of(x, tensors, native):
+    amp = _amp_hook.inner_dtype("linear", tensors) if native else None
+    return _Precision((_precision.rnn(x.device.type), None if amp is None else amp._np))
 
 
 def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision):
     """One step of ``mode`` from the input projection ``xp`` (x W_ih^T + b_ih) and the state
     (h, c); returns the new (h, c) (c is None except for LSTM)."""
-    hh = _mm(h, w_hh, precision)
-    if b_hh is not None:
-        hh = hh + b_hh
+    hh = _mm(h, w_hh, precision, b_hh)
     if mode == "LSTM":
         i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
         c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
@@ -91,9 +118,7 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
     """One direction of one layer: x (L, N, F) time-major, or packed rows (T, F) when
     ``pad_idx`` is given.  Returns (output, h_n, c_n)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = ws
-    xp = _mm(x, w_ih, precision)
-    if b_ih is not None:
-        xp = xp + b_ih
+    xp = _mm(x, w_ih, precision, b_ih)
     if pad_idx is not None:
         xp = jnp.concatenate([xp, jnp.zeros((1, xp.shape[-1]), xp.dtype)])[pad_idx]
 
@@ -107,6 +132,11 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
             c2 = None if c is None else jnp.where(m, c2, c)
         return (h2, c2), h2
 
+    if precision.amp is not None:   # the state takes the dtype one step gives it
+        shapes = jax.eval_shape(lambda h, c: _step(mode, xp[0], h, c, w_hh, b_hh, w_hr,
+                                                   precision), h, c)
+        h = h.astype(shapes[0].dtype)
+        c = None if c is None else c.astype(shapes[1].dtype)
     (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
     if pack_idx is not None:
         out = out.reshape(-1, out.shape[-1])[pack_idx]
@@ -157,7 +187,7 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
     return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
 
 
-_ONEDNN_STACK = Op("rnn_stack", _stack, "MkldnnRnnLayerBackward0")
+_ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0")
 _NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0")
 _PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0")
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
@@ -238,9 +268,11 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
     key = (_key(None, x),) if p > 0 else ()
     static = (("mode", mode), ("num_layers", int(num_layers)), ("dirs", dirs),
               ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
-              ("p", p), ("layout", layout), ("precision", _precision.rnn(x.device.type)))
-    res = call(_stack_op(mode, proj, packed, x.dtype, batch), x, *params, *states, *key,
-               *extras, static=static)
+              ("p", p), ("layout", layout))
+    op = _stack_op(mode, proj, packed, x.dtype, batch)
+    precision = _precision_of(x, (x, *params, *states), op is not _ONEDNN_STACK)
+    res = call(op, x, *params, *states, *key, *extras,
+               static=static + (("precision", precision),))
     out = res[0] if dirs == 1 else _shape.cat(res[:2], -1)
     n = num_layers * dirs
     h_n = _shape.stack(res[dirs:dirs + n])
@@ -317,14 +349,10 @@ def _cell(*xs, mode, has_h, bias, unbatched, precision):
     if h is None:
         h = jnp.zeros((x.shape[0], hidden), x.dtype)
         c = h if mode == "LSTM" else None
-    xp = _mm(x, w_ih, precision)
-    if b_ih is not None:
-        xp = xp + b_ih
+    xp = _mm(x, w_ih, precision, b_ih)
     if mode != "LSTM":
         return _step(mode, xp, h, c, w_hh, b_hh, None, precision)[0]
-    hh = _mm(h, w_hh, precision)
-    if b_hh is not None:
-        hh = hh + b_hh
+    hh = _mm(h, w_hh, precision, b_hh)
     i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
     return jax.nn.sigmoid(o), jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
 
@@ -364,7 +392,7 @@ def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
                 w_hh)
     bias = b_ih is not None
     static = (("mode", mode), ("has_h", bool(hs)), ("bias", bias), ("unbatched", unbatched),
-              ("precision", _precision.rnn(x.device.type)))
+              ("precision", _precision_of(x, (x, *hs, w_ih, w_hh), True)))
     res = call(_CELL_OPS[mode], x, *hs, w_ih, w_hh, *((b_ih, b_hh) if bias else ()),
                static=static)
     if mode == "LSTM":
