@@ -354,17 +354,20 @@ def test_einsum_under_autocast_like_torch(opt_einsum):
 
 
 def _recurrent(T, kind):
+    kind = kind.split(":")[0]
     if kind.endswith("Cell"):
         return getattr(T.nn, kind)(4, 5)
     if kind == "LSTM_proj":
         return T.nn.LSTM(4, 5, proj_size=3)
-    return getattr(T.nn, kind)(4, 5, num_layers=1 + (kind == "GRU"), bidirectional=kind == "LSTM")
+    return getattr(T.nn, kind)(4, 5, num_layers=1 + (kind == "GRU"))
 
 
 def _recurrent_pass(T, layer, x, kind):
-    x = T.tensor(x, requires_grad=True)
+    # ":bf16": a bfloat16 input to float32 weights, which autocast accepts
+    x = T.tensor(x, dtype=T.bfloat16 if kind.endswith(":bf16") else T.float32,
+                 requires_grad=True)
     with T.autocast("cpu", dtype=T.bfloat16):
-        out = layer(x[0] if kind.endswith("Cell") else x)
+        out = layer(x[0] if "Cell" in kind else x)
     outs = _flat(out)
     sum(o.float().sum() for o in outs).backward()
     return outs + [x.grad] + [p.grad for p in layer.parameters()]
@@ -372,7 +375,7 @@ def _recurrent_pass(T, layer, x, kind):
 
 @pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 @pytest.mark.parametrize("kind", ["LSTM", "LSTM_proj", "GRU", "RNN", "LSTMCell", "GRUCell",
-                                  "RNNCell"])
+                                  "RNNCell", "GRU:bf16", "GRUCell:bf16"])
 def test_recurrent_layers_under_autocast_like_torch(kind):
     """Output, h_n, c_n and the gradients of the input and the float32 weights in PyTorch's
     dtypes and values: oneDNN's LSTM all bfloat16, the native kernels by their steps' linear."""

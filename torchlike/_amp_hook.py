@@ -54,6 +54,12 @@ def inner_dtype(name, tensors):
     return None if policy is None else policy.inner_dtype(name, tensors)
 
 
+def any_enabled():
+    """Whether autocast is on for some device type in this thread (PyTorch's
+    ``torch._C._is_any_autocast_enabled``)."""
+    return policy is not None and policy.any_enabled()
+
+
 _ENTRY_CODE = entry("")(lambda: None).__code__
 
 

@@ -81,8 +81,7 @@ class _Precision(tuple):
     amp = property(lambda self: self[1])
 
 
-def _precision_of(x, tensors, native):
-    amp = _amp_hook.inner_dtype("linear", tensors) if native else None
+def _precision_of(x, amp):
     return _Precision((_precision.rnn(x.device.type), None if amp is None else amp._np))
 
 
@@ -255,10 +254,12 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
         raise RuntimeError("got an incorrect number of RNN parameters")
     if not packed and x.shape[0 if unbatched or not batch_first else 1] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-    _check_same_dtype(x, params[0])
-    for h in (hx, cx):
-        if h is not None:
-            _check_same_dtype(h, params[1])
+    amp = _amp_hook.inner_dtype("linear", (x, *params, *[h for h in (hx, cx) if h is not None]))
+    if amp is None:   # under autocast the projections' casts make the dtypes agree
+        _check_same_dtype(x, params[0])
+        for h in (hx, cx):
+            if h is not None:
+                _check_same_dtype(h, params[1])
     extras = _packed_indices(batch_sizes) if packed else ()
     layout = "packed" if packed else "tf" if unbatched else "ntf" if batch_first else "tnf"
     batch = 1 if unbatched else batch_sizes[0] if packed else x.shape[1 if not batch_first else 0]
@@ -270,7 +271,7 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
               ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
               ("p", p), ("layout", layout))
     op = _stack_op(mode, proj, packed, x.dtype, batch)
-    precision = _precision_of(x, (x, *params, *states), op is not _ONEDNN_STACK)
+    precision = _precision_of(x, None if op is _ONEDNN_STACK else amp)
     res = call(op, x, *params, *states, *key, *extras,
                static=static + (("precision", precision),))
     out = res[0] if dirs == 1 else _shape.cat(res[:2], -1)
@@ -363,7 +364,7 @@ _CELL_OPS = {"RNN_TANH": Op("rnn_tanh_cell", _cell, "TanhBackward0"),
              "LSTM": Op("lstm_cell", _cell, "AddBackward0")}
 
 
-def _check_cell(x, hs, w_ih, w_hh):
+def _check_cell(x, hs, w_ih, w_hh, same_dtype=True):
     """PyTorch's checks of a cell's (batched) input and hidden states."""
     if x.shape[1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected "
@@ -376,9 +377,10 @@ def _check_cell(x, hs, w_ih, w_hh):
             got = h.shape[1] if h.ndim > 1 else 1
             raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {got}, expected "
                                f"{w_hh.shape[1]}")
-    _check_same_dtype(x, w_ih)
-    for h in hs:
-        _check_same_dtype(h, w_hh)
+    if same_dtype:
+        _check_same_dtype(x, w_ih)
+        for h in hs:
+            _check_same_dtype(h, w_hh)
 
 
 def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
@@ -388,11 +390,12 @@ def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
     if mode == "LSTM" and hx is not None and len(hs) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     shape = (lambda t: (1,) + tuple(t.shape)) if unbatched else (lambda t: tuple(t.shape))
+    amp = _amp_hook.inner_dtype("linear", (x, *hs, w_ih, w_hh))
     _check_cell(_Shaped(shape(x), x.dtype), [_Shaped(shape(h), h.dtype) for h in hs], w_ih,
-                w_hh)
+                w_hh, same_dtype=amp is None)
     bias = b_ih is not None
     static = (("mode", mode), ("has_h", bool(hs)), ("bias", bias), ("unbatched", unbatched),
-              ("precision", _precision_of(x, (x, *hs, w_ih, w_hh), True)))
+              ("precision", _precision_of(x, amp)))
     res = call(_CELL_OPS[mode], x, *hs, w_ih, w_hh, *((b_ih, b_hh) if bias else ()),
                static=static)
     if mode == "LSTM":

@@ -223,6 +223,10 @@ class _Policy:
             st.excluded += 1
         return args, kwargs, ran
 
+    def any_enabled(self):
+        """Whether autocast is on for some device type in this thread."""
+        return any(STATE.enabled.values())
+
     def inner_dtype(self, name, tensors):
         """The region's dtype if row ``name`` is a lower-precision row of an enabled device type
         for which some tensor of ``tensors`` is eligible (NOTE [ autocast hook ]), else None."""
