@@ -200,6 +200,20 @@ CASES = {
     "linalg_eigh": (lambda t, a: t.linalg.eigh(a)[0], [B(3, 3, kind="spd")]),
     "linalg_lstsq": (lambda t, a, b: t.linalg.lstsq(a, b).solution, [B(4, 3), F(4, 2)]),
     "linalg_inv_ex": (lambda t, a: t.linalg.inv_ex(a), [B(3, 3, kind="wellcond")]),
+    "mkldnn_rnn_layer": (lambda t, x, h, c, *w: t.lstm(x, (h, c), list(w), True, 1, 0.0, False,
+                                                       False, False),
+                         [F(3, 2, 4), F(1, 2, 5), F(1, 2, 5), F(20, 4), F(20, 5), F(20), F(20)]),
+    # fp32: the pads F.pad reaches
+    "reflection_pad1d": (lambda t, x: t.nn.functional.pad(x, (2, 1), mode="reflect"),
+                         [B(2, 3, 5)]),
+    "reflection_pad2d": (lambda t, x: t.nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"),
+                         [B(2, 4, 4)]),
+    "replication_pad1d": (lambda t, x: t.nn.functional.pad(x, (1, 2), mode="replicate"),
+                          [B(1, 2, 3)]),
+    "replication_pad2d": (lambda t, x: t.nn.functional.pad(x, (1, 0, 0, 2), mode="replicate"),
+                          [B(1, 2, 3, 3)]),
+    "replication_pad3d": (lambda t, x: t.nn.functional.pad(x, (1,) * 6, mode="replicate"),
+                          [B(1, 2, 2, 2, 2)]),
     # promote
     "stack": (lambda t, a, b: t.stack([a, b]), [B(2, 3), F(2, 3)]),
     "cat": (lambda t, a, b, c: (t.cat([a, b]), t.cat([a, a])), [B(2, 3), F(2, 3), F(2, 3)]),
@@ -292,6 +306,90 @@ def test_model_forward_backward_like_torch(name):
         scale = float(grads[k].grad.abs().max()) + 1e-3
         np.testing.assert_allclose(p.grad.numpy(), grads[k].grad.numpy(), atol=5e-2 * scale,
                                    rtol=0, err_msg=k)
+
+
+# --- composites whose PyTorch decomposition reaches a listed op ----------------------------------
+
+# einsum is bfloat16 where PyTorch's pairwise decomposition ends in a bmm (a shared summed label)
+EINSUMS = [("ij,jk->ik", (2, 3), (3, 4)), ("ij,jk->ijk", (2, 3), (3, 4)), ("ij->i", (2, 3)),
+           ("i,i->", (3,), (3,)), ("i,i->i", (3,), (3,)), ("ij,kl->", (2, 3), (2, 2)),
+           ("bij,bjk->bik", (2, 2, 3), (2, 3, 4)), ("...i,...i->...", (2, 3), (2, 3)),
+           ("ij,jk->ik", (2, 1), (1, 4)), ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
+           ("ij,jk,k->ik", (2, 3), (3, 4), (4,)), ("i,j,k->ijk", (2,), (3,), (2,)),
+           ("i,j,ij->", (2,), (3,), (2, 3)), ("ab,bc,cd,de->ae", (2, 3), (3, 2), (2, 4), (4, 2)),
+           ("c,b,eb,eab->", (3,), (1,), (3, 1), (3, 2, 1))]
+
+
+def _region_grads(T, fn, arrays):
+    xs = [T.tensor(a, requires_grad=True) for a in arrays]
+    with T.autocast("cpu", dtype=T.bfloat16):
+        out = fn(T, *xs)
+    outs = _flat(out)
+    sum(o.float().sum() for o in outs).backward()
+    return outs, [x.grad for x in xs]
+
+
+def _like_torch(fn, arrays, tol=3e-2):
+    want, want_g = _region_grads(torch, fn, arrays)
+    got, got_g = _region_grads(torchlike, fn, arrays)
+    assert [str(g.dtype) for g in got] == [str(w.dtype) for w in want]
+    assert [str(g.dtype) for g in got_g] == [str(w.dtype) for w in want_g]
+    for g, w in zip(got + got_g, want + want_g):
+        w = w.float().detach().numpy()
+        np.testing.assert_allclose(g.float().detach().numpy(), w, rtol=tol,
+                                   atol=tol * (1 + np.abs(w).max()))
+
+
+@pytest.mark.parametrize("opt_einsum", [True, False])
+def test_einsum_under_autocast_like_torch(opt_einsum):
+    """Dtypes, values and gradients; the pairing follows opt_einsum's path or left to right."""
+    rng = np.random.default_rng(2)
+    try:
+        torch.backends.opt_einsum.enabled = torchlike.backends.opt_einsum.enabled = opt_einsum
+        for eq, *shapes in EINSUMS if opt_einsum else EINSUMS[-5:]:
+            arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+            _like_torch(lambda T, *xs: T.einsum(eq, *xs), arrays)
+    finally:
+        torch.backends.opt_einsum.enabled = torchlike.backends.opt_einsum.enabled = True
+
+
+def _recurrent(T, kind):
+    kind = kind.split(":")[0]
+    if kind.endswith("Cell"):
+        return getattr(T.nn, kind)(4, 5)
+    if kind == "LSTM_proj":
+        return T.nn.LSTM(4, 5, proj_size=3)
+    return getattr(T.nn, kind)(4, 5, num_layers=1 + (kind == "GRU"))
+
+
+def _recurrent_pass(T, layer, x, kind):
+    # ":bf16": a bfloat16 input to float32 weights, which autocast accepts
+    x = T.tensor(x, dtype=T.bfloat16 if kind.endswith(":bf16") else T.float32,
+                 requires_grad=True)
+    with T.autocast("cpu", dtype=T.bfloat16):
+        out = layer(x[0] if "Cell" in kind else x)
+    outs = _flat(out)
+    sum(o.float().sum() for o in outs).backward()
+    return outs + [x.grad] + [p.grad for p in layer.parameters()]
+
+
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
+@pytest.mark.parametrize("kind", ["LSTM", "LSTM_proj", "GRU", "RNN", "LSTMCell", "GRUCell",
+                                  "RNNCell", "GRU:bf16", "GRUCell:bf16"])
+def test_recurrent_layers_under_autocast_like_torch(kind):
+    """Output, h_n, c_n and the gradients of the input and the float32 weights in PyTorch's
+    dtypes and values: oneDNN's LSTM all bfloat16, the native kernels by their steps' linear."""
+    torch.manual_seed(0)
+    ref = _recurrent(torch, kind)
+    layer = _copy(ref, _recurrent(torchlike, kind))
+    x = np.random.default_rng(3).standard_normal((3, 2, 4)).astype(np.float32)
+    want = _recurrent_pass(torch, ref, x, kind)
+    got = _recurrent_pass(torchlike, layer, x, kind)
+    assert [str(g.dtype) for g in got] == [str(w.dtype) for w in want]
+    for g, w in zip(got, want):
+        w = w.float().detach().numpy()
+        np.testing.assert_allclose(g.float().detach().numpy(), w, rtol=4e-2,
+                                   atol=4e-2 * (1 + np.abs(w).max()))
 
 
 # --- GradScaler ---------------------------------------------------------------------------------

@@ -7,10 +7,20 @@ and sum, so its grad_fn depends on the equation: one operand gives ``SumBackward
 subscript is summed out, else ``PermuteBackward0``; several operands give ``ViewBackward0`` when
 some subscript is summed out, else ``MulBackward0``.  torchlike records one node with that name
 (the nodes below it in PyTorch's graph are not reproduced).
+
+NOTE [ einsum under autocast ]
+PyTorch's CPU autocast does not list einsum, but its decomposition runs ``bmm`` (listed) for each
+pair of operands that contracts a label and ``mul`` otherwise, so the result is in the region's
+dtype exactly when the last pair contracts (or multiplies two such results).  ``_ends_in_bmm``
+follows PyTorch's pairing (the opt_einsum path for three or more operands, as ``jnp.einsum``
+takes) on the shapes only; when it says so, ``entry`` casts the operands by ``bmm``'s row and
+the one einsum op runs in that dtype.  Otherwise the whole einsum runs in float32, where PyTorch
+may have run an inner pair in the lower dtype (values then differ at that dtype's rounding).
 """
 import jax.numpy as jnp
+import numpy as np
 
-from .. import _dtype as D
+from .. import _amp_hook, _dtype as D
 from ..backends import opt_einsum as _opt_einsum
 from .._dispatch import Op, call
 from .._tensor import Tensor
@@ -167,6 +177,67 @@ def _order_key(c):
     return (0, c) if c.isupper() else (1, c)
 
 
+def _operands(args):
+    """(equation, operands) of an einsum call in any of its forms."""
+    if isinstance(args[0], str):
+        equation, operands = args[0], list(args[1:])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+        return equation, operands
+    return _from_sublists(args)
+
+
+def _autocast_rows(*args):
+    """einsum's autocast rows (NOTE [ einsum under autocast ]): its own (CUDA lists it), then
+    ``bmm`` where PyTorch's decomposition ends in a bmm, so its result is in the lower dtype."""
+    try:
+        equation, operands = _operands(args)
+        if len(operands) < 2 or not all(isinstance(x, Tensor) for x in operands):
+            return ("einsum",)
+        node, static = _plan(equation, operands)
+    except (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError):
+        return ("einsum",)   # einsum itself raises PyTorch's error
+    labels, out = dict(static)["labels"], dict(static)["equation"].split("->")[1]
+    return ("einsum", "bmm") if _ends_in_bmm(labels, out, operands) else ("einsum",)
+
+
+def _ends_in_bmm(labels, output, operands):
+    """Whether PyTorch's pairwise einsum (sum out what one operand alone holds, then ``mul`` a
+    pair, or ``bmm`` it when the pair shares a label no other operand nor the output holds,
+    of size > 1 in both) gives its result in the lower dtype: from a bmm, or from a mul of two
+    lower-precision values."""
+    out = set(output)
+    terms = []
+    for x, subs in zip(operands, labels):
+        n_ell = x.ndim - sum(1 for s in subs if s != _ELLIPSIS)
+        sized, dims = {}, iter(x.shape)
+        for s in subs:
+            if s == _ELLIPSIS:
+                for _ in range(n_ell):
+                    next(dims)
+            else:
+                sized[s] = max(sized.get(s, 1), next(dims))
+        terms.append(({s for s, n in sized.items() if n != 1}, set(sized), False))
+    if len(terms) > 2 and _opt_einsum.optimize():
+        path = jnp.einsum_path(",".join("".join(subs) for subs in labels) + "->" + output,
+                               *[np.broadcast_to(np.float32(0), x.shape) for x in operands],
+                               optimize=_opt_einsum.optimize())[0]
+    else:   # left to right: the result takes the pair's place in front
+        path = [(0, 1)] * (len(terms) - 1)
+    front = len(terms) <= 2 or not _opt_einsum.optimize()
+    for pair in path:
+        i, j = sorted(pair)
+        (big_a, all_a, low_a), (big_b, all_b, low_b) = terms[i], terms[j]
+        rest = [t for k, t in enumerate(terms) if k not in (i, j)]
+        kept = out.union(*(t[0] for t in rest))
+        bmm = bool((big_a & big_b) - kept)
+        keep = (all_a | all_b) & (kept | set().union(*(t[1] for t in rest)))
+        term = ((big_a | big_b) & keep, keep, bmm or (low_a and low_b))
+        terms = [term] + rest if front else rest + [term]
+    return terms[0][2]
+
+
+@_amp_hook.entry(_autocast_rows)
 def einsum(*args):
     """Mirrors ``torch.einsum``: ``einsum("ij,jk->ik", a, b)``, with the operands also accepted
     as one list, or the sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
@@ -183,12 +254,7 @@ def einsum(*args):
     if not args or (isinstance(args[0], str) and len(args) < 2):
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
                          "or at least one operand and its subscripts list")
-    if isinstance(args[0], str):
-        equation, operands = args[0], list(args[1:])
-        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = list(operands[0])
-    else:
-        equation, operands = _from_sublists(args)
+    equation, operands = _operands(args)
     if not all(isinstance(x, Tensor) for x in operands):
         raise TypeError("einsum(): operands must be Tensors")
     key = (equation,) + tuple((x.shape, x.dtype) for x in operands)

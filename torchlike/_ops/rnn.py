@@ -29,6 +29,18 @@ are then concatenated (``CatBackward0``), the final states stacked (``StackBackw
 batch_first outputs transposed: ``TransposeBackward0`` for LSTM, ``TransposeBackward1`` (an
 in-place transpose_) for GRU and RNN.  Cells: ``TanhBackward0`` / ``ReluBackward0`` (RNNCell),
 ``AddBackward0`` (GRUCell, and LSTMCell's c), ``MulBackward0`` (LSTMCell's h = o * tanh(c)).
+
+NOTE [ rnn ops under autocast ]
+PyTorch's CPU autocast (checked against torch 2.13) lists ``mkldnn_rnn_layer``, the oneDNN LSTM
+layer (no projections, not packed): every operand is cast, and output, h_n and c_n come out in
+the region's dtype.  That op's row is ``mkldnn_rnn_layer``, so dispatch casts its operands.  The
+native kernels (GRU, RNN, LSTM with projections or packed, and the cells) have no row; they run
+``linear`` at each step, which is listed, so the gate projections run in the region's dtype and
+the state updates promote: an RNN's state is the lower dtype, a GRU's ``(1 - z) * n + z * h`` and
+an LSTM's ``c`` stay float32 given float32 states (an LSTM with projections: h in the lower dtype,
+c float32).  These ops take the dtype ``linear``'s row gives now (``_amp_hook.inner_dtype``) in
+their static ``precision`` and run each projection in it; the scan's state starts in the dtype
+one step gives it.  The float32 parameters' gradients come back float32 through the casts.
 """
 import functools
 
@@ -37,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D, _precision
+from .. import _amp_hook, _dtype as D, _precision
 from .._dispatch import Op, call
 from .._random import _key, random_uniform
 from .._tensor import Tensor
@@ -52,17 +64,31 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 # --- the maths: one time step of each kind -------------------------------------------------------
 
-def _mm(a, w, precision):
-    """a @ w.T"""
-    return jnp.matmul(a, w.T, precision=precision)
+def _mm(a, w, precision, b=None):
+    """a @ w.T (+ b): PyTorch's ``linear``, in ``precision.amp`` where autocast asks for it
+    (NOTE [ rnn ops under autocast ])."""
+    dt = precision.amp
+    if dt is not None:
+        a, w, b = a.astype(dt), w.astype(dt), None if b is None else b.astype(dt)
+    out = jnp.matmul(a, w.T, precision=precision.dot)
+    return out if b is None else out + b
+
+
+class _Precision(tuple):
+    """The static ``precision`` of the rnn ops: the dots' precision and the dtype autocast runs
+    their ``linear`` in (None outside a region)."""
+    dot = property(lambda self: self[0])
+    amp = property(lambda self: self[1])
+
+
+def _precision_of(x, amp):
+    return _Precision((_precision.rnn(x.device.type), None if amp is None else amp._np))
 
 
 def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision):
     """One step of ``mode`` from the input projection ``xp`` (x W_ih^T + b_ih) and the state
     (h, c); returns the new (h, c) (c is None except for LSTM)."""
-    hh = _mm(h, w_hh, precision)
-    if b_hh is not None:
-        hh = hh + b_hh
+    hh = _mm(h, w_hh, precision, b_hh)
     if mode == "LSTM":
         i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
         c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
@@ -91,9 +117,7 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
     """One direction of one layer: x (L, N, F) time-major, or packed rows (T, F) when
     ``pad_idx`` is given.  Returns (output, h_n, c_n)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = ws
-    xp = _mm(x, w_ih, precision)
-    if b_ih is not None:
-        xp = xp + b_ih
+    xp = _mm(x, w_ih, precision, b_ih)
     if pad_idx is not None:
         xp = jnp.concatenate([xp, jnp.zeros((1, xp.shape[-1]), xp.dtype)])[pad_idx]
 
@@ -107,6 +131,11 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
             c2 = None if c is None else jnp.where(m, c2, c)
         return (h2, c2), h2
 
+    if precision.amp is not None:   # the state takes the dtype one step gives it
+        shapes = jax.eval_shape(lambda h, c: _step(mode, xp[0], h, c, w_hh, b_hh, w_hr,
+                                                   precision), h, c)
+        h = h.astype(shapes[0].dtype)
+        c = None if c is None else c.astype(shapes[1].dtype)
     (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
     if pack_idx is not None:
         out = out.reshape(-1, out.shape[-1])[pack_idx]
@@ -157,7 +186,7 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
     return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
 
 
-_ONEDNN_STACK = Op("rnn_stack", _stack, "MkldnnRnnLayerBackward0")
+_ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0")
 _NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0")
 _PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0")
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
@@ -225,10 +254,12 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
         raise RuntimeError("got an incorrect number of RNN parameters")
     if not packed and x.shape[0 if unbatched or not batch_first else 1] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-    _check_same_dtype(x, params[0])
-    for h in (hx, cx):
-        if h is not None:
-            _check_same_dtype(h, params[1])
+    amp = _amp_hook.inner_dtype("linear", (x, *params, *[h for h in (hx, cx) if h is not None]))
+    if amp is None:   # under autocast the projections' casts make the dtypes agree
+        _check_same_dtype(x, params[0])
+        for h in (hx, cx):
+            if h is not None:
+                _check_same_dtype(h, params[1])
     extras = _packed_indices(batch_sizes) if packed else ()
     layout = "packed" if packed else "tf" if unbatched else "ntf" if batch_first else "tnf"
     batch = 1 if unbatched else batch_sizes[0] if packed else x.shape[1 if not batch_first else 0]
@@ -238,9 +269,11 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
     key = (_key(None, x),) if p > 0 else ()
     static = (("mode", mode), ("num_layers", int(num_layers)), ("dirs", dirs),
               ("bias", bool(has_biases)), ("proj", bool(proj)), ("has_h", hx is not None),
-              ("p", p), ("layout", layout), ("precision", _precision.rnn(x.device.type)))
-    res = call(_stack_op(mode, proj, packed, x.dtype, batch), x, *params, *states, *key,
-               *extras, static=static)
+              ("p", p), ("layout", layout))
+    op = _stack_op(mode, proj, packed, x.dtype, batch)
+    precision = _precision_of(x, None if op is _ONEDNN_STACK else amp)
+    res = call(op, x, *params, *states, *key, *extras,
+               static=static + (("precision", precision),))
     out = res[0] if dirs == 1 else _shape.cat(res[:2], -1)
     n = num_layers * dirs
     h_n = _shape.stack(res[dirs:dirs + n])
@@ -317,14 +350,10 @@ def _cell(*xs, mode, has_h, bias, unbatched, precision):
     if h is None:
         h = jnp.zeros((x.shape[0], hidden), x.dtype)
         c = h if mode == "LSTM" else None
-    xp = _mm(x, w_ih, precision)
-    if b_ih is not None:
-        xp = xp + b_ih
+    xp = _mm(x, w_ih, precision, b_ih)
     if mode != "LSTM":
         return _step(mode, xp, h, c, w_hh, b_hh, None, precision)[0]
-    hh = _mm(h, w_hh, precision)
-    if b_hh is not None:
-        hh = hh + b_hh
+    hh = _mm(h, w_hh, precision, b_hh)
     i, f, g, o = jnp.split(xp + hh, 4, axis=-1)
     return jax.nn.sigmoid(o), jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
 
@@ -335,7 +364,7 @@ _CELL_OPS = {"RNN_TANH": Op("rnn_tanh_cell", _cell, "TanhBackward0"),
              "LSTM": Op("lstm_cell", _cell, "AddBackward0")}
 
 
-def _check_cell(x, hs, w_ih, w_hh):
+def _check_cell(x, hs, w_ih, w_hh, same_dtype=True):
     """PyTorch's checks of a cell's (batched) input and hidden states."""
     if x.shape[1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected "
@@ -348,9 +377,10 @@ def _check_cell(x, hs, w_ih, w_hh):
             got = h.shape[1] if h.ndim > 1 else 1
             raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {got}, expected "
                                f"{w_hh.shape[1]}")
-    _check_same_dtype(x, w_ih)
-    for h in hs:
-        _check_same_dtype(h, w_hh)
+    if same_dtype:
+        _check_same_dtype(x, w_ih)
+        for h in hs:
+            _check_same_dtype(h, w_hh)
 
 
 def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
@@ -360,11 +390,12 @@ def run_cell(mode, x, hx, w_ih, w_hh, b_ih=None, b_hh=None, unbatched=False):
     if mode == "LSTM" and hx is not None and len(hs) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     shape = (lambda t: (1,) + tuple(t.shape)) if unbatched else (lambda t: tuple(t.shape))
+    amp = _amp_hook.inner_dtype("linear", (x, *hs, w_ih, w_hh))
     _check_cell(_Shaped(shape(x), x.dtype), [_Shaped(shape(h), h.dtype) for h in hs], w_ih,
-                w_hh)
+                w_hh, same_dtype=amp is None)
     bias = b_ih is not None
     static = (("mode", mode), ("has_h", bool(hs)), ("bias", bias), ("unbatched", unbatched),
-              ("precision", _precision.rnn(x.device.type)))
+              ("precision", _precision_of(x, amp)))
     res = call(_CELL_OPS[mode], x, *hs, w_ih, w_hh, *((b_ih, b_hh) if bias else ()),
                static=static)
     if mode == "LSTM":

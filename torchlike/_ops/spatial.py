@@ -114,6 +114,15 @@ _NON_CONSTANT_HELP = (
     "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
+def _pad_rows(input, pad, mode="constant", value=None):
+    """The autocast row F.pad reaches: PyTorch's reflection / replication pad of that rank."""
+    kind = {"reflect": "reflection", "replicate": "replication"}.get(mode)
+    if kind is None or not isinstance(pad, (tuple, list)):
+        return ()
+    return (f"{kind}_pad{len(pad) // 2}d",)
+
+
+@_amp_hook.entry(_pad_rows)
 def pad(input, pad, mode="constant", value=None):
     """Mirrors ``torch.nn.functional.pad``: ``pad`` lists (before, after) widths from the last
     dim backwards; ``mode`` is 'constant' (``value``; negative widths crop), 'reflect',

@@ -27,8 +27,11 @@ heuristic for model weights used by several ops), never for traced values.
 
 The lists are PyTorch 2.13's (aten/src/ATen/autocast_mode.cpp for CPU, autocast_mode.h for
 CUDA); ``xla`` uses CUDA's lists, where torch_xla starts its own.  Ops PyTorch lists that
-torchlike does not have, or has only as part of another (PyTorch's ``_convolution``,
-``mkldnn_rnn_layer``, the reflection / replication pads behind ``F.pad``), have no row.
+torchlike lacks have no row (``_convolution``, which only ``torch._convolution`` reaches).
+A row torchlike has only as part of a composite is reached through ``entry``'s row names (the
+reflection / replication pads behind ``F.pad``, ``bmm`` inside ``einsum``), the op's own name
+(``mkldnn_rnn_layer``: the oneDNN LSTM stack) or ``inner_dtype`` (``linear`` inside the native
+recurrences, which PyTorch's CPU kernels run once per step).
 """
 import threading
 import weakref
@@ -50,8 +53,10 @@ def _rows(policy, names):
 _CONV = "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d"
 CPU = {
     **_rows(LOWER, _CONV + " conv_tbc bmm mm vecdot baddbmm addmm addbmm linear matmul prelu "
-            "scaled_dot_product_attention"),
-    **_rows(FP32, "avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile "
+            "scaled_dot_product_attention mkldnn_rnn_layer"),
+    **_rows(FP32, "reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d "
+            "replication_pad3d avg_pool3d binary_cross_entropy grid_sample polar prod quantile "
+            "nanquantile "
             "stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse "
             "orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d "
             "adaptive_avg_pool3d mse_loss cosine_embedding_loss nll_loss nll_loss2d "
@@ -192,9 +197,10 @@ class _Policy:
                     args = _map(args, _target(policy, device_type, args), device_type)
         return args
 
-    def enter(self, name, args, kwargs):
-        """Entering composite ``name``: ``(args, kwargs, excluded)``, its operands cast by its
-        row, and whether nothing below it is cast now (then ``leave`` after it).  With ``out=``
+    def enter(self, names, args, kwargs):
+        """Entering a composite whose rows are ``names`` (the first found applies, per device
+        type): ``(args, kwargs, excluded)``, its operands cast by that row, and whether nothing
+        below it is cast now (then ``leave`` after it).  With ``out=``
         nothing is cast: PyTorch's lists name only the out-of-place overloads."""
         st = STATE
         if st.excluded:
@@ -204,7 +210,8 @@ class _Policy:
             return args, kwargs, True
         ran = False
         for device_type, on in st.enabled.items():
-            policy = POLICIES[device_type].get(name) if on else None
+            table = POLICIES[device_type]
+            policy = next((table[n] for n in names if n in table), None) if on else None
             if policy is not None:
                 keys = list(kwargs)
                 flat = _map(list(args) + [kwargs[k] for k in keys],
@@ -215,6 +222,22 @@ class _Policy:
         if ran:
             st.excluded += 1
         return args, kwargs, ran
+
+    def any_enabled(self):
+        """Whether autocast is on for some device type in this thread."""
+        return any(STATE.enabled.values())
+
+    def inner_dtype(self, name, tensors):
+        """The region's dtype if row ``name`` is a lower-precision row of an enabled device type
+        for which some tensor of ``tensors`` is eligible (NOTE [ autocast hook ]), else None."""
+        st = STATE
+        if st.excluded:
+            return None
+        for device_type, on in st.enabled.items():
+            if on and POLICIES[device_type].get(name) is LOWER and any(
+                    _eligible(t, device_type) for t in tensors):
+                return st.dtype[device_type]
+        return None
 
     def leave(self):
         """Leaving a composite that ``enter`` cast."""

@@ -8,7 +8,7 @@ import math
 import numbers
 import warnings
 
-from ... import _creation as C
+from ... import _amp_hook, _creation as C
 from ..._ops import rnn as _rnn
 from ..._ops.scatter import index_select
 from .. import init
@@ -123,7 +123,7 @@ class RNNBase(Module):
     def check_input(self, input, batch_sizes):
         """Mirrors ``RNNBase.check_input``: dtype, number of dimensions, feature size."""
         weight = self._flat_weights[0]
-        if input.dtype != weight.dtype:
+        if input.dtype != weight.dtype and not _amp_hook.any_enabled():
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                              f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                              f"convert model: model.to({input.dtype})")
