@@ -4,32 +4,21 @@ device fixed to ``"cuda"`` (deprecated in PyTorch in favour of ``torch.amp``, st
 import warnings
 
 from .. import _dtype as D
-from ..amp import autocast_mode, grad_scaler
+from ..amp import _aliases, autocast_mode
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
-class autocast(autocast_mode.autocast):
+class autocast(_aliases.DeviceAutocast):
     """Mirrors ``torch.cuda.amp.autocast``: ``torch.autocast("cuda", ...)``."""
 
-    def __init__(self, enabled=True, dtype=D.float16, cache_enabled=True):
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+    _device, _dtype = "cuda", D.float16
 
 
-class GradScaler(grad_scaler.GradScaler):
+class GradScaler(_aliases.DeviceGradScaler):
     """Mirrors ``torch.cuda.amp.GradScaler``: ``torch.amp.GradScaler("cuda", ...)``."""
 
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+    _device = "cuda"
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
