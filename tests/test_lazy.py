@@ -92,6 +92,36 @@ def test_a_training_step_is_one_program_with_eager_values(opt_cls, kw, lazy, mon
     assert flushes[-1] == 1
 
 
+def _train_by_hand(steps):
+    tl.manual_seed(0)
+    net = tl.nn.Sequential(tl.nn.Linear(6, 8), tl.nn.Tanh(), tl.nn.Linear(8, 3))
+    x, y = tl.randn(5, 6), tl.randn(5, 3)
+    for _ in range(steps):
+        loss = ((net(x) - y) ** 2).mean()
+        net.zero_grad()
+        loss.backward()
+        with tl.no_grad():
+            for p in net.parameters():
+                p -= 0.1 * p.grad
+    return loss.item(), [p.detach().clone() for p in net.parameters()]
+
+
+def test_a_hand_written_update_outputs_only_what_is_referenced(lazy, monkeypatch):
+    _lazy.enable(False)
+    eager_loss, eager_params = _train_by_hand(6)
+    outputs, program = [], _lazy._program
+    monkeypatch.setattr(_lazy, "_program",
+                        lambda records, live: outputs.append(len(live)) or program(records, live))
+    _lazy.enable()
+    lazy_loss, lazy_params = _train_by_hand(6)
+    assert lazy_loss == pytest.approx(eager_loss, rel=1e-6)
+    for a, b in zip(lazy_params, eager_params):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+    # a second backward flushes the segment (two steps): its program outputs the 4 parameters,
+    # their 4 gradients and the loss, none of the activations the released graph had saved
+    assert outputs and max(outputs) <= 9
+
+
 def test_shapes_dtypes_and_errors_at_the_op_without_running(lazy):
     a = tl.randn(2, 3, requires_grad=True)
     b = (a * 2).exp().sum(0, keepdim=True)

@@ -185,16 +185,33 @@ def try_run(roots, root_grads, keep_graph):
     if not enabled or anomaly_mode._state.enabled:
         return False
     plan = _plan(roots, root_grads)
-    if plan is None:
+    program = None if plan is None else _compiled(plan[0])
+    if program is None:
         return False
-    signature, nodes, operands, pending = plan
+    if _run(program, plan, root_grads, keep_graph):
+        # recorded into the lazy segment: the saved values ``plan`` holds must not count as
+        # referenced if this flushes it (NOTE [ lazy segments ] in _lazy.py)
+        del plan
+        _lazy.recorded_backward()
+    return True
+
+
+def _compiled(signature):
+    """The program of ``signature``, or None until it has been seen ``fuse_after`` times."""
     program = _SEEN.pop(signature, 0)   # filed again last: the least recently seen go first
     if type(program) is int:
         if program + 1 < fuse_after:
             _dispatch.remember(_SEEN, signature, program + 1, _MAX_SIGNATURES)
-            return False
+            return None
         program = _program(signature)
     _dispatch.remember(_SEEN, signature, program, _MAX_SIGNATURES)
+    return program
+
+
+def _run(program, plan, root_grads, keep_graph):
+    """Run ``program`` over ``plan`` and store the leaves' gradients; True where it was
+    recorded in the lazy segment (after a pending forward) rather than run."""
+    _, nodes, operands, pending = plan
     for node in nodes:
         if type(node) is not AccumulateGrad:
             node._check_versions()
@@ -213,9 +230,7 @@ def try_run(roots, root_grads, keep_graph):
             var._grad = _dispatch.wrap_value(g)
         else:
             var._grad._write(g)
-    if recorded is not None:
-        _lazy.recorded_backward()
     if not keep_graph:
         for node in nodes:
             node.release()
-    return True
+    return recorded is not None
