@@ -9,14 +9,22 @@ Copies (``clone``, ``to``, ``*_like``) take a ``memory_format``: ``preserve_form
 keeps a dense input's strides, ``contiguous_format`` and ``channels_last(_3d)`` lay the copy out in
 that order.
 """
+import functools
+
 import numpy as np
 
 
 def contiguous_strides(shape):
+    """The strides of a contiguous tensor of ``shape`` (read by every view op: cached)."""
+    return _contiguous_strides(tuple(shape))
+
+
+@functools.lru_cache(maxsize=1024)   # (bounded: NOTE [ bounded program caches ] in _dispatch.py)
+def _contiguous_strides(shape):
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)
-        acc *= max(s, 1)
+        acc *= max(int(s), 1)   # (Python ints whatever the key held: equal keys share a result)
     return tuple(reversed(strides))
 
 

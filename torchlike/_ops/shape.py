@@ -21,6 +21,7 @@ from .._views import apply_chain, stored_strides, strides_of
 def view_strides(old_shape, old_strides, new_shape):
     """Strides of ``new_shape`` viewing memory laid out as (old_shape, old_strides), or None
     when no such view exists (PyTorch's computeStride)."""
+    old_shape, new_shape = tuple(old_shape), tuple(new_shape)   # (Size indexes in Python)
     if len(old_shape) == 0 or math.prod(old_shape) == 0:
         return _contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)
