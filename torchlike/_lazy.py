@@ -271,7 +271,7 @@ def recorded_backward():
 
 
 def record_call(fn, args):
-    """Record ``fn(*args)`` (a jax function over a pytree of arrays, Pendings and Python
+    """Record ``fn(*args)`` (a jitted jax function over a pytree of arrays, Pendings and Python
     scalars) as one record: the pytree of its results with Pendings for arrays, or None where
     it must run now.  How the fused backward and an optimizer's update join a segment."""
     from . import _dispatch
@@ -282,7 +282,9 @@ def record_call(fn, args):
             return tuple(jax.tree_util.tree_leaves(fn(*jax.tree_util.tree_unflatten(tree, xs))))
         out = jax.eval_shape(lambda *xs: fn(*jax.tree_util.tree_unflatten(tree, xs)),
                              *[_spec(x) for x in flat])
-        op = _dispatch.Op(getattr(fn, "__name__", "call"), flat_fn, None)
+        # per_call: run as it is where the segment runs op by op (``fn``'s own program, not a
+        # jit of flat_fn compiling the same work again); the segment's program inlines it
+        op = _dispatch.Op(getattr(fn, "__name__", "call"), flat_fn, None, per_call=True)
         entry = _dispatch.remember(_CALLS, (fn, tree), (op, jax.tree_util.tree_structure(out)))
     op, out_tree = entry
     outs = record(op, (), None, flat)
