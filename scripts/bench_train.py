@@ -3,7 +3,8 @@
     python scripts/bench_train.py [--json PATH] [--budget SECONDS] [--window N]
                                   [--cases mlp,cnn,transformer] [--no-torch-compile]
                                   [--torch-threads N] [--profile] [--index-checks-cost]
-                                  [--device cuda] [--no-amp] [--amp-dtypes bfloat16,float16]
+                                  [--device cuda] [--no-forward] [--no-amp]
+                                  [--amp-dtypes bfloat16,float16]
 
 One training step (zero_grad, forward, cross-entropy loss, backward, optimizer step) of:
   mlp:          MLP 784-512-512-10 (ReLU), batch 128, SGD (lr 0.01, momentum 0.9);
@@ -54,6 +55,11 @@ into its per-call Python (state discovery, guard key, inputs, write-back) and th
 torchlike.compiler.config.index_checks off, and prints what the checks of the embedding indices
 and cross-entropy targets cost (NOTE [ checks in a compiled step ] in
 torchlike/_compile/program.py).
+
+Forward rows (unless --no-forward): each case's forward and loss alone, eager, with autograd
+recording (the graph made, then dropped) beside the same under torchlike.no_grad(), timed
+together: issue 19's target is recording <= 1.05x no_grad (recording must not change the
+forward's programs, only add Python).
 
 Autocast rows (unless --no-amp): each case again with the forward and loss under
 torch.autocast(dtype=...) for each of --amp-dtypes (default bfloat16) beside the float32
@@ -531,6 +537,25 @@ def eager_peak_bytes(step, wait):
     return jax.devices()[0].memory_stats()["peak_bytes_in_use"]
 
 
+def forward_rows(case, init, args):
+    """The eager forward and loss with recording against the same under no_grad, side by
+    side: {"recorded": stats, "no_grad": stats}."""
+    model = build_model(torchlike, case, 0.25)
+    model.load_state_dict({k: torchlike.tensor(v) for k, v in init.items()})
+    model.to(DEVICE)
+    x, y = (torchlike.tensor(a).to(DEVICE) for a in make_batch(case))
+    F = torchlike.nn.functional
+
+    def recorded():
+        return F.cross_entropy(model(x), y)
+
+    def no_grad():
+        with torchlike.no_grad():
+            return F.cross_entropy(model(x), y)
+    return measure_together({"recorded": (recorded, wait_torchlike),
+                             "no_grad": (no_grad, wait_torchlike)}, args.budget, args.window)
+
+
 def amp_rows(case, init, args):
     """Step time and peak memory of float32 against autocast to each of ``args.amp_dtypes``,
     side by side."""
@@ -718,6 +743,8 @@ def main(argv=None):
                         help="also time the compiled step without its index checks")
     parser.add_argument("--profile", action="store_true",
                         help="profile every compiled step, not only those that miss the goal")
+    parser.add_argument("--no-forward", dest="forward", action="store_false",
+                        help="skip the forward rows (recording against no_grad)")
     parser.add_argument("--no-amp", dest="amp", action="store_false",
                         help="skip the autocast rows")
     parser.add_argument("--amp-dtypes", default="bfloat16",
@@ -784,6 +811,16 @@ def main(argv=None):
             results[case]["ratios"]["index_checks"] = on / off
             print(f"  {case}: index checks: compiled {on:.3f} ms, without them {off:.3f} ms: "
                   f"{on / off:.3f}x")
+
+    if args.forward:
+        print()
+        print("eager forward + loss: with recording against no_grad (median ms)")
+        for case in cases:
+            f = results[case]["forward"] = forward_rows(case, inits[case], args)
+            rec, ng = f["recorded"]["median_ms"], f["no_grad"]["median_ms"]
+            f["ratio"] = rec / ng
+            print(f"  {case}: recorded {rec:.3f} ms, no_grad {ng:.3f} ms: {rec / ng:.3f}x "
+                  f"(target <= 1.05x)")
 
     if args.amp:
         for case in cases:
