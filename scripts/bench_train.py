@@ -452,7 +452,11 @@ def torch_compiled_runner(step):
 
 
 def lazily(step):
-    """``step`` in lazy mode (NOTE [ lazy segments ] in torchlike/_lazy.py), the others not."""
+    """``step`` in lazy mode (NOTE [ lazy segments ] in torchlike/_lazy.py), the others not;
+    measured in its steady state: the step's segment compiled at its fuse_after-th flush, as a
+    long loop's is once its flushes have cost what a compile costs."""
+    _lazy.buy_after = 0
+
     def run():
         _lazy.enable(True)
         try:

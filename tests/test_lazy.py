@@ -1,7 +1,8 @@
 """Lazy eager mode (NOTE [ lazy segments ] in torchlike/_lazy.py) against eager mode and jax.grad.
 
-Every test runs with lazy mode on and ``fuse_after = 1``, so a segment of more than one record
-runs as its compiled program from its first flush: the compiled replay is what is checked.
+Every test runs with lazy mode on, ``fuse_after = 1`` and ``buy_after = 0``, so a segment of more
+than one record runs as its compiled program from its first flush: the compiled replay is what
+is checked.
 Modes agree: the same program gives the same values and gradients lazily and eagerly; errors
 are raised at the op; reads, writes, views, hooks and threads behave as eagerly.
 """
@@ -21,6 +22,7 @@ from test_engine_vs_jax import SHAPES, make_program, step as program_step
 @pytest.fixture
 def lazy(monkeypatch):
     monkeypatch.setattr(_lazy, "fuse_after", 1)
+    monkeypatch.setattr(_lazy, "buy_after", 0)
     _lazy.enable()
     yield
     _lazy.enable(False)
@@ -38,14 +40,15 @@ def _pending(t):
 def test_random_programs_lazily_match_jax_grad(shapes, steps, outputs, seed):
     rng = np.random.default_rng(seed)
     leaves = [tl.tensor(rng.standard_normal(s), dtype=tl.float64) for s in shapes]
-    _lazy.fuse_after, before = 1, _lazy.fuse_after
+    before = _lazy.fuse_after, _lazy.buy_after
+    _lazy.fuse_after, _lazy.buy_after = 1, 0   # (hypothesis runs no function-scoped fixture)
     _lazy.enable()
     try:   # twice: the second run replays the segments' compiled programs
         for _ in range(2):
             assert_grads_match_jax(make_program(steps, outputs), *leaves, rtol=1e-9, atol=1e-9)
     finally:
         _lazy.enable(False)
-        _lazy.fuse_after = before
+        _lazy.fuse_after, _lazy.buy_after = before
 
 
 def _train(opt_cls, steps, lazy_mode, **kw):

@@ -20,10 +20,17 @@ array; a value nobody can read is not an output, so XLA may fuse it away.
 What runs at the flush is a rent-or-buy choice, as for the fused backward (NOTE [ fused backward ]
 in autograd/fused.py): each record steps through a trie of the segments seen before (the key of a
 step is the op, its statics and dtype, and its operands' avals or record numbers), so the flush
-finds the segment's node without hashing the whole segment.  A node reached fewer than
-``fuse_after`` times runs its records one by one on the per-op programs (eager's cost plus the
-recording); after that, the node's records are traced once into one ``jax.jit`` and every later
-flush is one call.  A segment of one record always runs per op.
+finds the segment's node without hashing the whole segment.  A node first runs its records one
+by one on the per-op programs (eager's cost plus the recording: the rent); once it has been
+reached ``fuse_after`` times *and* the time its flushes spent so (measured) has reached what
+compiling a segment costs (the buy: the mean compile time of the segments compiled so far,
+``buy_after`` seconds where set), its records are traced once into one ``jax.jit`` and every
+later flush is one call.  Paying the rent up to the buy's price costs at most twice the best
+choice in hindsight, whatever the number of flushes to come.  A count alone (32, as the fused
+backward waits) compiled the digits CNN's whole step in a 92-step program (3.0 s of compiling
+for ~1 ms a step saved, on top of the fused backward and Adam's update compiled earlier); by
+time, a step whose ops cost 5 ms compiles after 100-200 steps, a tiny one after thousands.
+A segment of one record always runs per op.
 
 The autograd graph is recorded as eagerly: nodes are made at the op, holding Pending primals
 that ``OpNode._live_primals`` resolves, so grad_fn names, hooks and version checks are unchanged.
@@ -37,6 +44,7 @@ operands, so ``x[i]`` for every ``i`` is one path of the trie.
 """
 import threading
 from sys import getrefcount
+from time import perf_counter
 
 import jax
 import numpy as np
@@ -47,7 +55,9 @@ _SCALARS = (bool, int, float, complex)
 _INT64 = 2 ** 63
 
 enabled = False      # set by enable(); dispatch reads _dispatch._record
-fuse_after = 32      # flushes of one segment before it is compiled into one program
+fuse_after = 32      # flushes of one segment before it may be compiled into one program
+buy_after = None     # seconds of op-by-op flushes before a segment is compiled (None: learned)
+_compiles = [1.0, 1]   # seconds spent compiling segments, and how many (a prior of one second)
 max_records = 256    # a longer segment is flushed and a new one begun
 max_trie = 100_000   # trie nodes kept before the trie (and its programs) is dropped
 
@@ -94,12 +104,13 @@ class _Trie:
     to it.  Holds the outputs' avals of its last record, and how often a flush ended here (or,
     once compiled, the program)."""
 
-    __slots__ = ("children", "avals", "flushes", "programs")
+    __slots__ = ("children", "avals", "flushes", "rent", "programs")
 
     def __init__(self, avals):
         self.children = {}
         self.avals = avals
         self.flushes = 0
+        self.rent = 0.0        # seconds its flushes took, run op by op
         self.programs = None   # {the outputs still referenced: program}, once compiled
 
 
@@ -138,17 +149,23 @@ class Segment:
             if len(records) > 1:
                 if node.programs is None:
                     node.flushes += 1
-                    if node.flushes >= fuse_after:
+                    if node.flushes >= fuse_after and node.rent >= _price():
                         node.programs = {}
                 if node.programs is not None:
                     program = node.programs.get(live)
                     if program is None:
+                        start = perf_counter()
                         program = node.programs[live] = _program(records, live)
-            if program is not None:
-                values = program(*self.inputs)
-            else:
+                        values = program(*self.inputs)
+                        _compiles[0] += perf_counter() - start
+                        _compiles[1] += 1
+                    else:
+                        values = program(*self.inputs)
+            if program is None:
+                start = perf_counter()
                 every = _per_op(records, self.inputs)
                 values = [every[i] for i in live]
+                node.rent += perf_counter() - start
         finally:
             _x64.restore(prev)
         for i, v in zip(live, values):
@@ -335,8 +352,11 @@ def _host_aval(a):
 def _out_avals(op, static, dt, arrays, n_dynamic):
     """(multi, avals of the outputs) of ``op`` over these operands, by jax.eval_shape."""
     from . import _dispatch
-    out = jax.eval_shape(_dispatch.traceable_fn(op, static, dt, n_dynamic),
-                         *[_spec(a) for a in arrays])
+    specs = [_spec(a) for a in arrays]
+    if n_dynamic or op.per_call:
+        out = jax.eval_shape(_dispatch.traceable_fn(op, static, dt, n_dynamic), *specs)
+    else:   # the op's own jitted forward, whose trace an op-by-op flush then reuses: one trace
+        out = _dispatch.forward_fn(op, static, dt).eval_shape(*specs)
     multi = isinstance(out, (tuple, list))
     outs = out if multi else (out,)
     return multi, tuple(jax.core.ShapedArray(o.shape, o.dtype, weak_type=o.weak_type)
@@ -350,6 +370,11 @@ def _drop_trie():
     _root = _Trie(())
     _trie_nodes = 0
     _AVALS.clear()   # (open segments finish on their old paths)
+
+
+def _price():
+    """What compiling a segment is expected to cost, in seconds (NOTE [ lazy segments ])."""
+    return buy_after if buy_after is not None else _compiles[0] / _compiles[1]
 
 
 def _operands(refs, inputs, values):
