@@ -127,6 +127,9 @@ CHECKS = [  # (id, constraint, value)
      [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]]),
     ("positive_definite", _c("positive_definite"),
      [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 1.0]], [[0.0, 0.0], [0.0, 0.0]]]),
+    ("positive_definite_mixed", _c("positive_definite"),   # torch's rule for a mixed batch
+     [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0], [0.0, 1.0]]]),
+    ("symmetric_not_square", _c("symmetric"), [[1.0, 2.0, 3.0], [2.0, 1.0, 0.0]]),
     ("independent", lambda T: T.distributions.constraints.independent(
         T.distributions.constraints.positive, 1), [[1.0, 2.0], [1.0, -1.0]]),
     ("independent_too_few", lambda T: T.distributions.constraints.independent(
@@ -322,6 +325,8 @@ def test_transform_caching_and_identity():
             "cat_bad": catch(lambda: _cat(T)(_t(T, [1.0, 2.0]))),
             "stack_bad": catch(lambda: _stack(T)(_t(T, [[1.0, 2.0, 3.0]]))),
             "ind_few": catch(lambda: TR.IndependentTransform(TR.ExpTransform(), 2)(x)),
+            "__all__": (sorted(TR.__all__), sorted(T.distributions.constraint_registry.__all__),
+                        sorted(T.distributions.kl.__all__)),
         }
     ref, got = both(go)
     for k in ("bad_size", "event_dim_mismatch", "reshape_bad", "reshape_shape", "corr_shape",
