@@ -397,7 +397,7 @@ def test_constraint_registry_register():
     same(go)
 
 
-# ---- Distribution, ExponentialFamily, validation --------------------------------------------------
+# ---- Distribution, ExponentialFamily, validation -------------------------------------------------
 
 def test_local_normal_matches_torch():
     """The oracle: the test-local Normal (over torchlike) against torch's own Normal: its
