@@ -330,7 +330,7 @@ def test_validation_errors_match_torch(case):
         ][case]
     want = _message(make(torch, TD))
     got = _message(make(tl, LD))
-    assert want is not None and got == (want[0], want[1].replace("torch.", "torchlike.")), got
+    assert want is not None and got == want, got
 
 
 def test_gradcheck_log_prob_and_entropy():
@@ -359,9 +359,9 @@ def test_loss_through_rsample_under_compile():
         loss.backward()
         return loss
     tl.manual_seed(4)
-    first = float(step())
+    first = step().item()
     grads = loc.grad.clone(), conc.grad.clone()
-    second = float(step())
+    second = step().item()
     assert math.isfinite(first) and math.isfinite(second) and first != second
     assert all(bool(g.isfinite().all()) and bool((g != 0).any()) for g in grads)
     assert not bool((loc.grad == grads[0]).all())
