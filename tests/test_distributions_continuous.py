@@ -23,26 +23,28 @@ from sample_stats import check_moments
 # float64 (GeneralizedPareto compares its concentration with a float32 zero, so PyTorch's
 # log_prob and cdf need float32 parameters).
 SPECS = [
-    ("Normal", dict(loc=[0.3, -1.2], scale=[0.7, 2.0]), [0.5, -0.4]),
-    ("Uniform", dict(low=[-1.0, 0.5], high=[2.0, 0.9]), [0.1, 0.6]),
-    ("Beta", dict(concentration1=[0.7, 2.5], concentration0=[1.5, 3.0]), [0.3, 0.8]),
-    ("Gamma", dict(concentration=[0.7, 3.0], rate=[1.5, 0.4]), [0.3, 4.0]),
-    ("Chi2", dict(df=[1.5, 4.0]), [0.3, 4.0]),
-    ("Exponential", dict(rate=[0.5, 2.0]), [0.3, 1.7]),
-    ("Laplace", dict(loc=[0.3, -1.0], scale=[0.7, 2.0]), [0.5, -2.4]),
-    ("Cauchy", dict(loc=[0.3, -1.0], scale=[0.7, 2.0]), [0.5, -2.4]),
-    ("HalfCauchy", dict(scale=[0.7, 2.0]), [0.5, 3.0]),
-    ("HalfNormal", dict(scale=[0.7, 2.0]), [0.5, 3.0]),
-    ("LogNormal", dict(loc=[0.3, -1.0], scale=[0.7, 1.5]), [0.5, 2.0]),
-    ("Gumbel", dict(loc=[0.3, -1.0], scale=[0.7, 2.0]), [0.5, -2.0]),
-    ("Weibull", dict(scale=[0.7, 2.0], concentration=[0.8, 3.0]), [0.5, 2.5]),
-    ("Pareto", dict(scale=[0.7, 2.0], alpha=[1.5, 3.0]), [0.9, 2.5]),
+    ("Normal", dict(loc=[0.3, -1.2, 0.0], scale=[0.7, 2.0, 1.0]), [0.5, -0.4, 3.0]),
+    ("Uniform", dict(low=[-1.0, 0.5, 0.0], high=[2.0, 0.9, 1.0]), [0.1, 0.6, 0.9]),
+    ("Beta", dict(concentration1=[0.7, 2.5, 0.5], concentration0=[1.5, 3.0, 0.5]),
+     [0.3, 0.8, 0.1]),
+    ("Gamma", dict(concentration=[0.7, 3.0, 1.0], rate=[1.5, 0.4, 1.0]), [0.3, 4.0, 1.0]),
+    ("Chi2", dict(df=[1.5, 4.0, 1.0]), [0.3, 4.0, 1.0]),
+    ("Exponential", dict(rate=[0.5, 2.0, 1.0]), [0.3, 1.7, 0.0]),
+    ("Laplace", dict(loc=[0.3, -1.0, 0.0], scale=[0.7, 2.0, 1.0]), [0.5, -2.4, 1.0]),
+    ("Cauchy", dict(loc=[0.3, -1.0, 0.0], scale=[0.7, 2.0, 1.0]), [0.5, -2.4, 1.0]),
+    ("HalfCauchy", dict(scale=[0.7, 2.0, 1.0]), [0.5, 3.0, 0.0]),
+    ("HalfNormal", dict(scale=[0.7, 2.0, 1.0]), [0.5, 3.0, 0.0]),
+    ("LogNormal", dict(loc=[0.3, -1.0, 0.0], scale=[0.7, 1.5, 1.0]), [0.5, 2.0, 1.0]),
+    ("Gumbel", dict(loc=[0.3, -1.0, 0.0], scale=[0.7, 2.0, 1.0]), [0.5, -2.0, 1.0]),
+    ("Weibull", dict(scale=[0.7, 2.0, 1.0], concentration=[0.8, 3.0, 1.0]), [0.5, 2.5, 1.0]),
+    ("Pareto", dict(scale=[0.7, 2.0, 1.0], alpha=[1.5, 3.0, 0.5]), [0.9, 2.5, 1.0]),
     ("StudentT", dict(df=[0.8, 1.5, 3.0], loc=[0.3, -1.0, 0.0], scale=[0.7, 2.0, 1.0]),
      [0.5, -2.0, 1.0]),
     ("FisherSnedecor", dict(df1=[1.5, 3.0, 5.0], df2=[1.5, 3.0, 5.0]), [0.5, 2.0, 1.0]),
     ("InverseGamma", dict(concentration=[0.7, 1.5, 3.0], rate=[1.5, 0.4, 1.0]), [0.3, 4.0, 1.0]),
-    ("Kumaraswamy", dict(concentration1=[0.7, 2.0], concentration0=[1.5, 0.5]), [0.3, 0.8]),
-    ("VonMises", dict(loc=[0.3, -1.0], concentration=[0.7, 5.0]), [0.5, -2.0]),
+    ("Kumaraswamy", dict(concentration1=[0.7, 2.0, 1.0], concentration0=[1.5, 0.5, 1.0]),
+     [0.3, 0.8, 0.5]),
+    ("VonMises", dict(loc=[0.3, -1.0, 0.0], concentration=[0.7, 5.0, 1.0]), [0.5, -2.0, 4.0]),
     ("ContinuousBernoulli", dict(probs=[0.2, 0.4995, 0.8]), [0.3, 0.6, 0.9]),
     ("ContinuousBernoulli", dict(logits=[-1.0, 0.001, 2.0]), [0.3, 0.6, 0.9]),
     ("Dirichlet", dict(concentration=[[0.7, 2.0, 1.5], [3.0, 0.4, 0.2]]),
@@ -142,11 +144,9 @@ def test_shapes_dtypes_support(name, params, values, dtype):
         if len(draws) > 1:
             assert draws[1].requires_grad
     expanded = ldist.expand((4,) + tuple(ldist.batch_shape))
+    assert type(expanded) is type(ldist) and expanded._validate_args == ldist._validate_args
     assert tuple(expanded.batch_shape) == (4,) + tuple(tdist.batch_shape)
-    assert type(expanded) is type(ldist)
-    _close(expanded.log_prob(tl.tensor(values, dtype=getattr(tl, dtype))).detach().numpy(),
-           tdist.log_prob(torch.tensor(values, dtype=getattr(torch, dtype))).detach()
-           .expand((4,) + tuple(tdist.batch_shape)).numpy(), dtype, f"{name} expanded")
+    assert tuple(expanded.sample().shape) == (4,) + want[1:]
 
 
 # --- reparameterized gradients of gamma and Dirichlet samples --------------------------------
@@ -250,32 +250,35 @@ def test_sample_moments(name, params):
     check_moments(x, mean, var, float(((ref - ref.mean()) ** 4).mean()), name)
 
 
+# p's and q's parameters (three entries: programs are shared with the tests above); where a
+# pair's KL is infinite for some parameters (a support not covered, Pareto's alpha <= 1 or 2),
+# some entries take that branch.
 _KL_PARAMS = {
-    "Normal": dict(loc=[0.3, -1.0], scale=[0.7, 2.0]),
-    "Uniform": dict(low=[0.2, 0.1], high=[0.6, 0.9]),
-    "Beta": dict(concentration1=[0.7, 2.5], concentration0=[1.5, 3.0]),
-    "Gamma": dict(concentration=[0.7, 3.0], rate=[1.5, 0.4]),
-    "Exponential": dict(rate=[0.5, 2.0]),
-    "Laplace": dict(loc=[0.3, -1.0], scale=[0.7, 2.0]),
-    "Cauchy": dict(loc=[0.3, -1.0], scale=[0.7, 2.0]),
-    "HalfNormal": dict(scale=[0.7, 2.0]),
-    "Gumbel": dict(loc=[0.3, -1.0], scale=[0.7, 2.0]),
-    "Pareto": dict(scale=[0.7, 2.0], alpha=[2.5, 3.0]),
-    "ContinuousBernoulli": dict(probs=[0.2, 0.8]),
+    "Normal": dict(loc=[0.3, -1.0, 0.5], scale=[0.7, 2.0, 1.0]),
+    "Uniform": dict(low=[0.2, 0.1, -0.5], high=[0.6, 0.9, 2.0]),
+    "Beta": dict(concentration1=[0.7, 2.5, 1.0], concentration0=[1.5, 3.0, 0.5]),
+    "Gamma": dict(concentration=[0.7, 3.0, 1.0], rate=[1.5, 0.4, 1.0]),
+    "Exponential": dict(rate=[0.5, 2.0, 1.0]),
+    "Laplace": dict(loc=[0.3, -1.0, 0.5], scale=[0.7, 2.0, 1.0]),
+    "Cauchy": dict(loc=[0.3, -1.0, 0.5], scale=[0.7, 2.0, 1.0]),
+    "HalfNormal": dict(scale=[0.7, 2.0, 1.0]),
+    "Gumbel": dict(loc=[0.3, -1.0, 0.5], scale=[0.7, 2.0, 1.0]),
+    "Pareto": dict(scale=[0.7, 2.0, 1.0], alpha=[2.5, 3.0, 1.5]),
+    "ContinuousBernoulli": dict(probs=[0.2, 0.8, 0.4995]),
     "Dirichlet": dict(concentration=[[0.7, 2.0, 1.5], [3.0, 0.4, 0.2]]),
 }
-_KL_Q = {  # q's parameters, where they differ from p's
-    "Normal": dict(loc=[0.1, 0.5], scale=[1.5, 0.9]),
-    "Uniform": dict(low=[0.1, 0.05], high=[0.9, 0.95]),
-    "Beta": dict(concentration1=[1.3, 0.5], concentration0=[2.0, 1.2]),
-    "Gamma": dict(concentration=[1.2, 0.8], rate=[0.5, 2.0]),
-    "Exponential": dict(rate=[1.5, 0.3]),
-    "Laplace": dict(loc=[0.1, 0.5], scale=[1.5, 0.9]),
-    "Cauchy": dict(loc=[0.1, 0.5], scale=[1.5, 0.9]),
-    "HalfNormal": dict(scale=[1.5, 0.9]),
-    "Gumbel": dict(loc=[0.1, 0.5], scale=[1.5, 0.9]),
-    "Pareto": dict(scale=[0.5, 2.5], alpha=[1.5, 4.0]),
-    "ContinuousBernoulli": dict(probs=[0.6, 0.3]),
+_KL_Q = {
+    "Normal": dict(loc=[0.1, 0.5, 0.0], scale=[1.5, 0.9, 1.0]),
+    "Uniform": dict(low=[0.1, 0.05, 0.0], high=[0.9, 0.95, 1.0]),
+    "Beta": dict(concentration1=[1.3, 0.5, 1.0], concentration0=[2.0, 1.2, 1.0]),
+    "Gamma": dict(concentration=[1.2, 0.8, 1.0], rate=[0.5, 2.0, 1.0]),
+    "Exponential": dict(rate=[1.5, 0.3, 1.0]),
+    "Laplace": dict(loc=[0.1, 0.5, 0.0], scale=[1.5, 0.9, 1.0]),
+    "Cauchy": dict(loc=[0.1, 0.5, 0.0], scale=[1.5, 0.9, 1.0]),
+    "HalfNormal": dict(scale=[1.5, 0.9, 1.0]),
+    "Gumbel": dict(loc=[0.1, 0.5, 0.0], scale=[1.5, 0.9, 1.0]),
+    "Pareto": dict(scale=[0.5, 2.5, 1.0], alpha=[1.5, 4.0, 1.0]),
+    "ContinuousBernoulli": dict(probs=[0.6, 0.3, 0.5]),
     "Dirichlet": dict(concentration=[[1.0, 1.0, 2.0], [0.5, 0.5, 3.0]]),
 }
 KL_PAIRS = sorted({(p.__name__, q.__name__) for p, q in _KL_REGISTRY
@@ -334,28 +337,29 @@ def test_validation_errors_match_torch(case):
 
 
 def test_gradcheck_log_prob_and_entropy():
-    """Finite differences of a few log_probs and entropies in every parameter."""
-    values = tl.tensor([0.3, 1.7], dtype=tl.float64)
-    for cls, n in ((LD.Gamma, 2), (LD.StudentT, 3), (LD.Beta, 2), (LD.Weibull, 2)):
-        params = [tl.tensor([1.3, 2.5], dtype=tl.float64, requires_grad=True) for _ in range(n)]
-        x = values / 2 if cls is LD.Beta else values
-        assert tl.autograd.gradcheck(lambda *p: cls(*p).log_prob(x), params)
-        assert tl.autograd.gradcheck(lambda *p: cls(*p).entropy(), params)
+    """Finite differences of log_probs and entropies in every parameter."""
+    x = tl.tensor([0.3, 0.7, 0.5], dtype=tl.float64)
+
+    def fn(a, b):
+        return (LD.Gamma(a, b).log_prob(x) + LD.StudentT(a, x, b).log_prob(x)
+                + LD.Beta(a, b).entropy() + LD.Weibull(a, b).log_prob(x))
+    params = [tl.tensor(v, dtype=tl.float64, requires_grad=True)
+              for v in ([1.3, 2.5, 0.8], [0.9, 2.0, 1.7])]
+    assert tl.autograd.gradcheck(fn, params)
 
 
 def test_loss_through_rsample_under_compile():
-    """A step whose loss comes from rsample (Normal, Gamma, Dirichlet) compiles into one
+    """A step whose loss comes from rsample (Normal, Gamma) and log_prob compiles into one
     program: fresh draws each call, gradients reach the parameters."""
-    loc = tl.tensor([0.3, -0.2], requires_grad=True)
-    conc = tl.tensor([1.5, 0.7], requires_grad=True)
+    loc = tl.tensor([0.3, -0.2, 0.1], requires_grad=True)
+    conc = tl.tensor([1.5, 0.7, 3.0], requires_grad=True)
 
     @tl.compile
     def step():
         loc.grad = conc.grad = None
-        x = LD.Normal(loc, 1.0).rsample((4,))
-        g = LD.Gamma(conc, 2.0).rsample((4,))
-        d = LD.Dirichlet(conc).rsample()
-        loss = (x * g).mean() + (d * loc).sum() + LD.Normal(loc, 1.0).log_prob(g).sum()
+        x = LD.Normal(loc, 1.0).rsample((2,))
+        g = LD.Gamma(conc, 2.0).rsample((2,))
+        loss = (x * g).mean() + LD.Normal(loc, 1.0).log_prob(g).sum()
         loss.backward()
         return loss
     tl.manual_seed(4)
@@ -363,5 +367,5 @@ def test_loss_through_rsample_under_compile():
     grads = loc.grad.clone(), conc.grad.clone()
     second = step().item()
     assert math.isfinite(first) and math.isfinite(second) and first != second
-    assert all(bool(g.isfinite().all()) and bool((g != 0).any()) for g in grads)
+    assert all(bool(g.isfinite().all()) and bool((g != 0).all()) for g in grads)
     assert not bool((loc.grad == grads[0]).all())

@@ -1,5 +1,6 @@
-"""PyTorch's reparameterized gradients of gamma and Dirichlet samples, as pure jnp functions
-(``torch._standard_gamma_grad`` and ``torch._dirichlet_grad``; the ops are in sampling.py)."""
+"""Gamma draws and PyTorch's reparameterized gradients of gamma and Dirichlet samples, as pure
+jnp functions (``torch._standard_gamma_grad`` and ``torch._dirichlet_grad``; the ops are in
+sampling.py)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -164,3 +165,35 @@ def dirichlet_grad(x, alpha, total):
                                -_beta_grad_beta_small(1 - x, beta, alpha),
                                jnp.where((alpha > 6) & (beta > 6),
                                          _beta_grad_alpha_mid(x, alpha, beta), rational)))
+
+
+def log_standard_gamma(key, alpha, dtype):
+    """log of a standard gamma draw per element of ``alpha`` (> 0), in ``dtype``.
+
+    Marsaglia & Tsang's rejection sampler ("A simple method for generating gamma variables",
+    2000), every element proposing in each round of one loop until all have accepted; below
+    alpha = 1 a draw of alpha + 1 times U ** (1 / alpha), in log space so that small
+    concentrations keep their (tiny) values.  Written out rather than ``jax.random.gamma``, whose
+    per-element loops take several times longer to compile (each new shape is a compile in
+    eager mode)."""
+    boost = alpha < 1
+    a = jnp.where(boost, alpha + 1, alpha)
+    d = a - 1 / 3
+    c = 1 / jnp.sqrt(9 * d)
+    tiny = jnp.finfo(dtype).tiny
+
+    def body(state):
+        i, log_x, done = state
+        u = jax.random.uniform(jax.random.fold_in(key, i), (3,) + a.shape, dtype, minval=tiny)
+        z = jnp.sqrt(-2 * jnp.log(u[0])) * jnp.cos(2 * jnp.pi * u[1])   # Box-Muller
+        v = (1 + c * z) ** 3
+        log_v = jnp.log(jnp.where(v > 0, v, 1))
+        accept = (v > 0) & (jnp.log(u[2]) < 0.5 * z * z + d - d * v + d * log_v)
+        log_x = jnp.where(~done & accept, jnp.log(d) + log_v, log_x)
+        return i + 1, log_x, done | accept
+
+    start = (jnp.uint32(1), jnp.zeros(a.shape, dtype), jnp.zeros(a.shape, bool))
+    # (each round accepts with probability > 0.95: the bound only guards against a bad alpha)
+    _, log_x, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]) & (s[0] < 1000), body, start)
+    log_u = jnp.log(jax.random.uniform(jax.random.fold_in(key, 0), a.shape, dtype, minval=tiny))
+    return jnp.where(boost, log_x + log_u / alpha, log_x)

@@ -23,7 +23,8 @@ from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor, check_all, on_host
-from .reparam import dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad
+from .reparam import (dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad,
+                      log_standard_gamma)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -577,19 +578,18 @@ def _gamma_reparam_jvp(primals, tangents):
     return x, _gamma_grad(alpha, x) * tangents[0]
 
 
-def _gamma_draw(key, alpha, log_space=False):
-    """Standard gamma draws (their logs when ``log_space``) of ``alpha``'s shape, computed in
-    ``alpha``'s dtype (float32 for half types); no gradient."""
+def _log_gamma_draw(key, alpha):
+    """(logs of standard gamma draws of ``alpha``'s shape in its compute dtype (float32 for
+    half types), where they are defined: alpha > 0); no gradient."""
     alpha = jax.lax.stop_gradient(alpha)
-    ct = _compute_dtype(alpha.dtype)
-    a = alpha.astype(ct)
-    ok = a > 0
-    draw = jax.random.loggamma if log_space else jax.random.gamma
-    return draw(key, jnp.where(ok, a, 1), a.shape, ct), ok
+    a = alpha.astype(_compute_dtype(alpha.dtype))
+    ok = (a > 0) & (a < jnp.inf)
+    return log_standard_gamma(key, jnp.where(ok, a, 1), a.dtype), ok
 
 
 def _standard_gamma_fn(alpha, key):
-    x, ok = _gamma_draw(key, alpha)
+    log_x, ok = _log_gamma_draw(key, alpha)
+    x = jnp.exp(log_x)
     # PyTorch's sampler returns at least the dtype's smallest normal number (also for alpha <= 0
     # or nan) and inf for alpha = inf
     tiny = jnp.finfo(alpha.dtype).tiny
@@ -600,7 +600,7 @@ def _standard_gamma_fn(alpha, key):
 def _sample_dirichlet_fn(alpha, key):
     # the gamma draws normalized in log space, so small concentrations keep their mass
     a = alpha.reshape(alpha.shape or (1,))
-    log_g, ok = _gamma_draw(key, a, log_space=True)
+    log_g, ok = _log_gamma_draw(key, a)
     log_g = jnp.where(ok, log_g, -jnp.inf)
     x = jnp.exp(log_g - jax.nn.logsumexp(log_g, axis=-1, keepdims=True))
     x = jnp.where(jnp.isnan(x), 1 / a.shape[-1], x)   # every draw underflowed: equal shares
