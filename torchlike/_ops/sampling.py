@@ -694,6 +694,7 @@ def _dirichlet_grad(x, alpha, total):
 
 
 PUBLIC = ("normal", "bernoulli", "multinomial", "poisson")
+PUBLIC += ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad")
 TENSOR_METHODS = {
     "bernoulli": bernoulli, "multinomial": multinomial,
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
