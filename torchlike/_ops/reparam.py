@@ -15,6 +15,16 @@ import numpy as np
 # same approximations are written here (``gamma_grad``, ``dirichlet_grad``) and the sample's
 # gradient uses them: the same values as ``torch._standard_gamma_grad`` / ``torch._dirichlet_grad``.
 
+def _in_float64(fn):
+    """``fn`` computed in float64 when 64-bit types are on (PyTorch's CPU kernels accumulate
+    these approximations in double), its result in the first argument's dtype."""
+    def wrapped(*args):
+        dtype = args[0].dtype
+        wide = jax.dtypes.canonicalize_dtype(jnp.float64)
+        return fn(*(a.astype(wide) for a in args)).astype(dtype)
+    return wrapped
+
+
 def _f32(v):
     """A C float literal (``0.8f``) as the double it compares as."""
     return float(np.float32(v))
@@ -37,6 +47,7 @@ _GAMMA_UV = np.array([
      0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07]])
 
 
+@_in_float64
 def gamma_grad(alpha, x):
     """d x / d alpha for a standard gamma sample ``x`` (NOTE [ reparameterized gamma
     gradients ])."""
@@ -144,6 +155,7 @@ _DIRICHLET_C = np.array([
       [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
 
 
+@_in_float64
 def dirichlet_grad(x, alpha, total):
     """The scaled reparameterized gradient -(d/dalpha cdf(x; alpha, total - alpha)) / pdf / (1-x)
     of a Beta(alpha, total - alpha) sample ``x`` (NOTE [ reparameterized gamma gradients ])."""
