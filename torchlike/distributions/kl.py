@@ -14,7 +14,6 @@ import functools
 import warnings
 
 from ..autograd import grad
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .independent import Independent
 from .transformed_distribution import TransformedDistribution
