@@ -352,7 +352,8 @@ def test_gradcheck_log_prob_and_entropy():
 
 def test_loss_through_rsample_under_compile():
     """A step whose loss comes from rsample (Normal, Gamma) and log_prob compiles into one
-    program: fresh draws each call, gradients reach the parameters."""
+    program: fresh draws each call, gradients reach the parameters; VonMises's rejection
+    sampler traces too."""
     loc = tl.tensor([0.3, -0.2, 0.1], requires_grad=True)
     conc = tl.tensor([1.5, 0.7, 3.0], requires_grad=True)
 
@@ -363,11 +364,14 @@ def test_loss_through_rsample_under_compile():
         g = LD.Gamma(conc, 2.0).rsample((2,))
         loss = (x * g).mean() + LD.Normal(loc, 1.0).log_prob(g).sum()
         loss.backward()
-        return loss
+        return loss, LD.VonMises(loc, conc).sample()
     tl.manual_seed(4)
-    first = step().item()
+    first, angles = step()
+    first = first.item()
     grads = loc.grad.clone(), conc.grad.clone()
-    second = step().item()
+    second, angles2 = step()
+    second = second.item()
     assert math.isfinite(first) and math.isfinite(second) and first != second
+    assert bool((angles.abs() <= math.pi).all()) and bool((angles != angles2).all())
     assert all(bool(g.isfinite().all()) and bool((g != 0).all()) for g in grads)
     assert not bool((loc.grad == grads[0]).all())

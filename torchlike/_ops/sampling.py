@@ -641,6 +641,34 @@ DIRICHLET_GRAD = Op("_dirichlet_grad", _dirichlet_grad_fn, "NotImplemented", sav
                     no_grad_reason="derivative for aten::_dirichlet_grad is not implemented")
 
 
+def _von_mises_fn(loc, concentration, proposal_r, key):
+    """Best & Fisher's rejection sampler for the von Mises distribution: every element proposes
+    in each round of one loop until all have accepted (PyTorch loops the same way in eager
+    code; here the loop is a ``lax.while_loop``, so the sampler also traces)."""
+    def body(state):
+        i, x, done = state
+        u1, u2, u3 = jax.random.uniform(jax.random.fold_in(key, i), (3,) + loc.shape, loc.dtype)
+        z = jnp.cos(jnp.pi * u1)
+        f = (1 + proposal_r * z) / (proposal_r + z)
+        c = concentration * (proposal_r - f)
+        accept = ((c * (2 - c) - u2) > 0) | (jnp.log(c / u2) + 1 - c >= 0)
+        x = jnp.where(~done & accept, jnp.sign(u3 - 0.5) * jnp.arccos(f), x)
+        return i + 1, x, done | accept
+
+    start = (jnp.uint32(0), jnp.zeros_like(loc), jnp.zeros(loc.shape, bool))
+    _, x, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]) & (s[0] < 100000), body, start)
+    return (x + jnp.pi + loc) % (2 * jnp.pi) - jnp.pi
+
+
+VON_MISES = Op("_von_mises", _von_mises_fn, None)
+
+
+def _von_mises_sample(loc, concentration, proposal_r, generator=None):
+    """Von Mises draws of ``loc`` / ``concentration`` (and the sampler's ``proposal_r``), all of
+    the sample's shape, for ``VonMises.sample`` (which passes float64, as PyTorch samples)."""
+    return call(VON_MISES, loc, concentration, proposal_r, _key(generator, loc))
+
+
 def _same_dtype(first, *others):
     for t in others:
         if t.dtype is not first.dtype:

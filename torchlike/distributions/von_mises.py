@@ -3,7 +3,7 @@ import math
 
 from .. import _dtype as D
 from .._ops.pointwise import where
-from .._random import rand
+from .._ops.sampling import _von_mises_sample
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
@@ -41,21 +41,6 @@ def _log_modified_bessel_fn(x, order=0):
         small = x.abs() * small
     large = x - 0.5 * x.log() + _eval_poly(3.75 / x, _COEF_LARGE[order]).log()
     return where(x < 3.75, small.log(), large)
-
-
-def _rejection_sample(loc, concentration, proposal_r, x):
-    """Best & Fisher's rejection sampler (eager: it loops until every draw is accepted)."""
-    done = x.new_zeros(x.shape, dtype=D.bool_)
-    while not done.all():
-        u1, u2, u3 = rand((3,) + tuple(x.shape), dtype=loc.dtype, device=loc.device).unbind()
-        z = (math.pi * u1).cos()
-        f = (1 + proposal_r * z) / (proposal_r + z)
-        c = concentration * (proposal_r - f)
-        accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
-        if accept.any():
-            x = where(accept, (u3 - 0.5).sign() * f.acos(), x)
-            done = done | accept
-    return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
 class VonMises(Distribution):
@@ -105,13 +90,13 @@ class VonMises(Distribution):
 
     def sample(self, sample_shape=Size()):
         """Mirrors ``torch.distributions.VonMises.sample``: Best & Fisher's rejection sampler
-        ("Efficient simulation of the von Mises distribution", 1979), run in float64 (in
-        float32 it can loop for a long time at small concentrations)."""
+        ("Efficient simulation of the von Mises distribution", 1979), run in float64 as
+        PyTorch runs it (in float32 it can loop for long at small concentrations)."""
         shape = self._extended_shape(sample_shape)
         with no_grad():
-            x = self._loc.new_empty(shape)
-            return _rejection_sample(self._loc, self._concentration, self._proposal_r,
-                                     x).to(self.loc.dtype)
+            x = _von_mises_sample(self._loc.expand(shape), self._concentration.expand(shape),
+                                  self._proposal_r.expand(shape))
+            return x.to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
         try:
