@@ -64,7 +64,7 @@ class GeneralizedPareto(Distribution):
             self._validate_sample(value)
         z = self._z(value)
         eq_zero, safe_conc = self._safe_concentration()
-        y = 1 / safe_conc + z.new_ones(()).expand_as(z)
+        y = 1 / safe_conc + C.ones_like(z)
         where_nonzero = where(y == 0, y, y * (safe_conc * z).log1p())
         return -self.scale.log() - where(eq_zero, z, where_nonzero)
 
