@@ -145,6 +145,10 @@ def test_shapes_dtypes_support(name, params, values, dtype):
         assert not draws[0].requires_grad
         if len(draws) > 1:
             assert draws[1].requires_grad
+        if shape == ():
+            first = draws[0]
+    tl.manual_seed(0)
+    assert bool((ldist.sample(()) == first).all())   # torchlike.manual_seed reproduces draws
     expanded = ldist.expand((4,) + tuple(ldist.batch_shape))
     assert type(expanded) is type(ldist) and expanded._validate_args == ldist._validate_args
     assert tuple(expanded.batch_shape) == (4,) + tuple(tdist.batch_shape)
