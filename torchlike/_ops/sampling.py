@@ -23,6 +23,8 @@ from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor, check_all, on_host
+from .reparam import (dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad,
+                      log_standard_gamma)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -561,7 +563,166 @@ def random_(self, *args, generator=None, **kwargs):
     return _fill(self, _FILL[name], generator, prepare)
 
 
+# --- gamma and Dirichlet samplers with reparameterized gradients (torch.distributions) ----------
+
+# The gradients' maths is in _ops/reparam.py (NOTE [ reparameterized gamma gradients ]).
+
+@jax.custom_jvp
+def _gamma_reparam(alpha, x):
+    return x
+
+
+@_gamma_reparam.defjvp
+def _gamma_reparam_jvp(primals, tangents):
+    alpha, x = primals
+    return x, _gamma_grad(alpha, x) * tangents[0]
+
+
+def _log_gamma_draw(key, alpha):
+    """(logs of standard gamma draws of ``alpha``'s shape in its compute dtype (float32 for
+    half types), where they are defined: alpha > 0); no gradient."""
+    alpha = jax.lax.stop_gradient(alpha)
+    a = alpha.astype(_compute_dtype(alpha.dtype))
+    ok = (a > 0) & (a < jnp.inf)
+    return log_standard_gamma(key, jnp.where(ok, a, 1), a.dtype), ok
+
+
+def _standard_gamma_fn(alpha, key):
+    log_x, ok = _log_gamma_draw(key, alpha)
+    x = jnp.exp(log_x)
+    # PyTorch's sampler returns at least the dtype's smallest normal number (also for alpha <= 0
+    # or nan) and inf for alpha = inf
+    tiny = jnp.finfo(alpha.dtype).tiny
+    x = jnp.where(jnp.isposinf(alpha), jnp.inf, jnp.where(ok, jnp.maximum(x, tiny), tiny))
+    return _gamma_reparam(alpha, x.astype(alpha.dtype))
+
+
+def _sample_dirichlet_fn(alpha, key):
+    # the gamma draws normalized in log space, so small concentrations keep their mass
+    a = alpha.reshape(alpha.shape or (1,))
+    log_g, ok = _log_gamma_draw(key, a)
+    log_g = jnp.where(ok, log_g, -jnp.inf)
+    x = jnp.exp(log_g - jax.nn.logsumexp(log_g, axis=-1, keepdims=True))
+    x = jnp.where(jnp.isnan(x), 1 / a.shape[-1], x)   # every draw underflowed: equal shares
+    return jnp.maximum(x, jnp.finfo(alpha.dtype).tiny).astype(alpha.dtype).reshape(alpha.shape)
+
+
+@jax.custom_jvp
+def _dirichlet_reparam(alpha, x):
+    return x
+
+
+@_dirichlet_reparam.defjvp
+def _dirichlet_reparam_jvp(primals, tangents):
+    # d x_i / d alpha_j = G_j (delta_ij - x_i), G the Beta marginals' gradients: its transpose
+    # is PyTorch's _Dirichlet backward, G * (g - sum(x * g))
+    alpha, x = primals
+    total = jnp.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape)
+    gt = _dirichlet_grad_fn(x, alpha, total) * tangents[0]
+    return x, gt - x * gt.sum(-1, keepdims=True)
+
+
+def _dirichlet_rsample_fn(alpha, key):
+    return _dirichlet_reparam(alpha, _sample_dirichlet_fn(alpha, key))
+
+
+STANDARD_GAMMA = Op("_standard_gamma", _standard_gamma_fn, "StandardGammaBackward0",
+                    saves=(0, "result"), inputs=1)
+STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", lambda a, x: _gamma_grad(*jnp.broadcast_arrays(
+    a, x)), "StandardGammaGradBackward0", no_grad_reason=(
+        NotImplementedError, "the derivative for '_standard_gamma_grad' is not implemented."))
+SAMPLE_DIRICHLET = Op("_sample_dirichlet", _sample_dirichlet_fn, "NotImplemented", saves=(),
+                      inputs=1,
+                      no_grad_reason="derivative for aten::_sample_dirichlet is not implemented")
+# Dirichlet.rsample's sampler: PyTorch records it as its _Dirichlet autograd.Function
+DIRICHLET_RSAMPLE = Op("_dirichlet_rsample", _dirichlet_rsample_fn, "_DirichletBackward",
+                       saves=(0, "result"), inputs=1)
+DIRICHLET_GRAD = Op("_dirichlet_grad", _dirichlet_grad_fn, "NotImplemented", saves=(),
+                    no_grad_reason="derivative for aten::_dirichlet_grad is not implemented")
+
+
+def _von_mises_fn(loc, concentration, proposal_r, key):
+    """Best & Fisher's rejection sampler for the von Mises distribution: every element proposes
+    in each round of one loop until all have accepted (PyTorch loops the same way in eager
+    code; here the loop is a ``lax.while_loop``, so the sampler also traces)."""
+    def body(state):
+        i, x, done = state
+        u1, u2, u3 = jax.random.uniform(jax.random.fold_in(key, i), (3,) + loc.shape, loc.dtype)
+        z = jnp.cos(jnp.pi * u1)
+        f = (1 + proposal_r * z) / (proposal_r + z)
+        c = concentration * (proposal_r - f)
+        accept = ((c * (2 - c) - u2) > 0) | (jnp.log(c / u2) + 1 - c >= 0)
+        x = jnp.where(~done & accept, jnp.sign(u3 - 0.5) * jnp.arccos(f), x)
+        return i + 1, x, done | accept
+
+    start = (jnp.uint32(0), jnp.zeros_like(loc), jnp.zeros(loc.shape, bool))
+    _, x, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]) & (s[0] < 100000), body, start)
+    return (x + jnp.pi + loc) % (2 * jnp.pi) - jnp.pi
+
+
+VON_MISES = Op("_von_mises", _von_mises_fn, None)
+
+
+def _von_mises_sample(loc, concentration, proposal_r, generator=None):
+    """Von Mises draws of ``loc`` / ``concentration`` (and the sampler's ``proposal_r``), all of
+    the sample's shape, for ``VonMises.sample`` (which passes float64, as PyTorch samples)."""
+    return call(VON_MISES, loc, concentration, proposal_r, _key(generator, loc))
+
+
+def _same_dtype(first, *others):
+    for t in others:
+        if t.dtype is not first.dtype:
+            raise RuntimeError(f"Found dtype {t.dtype._scalar_name} but expected "
+                               f"{first.dtype._scalar_name}")
+
+
+def _standard_gamma(input, generator=None):
+    """Mirrors ``torch._standard_gamma``: a Gamma(input, 1) sample per element, in its dtype.
+    Its gradient is PyTorch's implicit reparameterization gradient (NOTE [ reparameterized
+    gamma gradients ]).
+
+    Example:
+        >>> torchlike._standard_gamma(torchlike.ones(2)).shape
+        torch.Size([2])
+    """
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise _not_implemented("gamma_cpu", input.dtype)
+    return call(STANDARD_GAMMA, input, _key(generator, input))
+
+
+def _standard_gamma_grad(input, output):
+    """Mirrors ``torch._standard_gamma_grad``: d output / d input for standard gamma samples
+    ``output`` of concentrations ``input``."""
+    _same_dtype(input, output)
+    return call(STANDARD_GAMMA_GRAD, input, output)
+
+
+def _sample_dirichlet(input, generator=None):
+    """Mirrors ``torch._sample_dirichlet``: a Dirichlet sample per row of concentrations
+    ``input`` (its last dimension); PyTorch has no derivative for it."""
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise _not_implemented("dirichlet", input.dtype)
+    return call(SAMPLE_DIRICHLET, input, _key(generator, input))
+
+
+def _dirichlet_rsample(concentration, generator=None):
+    """A Dirichlet sample per row of ``concentration`` whose gradient is PyTorch's
+    reparameterization gradient (its ``_Dirichlet`` Function; NOTE [ reparameterized gamma
+    gradients ])."""
+    if not concentration.dtype.is_floating_point or concentration.dtype.itemsize < 4:
+        raise _not_implemented("dirichlet", concentration.dtype)
+    return call(DIRICHLET_RSAMPLE, concentration, _key(generator, concentration))
+
+
+def _dirichlet_grad(x, alpha, total):
+    """Mirrors ``torch._dirichlet_grad``: the reparameterized gradient of Beta(alpha,
+    total - alpha) samples ``x``, as the Dirichlet's backward uses it."""
+    _same_dtype(x, alpha, total)
+    return call(DIRICHLET_GRAD, x, alpha, total)
+
+
 PUBLIC = ("normal", "bernoulli", "multinomial", "poisson")
+PUBLIC += ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad")
 TENSOR_METHODS = {
     "bernoulli": bernoulli, "multinomial": multinomial,
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,

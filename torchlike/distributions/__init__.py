@@ -29,10 +29,32 @@ from .transforms import (
     identity_transform as identity_transform)
 
 # The distributions: one line per class, in alphabetical order.
+from .beta import Beta as Beta
+from .cauchy import Cauchy as Cauchy
+from .chi2 import Chi2 as Chi2
+from .continuous_bernoulli import ContinuousBernoulli as ContinuousBernoulli
+from .dirichlet import Dirichlet as Dirichlet
 from .distribution import Distribution as Distribution
+from .exponential import Exponential as Exponential
 from .exp_family import ExponentialFamily as ExponentialFamily
+from .fishersnedecor import FisherSnedecor as FisherSnedecor
+from .gamma import Gamma as Gamma
+from .generalized_pareto import GeneralizedPareto as GeneralizedPareto
+from .gumbel import Gumbel as Gumbel
+from .half_cauchy import HalfCauchy as HalfCauchy
+from .half_normal import HalfNormal as HalfNormal
 from .independent import Independent as Independent
+from .inverse_gamma import InverseGamma as InverseGamma
+from .kumaraswamy import Kumaraswamy as Kumaraswamy
+from .laplace import Laplace as Laplace
+from .log_normal import LogNormal as LogNormal
+from .normal import Normal as Normal
+from .pareto import Pareto as Pareto
+from .studentT import StudentT as StudentT
 from .transformed_distribution import TransformedDistribution as TransformedDistribution
+from .uniform import Uniform as Uniform
+from .von_mises import VonMises as VonMises
+from .weibull import Weibull as Weibull
 
 # PyTorch's __all__: every distribution class imported above, the two registries, the KL
 # functions and the transforms' names.
