@@ -146,7 +146,8 @@ from ._ops.pointwise import (  # noqa: E402
     is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
     not_equal as not_equal, result_type as result_type, subtract as subtract)
 from ._ops.sampling import (  # noqa: E402
-    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
+    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson,
+    binomial as binomial)
 from ._ops.reduce import (  # noqa: E402
     all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
     argmin as argmin, count_nonzero as count_nonzero, cummax as cummax, cummin as cummin,

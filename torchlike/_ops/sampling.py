@@ -561,7 +561,57 @@ def random_(self, *args, generator=None, **kwargs):
     return _fill(self, _FILL[name], generator, prepare)
 
 
-PUBLIC = ("normal", "bernoulli", "multinomial", "poisson")
+# --- binomial (torch.binomial, used by distributions.Binomial) -----------------------------------
+
+def _binomial(count, prob, key):
+    # NOTE: as PyTorch's kernel: a count <= 0 or prob <= 0 draws 0, prob >= 1 draws the count, a
+    # fractional count counts its whole trials, a nan prob gives nan.
+    dt = _compute_dtype(count.dtype)
+    shape = jnp.broadcast_shapes(count.shape, prob.shape)
+    n = jnp.floor(jnp.broadcast_to(count, shape).astype(dt))
+    p = jnp.broadcast_to(prob, shape).astype(dt)
+    ok = (n > 0) & (p > 0)
+    draw = jax.random.binomial(key, jnp.where(ok, n, 0), jnp.clip(jnp.where(ok, p, 0.5), 0, 1),
+                               shape, dt)
+    draw = jnp.where(p >= 1, n, jnp.where(ok, draw, 0))
+    return jnp.where(jnp.isnan(p), jnp.nan, draw).astype(count.dtype)
+
+
+BINOMIAL = Op("binomial", _binomial, "NotImplemented", saves=(), inputs=2,
+              no_grad_reason="derivative for aten::binomial is not implemented")
+
+
+def binomial(count, prob, generator=None):
+    """Mirrors ``torch.binomial``: the number of successes in ``count`` trials of probability
+    ``prob`` (floating tensors of one dtype, broadcast together), in their dtype.  PyTorch
+    records the op without a derivative: backward through it raises.
+
+    Args:
+        count (Tensor): the number of trials.
+        prob (Tensor): the probability of success of each trial.
+        generator (Generator, optional): the generator to draw from.
+
+    Returns:
+        Tensor: the counts of successes.
+
+    Example:
+        >>> torchlike.binomial(torchlike.tensor([0., 4.]), torchlike.tensor([0.5, 1.0]))
+        tensor([0., 4.])
+    """
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{t.dtype._scalar_name}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {prob.dtype._scalar_name} but expected "
+                           f"{count.dtype._scalar_name}")
+    c, p = count._value(), prob._value()
+    if shape_broadcast(c.shape, p.shape) is None:
+        raise RuntimeError(_broadcast_message([c, p]))
+    return call(BINOMIAL, count, prob, _key(generator, count))
+
+
+PUBLIC = ("normal", "bernoulli", "multinomial", "poisson", "binomial")
 TENSOR_METHODS = {
     "bernoulli": bernoulli, "multinomial": multinomial,
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
