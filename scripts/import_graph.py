@@ -27,7 +27,8 @@ LAYERS = (
     ("ops", ("_ops", "_random")),
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",
-                 "backends", "mps", "xpu", "multiprocessing", "distributed", "amp", "cpu")),
+                 "backends", "mps", "xpu", "multiprocessing", "distributed", "amp", "cpu",
+                 "distributions")),
     ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
                   "utils.checkpoint")),
 )

@@ -26,7 +26,7 @@ _methods.install()   # Tensor methods, operators and properties (each op family'
 
 from . import (  # noqa: E402
     autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn, optim as optim,
-    special as special, testing as testing, torch_version as torch_version, version as version)
+    special as special, distributions as distributions, testing as testing, torch_version as torch_version, version as version)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
     empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
