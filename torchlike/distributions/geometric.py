@@ -6,7 +6,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from ._params import expand_params, init_probs_or_logits
-from .distribution import Distribution
+from .distribution import Distribution, _require
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Geometric"]
@@ -36,11 +36,11 @@ class Geometric(Distribution):
             # unit_interval admits 0, where the distribution is not defined
             value = self.probs
             valid = value > 0
-            if not valid.all():
-                raise ValueError(
-                    f"Expected parameter probs ({type(value).__name__} of shape "
-                    f"{tuple(value.shape)}) of distribution {repr(self)} to be positive but "
-                    f"found invalid values:\n{value.data[~valid]}")
+            head = (f"Expected parameter probs ({type(value).__name__} of shape "
+                    f"{tuple(value.shape)}) of distribution ")
+            tail = " to be positive but found invalid values"
+            _require(valid, lambda: f"{head}{self!r}{tail}:\n{value.data[~valid]}",
+                     f"{head}{type(self).__name__}{tail}")
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)

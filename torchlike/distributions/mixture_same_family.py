@@ -1,6 +1,5 @@
 """torchlike.distributions.mixture_same_family: mirrors
 ``torch.distributions.mixture_same_family``."""
-from .._ops.shape import gather
 from .._size import Size
 from ..autograd.grad_mode import no_grad
 from . import constraints
@@ -119,7 +118,7 @@ class MixtureSameFamily(Distribution):
             comp_samples = self.component_distribution.sample(sample_shape)
             index = mix_sample.reshape(mix_shape + Size([1] * (len(es) + 1)))
             index = index.repeat(Size([1] * len(mix_shape)) + Size([1]) + es)
-            return gather(comp_samples, gather_dim, index).squeeze(gather_dim)
+            return comp_samples.gather(gather_dim, index).squeeze(gather_dim)
 
     def _pad(self, x):
         return x.unsqueeze(-1 - self._event_ndims)

@@ -1,0 +1,346 @@
+"""torchlike.distributions' discrete, multivariate and composite distributions against real
+PyTorch, side by side in float64.
+
+One spec table (``SPECS``) drives the tests: each row builds the same distribution in both
+libraries from the same numbers (parameters listed in ``grad`` require grad) and names a value
+in its support.  For every row: shapes and flags, ``log_prob`` / ``entropy`` / ``mean`` /
+``variance`` / ``mode`` / ``perplexity`` / ``enumerate_support`` values and dtypes, the
+gradients that ``.backward()`` of ``log_prob + entropy`` gives each parameter, and samples'
+shapes, dtypes and support.  Then: a few distributions' sample frequencies and moments
+(tests/sample_stats.py, fixed seeds), ``torchlike.binomial``, validation errors' texts, the KL
+pairs, finite differences on a few rows, and a REINFORCE step compiled against eager.
+"""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import torchlike as tl
+from parity import assert_same, both, same
+from sample_stats import check_frequencies, check_moments
+
+COV = [[2.0, 0.3], [0.3, 1.0]]
+COV_B = [[[1.5, -0.4], [-0.4, 0.8]], [[1.0, 0.2], [0.2, 2.0]]]
+TRIL = [[1.2, 0.0], [0.4, 0.7]]
+CORR_L = [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.3, 0.4, math.sqrt(0.75)]]
+
+
+def scalar(x):
+    """A 0-dim float64 tensor parameter (a plain Python number stays a number)."""
+    return np.float64(x)
+
+
+# (id, class or builder(D, params), parameters, names requiring grad, value in the support)
+SPECS = [
+    ("bernoulli-probs", "Bernoulli", dict(probs=[0.2, 0.7, 0.5]), ("probs",), [1.0, 0.0, 1.0]),
+    ("bernoulli-logits", "Bernoulli", dict(logits=[-1.0, 0.3]), ("logits",), [0.0, 1.0]),
+    ("bernoulli-number", "Bernoulli", dict(probs=0.3), (), [1.0, 0.0]),
+    ("binomial-probs", "Binomial", dict(total_count=[5.0, 5.0, 5.0], probs=[0.2, 0.5, 0.9]),
+     ("probs",), [0.0, 3.0, 5.0]),
+    ("binomial-logits", "Binomial", dict(total_count=4, logits=[[-1.0, 0.5]]), ("logits",),
+     [1.0, 4.0]),
+    ("categorical-probs", "Categorical", dict(probs=[[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]),
+     ("probs",), [2.0, 0.0]),
+    ("categorical-logits", "Categorical", dict(logits=[0.1, -0.4, 1.2, 0.3]), ("logits",),
+     [[3.0], [1.0]]),
+    ("geometric-probs", "Geometric", dict(probs=[0.3, 1.0]), ("probs",), [2.0, 0.0]),
+    ("geometric-logits", "Geometric", dict(logits=[0.4, -1.5]), ("logits",), [0.0, 3.0]),
+    ("negative-binomial-probs", "NegativeBinomial", dict(total_count=[3.0, 2.5], probs=[0.4, 0.7]),
+     ("total_count", "probs"), [2.0, 0.0]),
+    ("negative-binomial-logits", "NegativeBinomial", dict(total_count=4.0, logits=[0.2, -1.0]),
+     ("logits",), [5.0, 1.0]),
+    ("poisson", "Poisson", dict(rate=[0.5, 3.0]), ("rate",), [0.0, 4.0]),
+    ("multinomial-probs", "Multinomial", dict(total_count=5, probs=[0.2, 0.3, 0.5]), ("probs",),
+     [1.0, 1.0, 3.0]),
+    ("multinomial-logits", "Multinomial", dict(total_count=3, logits=[[0.1, -1.0], [2.0, 0.0]]),
+     ("logits",), [[3.0, 0.0], [1.0, 2.0]]),
+    ("one-hot-probs", "OneHotCategorical", dict(probs=[[0.2, 0.8], [0.5, 0.5]]), ("probs",),
+     [[0.0, 1.0], [1.0, 0.0]]),
+    ("one-hot-straight-through", "OneHotCategoricalStraightThrough",
+     dict(logits=[0.3, -0.2, 1.0]), ("logits",), [0.0, 0.0, 1.0]),
+    ("relaxed-bernoulli", "RelaxedBernoulli", dict(temperature=scalar(0.7), probs=[0.3, 0.8]),
+     ("temperature", "probs"), [0.2, 0.9]),
+    ("logit-relaxed-bernoulli", "LogitRelaxedBernoulli",
+     dict(temperature=scalar(1.5), logits=[0.3, -2.0]), ("temperature", "logits"), [-0.5, 1.0]),
+    ("relaxed-one-hot", "RelaxedOneHotCategorical",
+     dict(temperature=scalar(0.5), probs=[0.2, 0.3, 0.5]), ("temperature", "probs"),
+     [0.1, 0.3, 0.6]),
+    ("exp-relaxed-categorical", "ExpRelaxedCategorical",
+     dict(temperature=scalar(0.8), logits=[[0.5, -0.5], [1.0, 2.0]]), ("temperature", "logits"),
+     [math.log(0.3), math.log(0.7)]),
+    ("mvn-covariance", "MultivariateNormal", dict(loc=[[0.5, -1.0], [0.0, 2.0]],
+                                                  covariance_matrix=COV),
+     ("loc", "covariance_matrix"), [0.3, 0.1]),
+    ("mvn-precision", "MultivariateNormal", dict(loc=[0.5, -1.0], precision_matrix=COV_B),
+     ("loc", "precision_matrix"), [[1.0, 0.0]]),
+    ("mvn-scale-tril", "MultivariateNormal", dict(loc=[0.5, -1.0], scale_tril=TRIL),
+     ("loc", "scale_tril"), [-0.2, 0.4]),
+    ("lowrank-mvn", "LowRankMultivariateNormal",
+     dict(loc=[1.0, 0.0, -1.0], cov_factor=[[0.5], [1.0], [-0.3]], cov_diag=[1.0, 0.5, 2.0]),
+     ("loc", "cov_factor", "cov_diag"), [0.3, -0.4, 0.2]),
+    ("lkj-cholesky", "LKJCholesky", dict(dim=3, concentration=[0.5, 2.0]), ("concentration",),
+     CORR_L),
+    ("wishart", "Wishart", dict(df=[3.0, 4.5], covariance_matrix=COV), ("df", "covariance_matrix"),
+     COV_B),
+    ("wishart-scale-tril", "Wishart", dict(df=5.0, scale_tril=TRIL), ("scale_tril",), COV),
+    ("logistic-normal", "LogisticNormal", dict(loc=[0.2, -0.3], scale=[1.0, 0.5]),
+     ("loc", "scale"), [0.2, 0.5, 0.3]),
+    ("mixture-mvn", lambda D, p: D.MixtureSameFamily(
+        D.Categorical(logits=p["mix"]), D.MultivariateNormal(p["loc"], scale_tril=p["tril"])),
+     dict(mix=[0.3, -0.2], loc=[[0.0, 1.0], [1.0, -1.0]], tril=TRIL), ("mix", "loc", "tril"),
+     [0.5, 0.5]),
+    ("mixture-bernoulli", lambda D, p: D.MixtureSameFamily(
+        D.Categorical(probs=p["mix"]), D.Bernoulli(probs=p["probs"])),
+     dict(mix=[[0.3, 0.7], [0.5, 0.5]], probs=[0.2, 0.9]), ("mix", "probs"), [1.0, 0.0]),
+]
+ROWS = {row[0]: row for row in SPECS}
+CASES = [pytest.param(row[0], id=row[0]) for row in SPECS]
+
+
+def params(T, row):
+    """The row's parameters as ``T``'s tensors (float64; Python numbers stay numbers)."""
+    _, _, values, grads, _ = row
+    out = {}
+    for name, v in values.items():
+        if isinstance(v, (list, np.floating)):
+            v = T.tensor(np.asarray(v, np.float64), requires_grad=name in grads)
+        out[name] = v
+    return out
+
+
+def build(T, row, **kwargs):
+    p = params(T, row)
+    make = row[1]
+    if callable(make):
+        return make(T.distributions, p), p
+    return getattr(T.distributions, make)(**p, **kwargs), p
+
+
+def value_of(T, row):
+    return T.tensor(np.asarray(row[4], np.float64))
+
+
+def shown(x):
+    """A result to compare: a tensor detached, with whether it requires grad (node names of
+    the two libraries' composite formulas need not match)."""
+    if isinstance(x, (torch.Tensor, tl.Tensor)):
+        return x.detach(), x.requires_grad
+    return x
+
+
+def attempt(f):
+    """f(), or the type name of what it raised (both libraries must raise alike)."""
+    try:
+        return shown(f())
+    except (NotImplementedError, ValueError, RuntimeError) as e:
+        return type(e).__name__
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_values_and_gradients(name):
+    row = ROWS[name]
+
+    def run(T):
+        d, p = build(T, row)
+        v = value_of(T, row)
+        support = d.support
+        out = {
+            "shapes": (d.batch_shape, d.event_shape, d.has_rsample, d.has_enumerate_support),
+            "support": (type(support).__name__, support.is_discrete, support.event_dim),
+            "log_prob": shown(d.log_prob(v)),
+            "in_support": shown(support.check(v)),
+        }
+        for attr in ("mean", "variance", "mode", "stddev"):
+            out[attr] = attempt(lambda: getattr(d, attr))
+        for method in ("entropy", "perplexity"):
+            out[method] = attempt(getattr(d, method))
+        if d.has_enumerate_support:
+            out["enumerate"] = (shown(d.enumerate_support()),
+                                shown(d.enumerate_support(expand=False)))
+        loss = d.log_prob(v).sum()
+        if not isinstance(out["entropy"], str):
+            loss = loss + d.entropy().sum()
+        if loss.requires_grad:
+            loss.backward()
+        out["grads"] = {k: p[k].grad for k in row[3]}
+        e = d.expand((3,) + tuple(d.batch_shape))
+        out["expand"] = (e.batch_shape, shown(e.log_prob(v)))
+        return out
+
+    both(run, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_samples(name):
+    row = ROWS[name]
+
+    def run(T):
+        T.manual_seed(0)
+        d, _ = build(T, row)
+        out = []
+        for shape in ((), (3,)):
+            for method in ("sample", "rsample") if d.has_rsample else ("sample",):
+                s = getattr(d, method)(shape)
+                assert bool(d.support.check(s).all()), (method, s)
+                out.append((s.shape, s.dtype, s.requires_grad))
+        return out
+
+    both(run)
+
+
+def test_frequencies_and_moments():
+    tl.manual_seed(1)
+    D, n = tl.distributions, 20000
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    idx = D.Categorical(tl.tensor(probs)).sample((n,)).numpy()
+    check_frequencies(np.bincount(idx, minlength=4) / n, probs, n, "Categorical")
+    onehot = D.OneHotCategorical(logits=tl.tensor(np.log(probs))).sample((n,)).numpy()
+    check_frequencies(onehot.mean(0), probs, n, "OneHotCategorical")
+    counts = D.Multinomial(10, tl.tensor(probs)).sample((n // 10,)).numpy()
+    check_frequencies(counts.sum(0) / n, probs, n, "Multinomial")
+    x = D.Binomial(tl.tensor(20.0), tl.tensor(0.3)).sample((n,))
+    npq = 20 * 0.3 * 0.7
+    check_moments(x, 6.0, npq, 3 * npq ** 2 + npq * (1 - 6 * 0.3 * 0.7), "Binomial")
+    p = 0.25
+    x = D.Geometric(tl.tensor(p)).sample((n,))
+    var = (1 - p) / p ** 2
+    check_moments(x, (1 - p) / p, var, var * (9 - 9 * p + p * p) / (1 - p), "Geometric")
+    x = D.Poisson(tl.tensor(3.0)).sample((n,))
+    check_moments(x, 3.0, 3.0, 3.0 + 3 * 9.0, "Poisson")
+    mvn = D.MultivariateNormal(tl.tensor([1.0, -2.0]), tl.tensor(COV))
+    x = mvn.rsample((n,)).numpy()
+    for i in range(2):
+        check_moments(x[:, i], mvn.mean[i].item(), COV[i][i], 3 * COV[i][i] ** 2, f"MVN[{i}]")
+    y = x[:, 0] + x[:, 1]   # a sum of the two: its variance needs the covariance
+    var = COV[0][0] + COV[1][1] + 2 * COV[0][1]
+    check_moments(y, -1.0, var, 3 * var ** 2, "MVN sum")
+
+
+def test_binomial_op():
+    same(lambda T: shown(T.binomial(T.tensor([0.0, 4.0, 3.0, 5.0, -2.0]),
+                                    T.tensor([0.5, 1.0, 0.0, float("nan"), 0.5]))))
+    same(lambda T: T.binomial(T.tensor([5]), T.tensor([0.5])), raises=True)
+    same(lambda T: T.binomial(T.tensor([5.0]), T.tensor([0.5], dtype=T.float64)), raises=True)
+    same(lambda T: T.binomial(T.tensor([5.0, 2.0]), T.tensor([0.3, 0.2, 0.1])), raises=True)
+
+    def backward(T):
+        c = T.tensor([3.0], requires_grad=True)
+        T.binomial(c, T.tensor([0.5])).sum().backward()
+    same(backward, raises=True)
+
+
+# (class, parameters, value): validation errors, compared word for word with torch's
+ERRORS = [
+    ("Bernoulli", dict(probs=[0.5, 1.5]), None),
+    ("Bernoulli", dict(logits=[0.0, float("nan")]), None),
+    ("Bernoulli", dict(probs=[0.5]), [2.0]),
+    ("Bernoulli", dict(probs=[0.5], logits=[0.0]), None),
+    ("Binomial", dict(total_count=[2.5], probs=[0.5]), None),
+    ("Binomial", dict(total_count=3, probs=[0.5]), [4.0]),
+    ("Categorical", dict(probs=[0.5, -0.1, 0.6]), None),
+    ("Categorical", dict(logits=[0.0, float("inf")]), None),
+    ("Categorical", dict(probs=[0.5, 0.5]), [2.0]),
+    ("Geometric", dict(probs=[0.0, 0.5]), None),
+    ("Geometric", dict(probs=[0.5]), [1.5]),
+    ("NegativeBinomial", dict(total_count=[2.0], probs=[1.0]), None),
+    ("Poisson", dict(rate=[-1.0]), None),
+    ("Poisson", dict(rate=[1.0]), [-1.0]),
+    ("Multinomial", dict(total_count=2, probs=[0.5, 0.5]), [3.0, 0.0]),
+    ("OneHotCategorical", dict(probs=[0.5, 0.5]), [1.0, 1.0]),
+    ("MultivariateNormal", dict(loc=[0.0, 0.0], covariance_matrix=[[1.0, 2.0], [2.0, 1.0]]), None),
+    ("MultivariateNormal", dict(loc=[0.0, 0.0], scale_tril=[[1.0, 0.5], [0.0, 1.0]]), None),
+    ("LowRankMultivariateNormal", dict(loc=[0.0], cov_factor=[[1.0]], cov_diag=[-1.0]), None),
+    ("LKJCholesky", dict(dim=2, concentration=[-1.0]), None),
+    ("LKJCholesky", dict(dim=2), [[1.0, 0.0], [1.0, 1.0]]),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs,value", ERRORS, ids=[f"{e[0]}-{i}" for i, e in
+                                                        enumerate(ERRORS)])
+def test_validation_errors(cls, kwargs, value):
+    def run(T):
+        p = {k: T.tensor(v, dtype=T.float64) if isinstance(v, list) else v
+             for k, v in kwargs.items()}
+        d = getattr(T.distributions, cls)(**p, validate_args=True)
+        d.log_prob(T.tensor(value, dtype=T.float64))
+    same(run, raises=True)
+
+
+# KL pairs torch registers among these distributions: (p row, q row)
+KL_PAIRS = [
+    ("bernoulli-probs", "bernoulli-number"),
+    ("binomial-probs", "binomial-logits"),
+    ("categorical-probs", "categorical-logits"),
+    ("geometric-logits", "geometric-probs"),
+    ("poisson", "poisson"),
+    ("one-hot-probs", "one-hot-straight-through"),
+    ("mvn-covariance", "mvn-scale-tril"),
+    ("mvn-precision", "lowrank-mvn"),
+    ("lowrank-mvn", "mvn-scale-tril"),
+    ("lowrank-mvn", "lowrank-mvn"),
+    ("bernoulli-logits", "poisson"),
+    ("poisson", "bernoulli-probs"),
+    ("poisson", "binomial-probs"),
+]
+
+
+@pytest.mark.parametrize("p_name,q_name", KL_PAIRS, ids=[f"{p}|{q}" for p, q in KL_PAIRS])
+def test_kl_divergence(p_name, q_name):
+    def run(T):
+        p, pp = build(T, ROWS[p_name])
+        q, qp = build(T, ROWS[q_name])
+        kl = T.distributions.kl_divergence(p, q)
+        out = [shown(kl)]
+        if kl.requires_grad and bool(T.isfinite(kl).all()):
+            kl.sum().backward()
+            out.append([t.grad for t in (*pp.values(), *qp.values())
+                        if isinstance(t, (torch.Tensor, tl.Tensor)) and t.requires_grad])
+        return out
+
+    both(run, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("name,names", [
+    ("binomial-logits", ("logits",)), ("negative-binomial-probs", ("total_count", "probs")),
+    ("lowrank-mvn", ("loc", "cov_factor", "cov_diag")), ("wishart", ("df",)),
+    ("lkj-cholesky", ("concentration",))])
+def test_gradcheck(name, names):
+    row = ROWS[name]
+    p = params(tl, row)
+    v = value_of(tl, row)
+
+    def f(*xs):
+        d = getattr(tl.distributions, row[1])(**dict(p, **dict(zip(names, xs))),
+                                               validate_args=False)
+        return d.log_prob(v)
+
+    assert tl.autograd.gradcheck(f, tuple(p[k] for k in names))
+
+
+def test_reinforce_compiled_equals_eager():
+    def run(compiled):
+        tl.manual_seed(0)
+        model = tl.nn.Linear(4, 3, dtype=tl.float64)
+        opt = tl.optim.SGD(model.parameters(), lr=0.1)
+        x = tl.tensor(np.linspace(-1, 1, 20).reshape(5, 4))
+        advantage = tl.tensor([1.0, -0.5, 2.0, 0.3, -1.0], dtype=tl.float64)
+
+        def step():
+            opt.zero_grad()
+            dist = tl.distributions.Categorical(logits=model(x))
+            action = dist.sample()
+            loss = -(dist.log_prob(action) * advantage).mean()
+            loss.backward()
+            opt.step()
+            return loss.detach(), action
+
+        step = tl.compile(step, fullgraph=True) if compiled else step
+        results = [step() for _ in range(3)]
+        return results, model.weight.detach().numpy()
+
+    (eager, w_eager), (comp, w_comp) = run(False), run(True)
+    for (le, ae), (lc, ac) in zip(eager, comp):
+        np.testing.assert_array_equal(ac.numpy(), ae.numpy())
+        np.testing.assert_allclose(lc.numpy(), le.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(w_comp, w_eager, rtol=1e-12)
