@@ -16,6 +16,8 @@ import warnings
 from ..autograd import grad
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .independent import Independent
+from .transformed_distribution import TransformedDistribution
 from .utils import _sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
@@ -150,3 +152,20 @@ def _kl_expfamily_expfamily(p, q):
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         result -= _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
     return result
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    """KL of the base distributions: a bijection applied to both leaves KL unchanged."""
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
