@@ -148,6 +148,9 @@ from ._ops.pointwise import (  # noqa: E402
 from ._ops.sampling import (  # noqa: E402
     bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson,
     binomial as binomial)
+from ._ops.sampling import (  # noqa: E402
+    _dirichlet_grad as _dirichlet_grad, _sample_dirichlet as _sample_dirichlet,
+    _standard_gamma as _standard_gamma, _standard_gamma_grad as _standard_gamma_grad)
 from ._ops.reduce import (  # noqa: E402
     all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
     argmin as argmin, count_nonzero as count_nonzero, cummax as cummax, cummin as cummin,

@@ -23,6 +23,7 @@ from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor, check_all, on_host
+from .reparam import dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -609,6 +610,106 @@ def binomial(count, prob, generator=None):
     if shape_broadcast(c.shape, p.shape) is None:
         raise RuntimeError(_broadcast_message([c, p]))
     return call(BINOMIAL, count, prob, _key(generator, count))
+
+
+# --- gamma and Dirichlet samplers with reparameterized gradients (torch.distributions) ----------
+
+# The gradients' maths is in _ops/reparam.py (NOTE [ reparameterized gamma gradients ]).
+
+@jax.custom_jvp
+def _gamma_reparam(alpha, x):
+    return x
+
+
+@_gamma_reparam.defjvp
+def _gamma_reparam_jvp(primals, tangents):
+    alpha, x = primals
+    return x, _gamma_grad(alpha, x) * tangents[0]
+
+
+def _gamma_draw(key, alpha, log_space=False):
+    """Standard gamma draws (their logs when ``log_space``) of ``alpha``'s shape, computed in
+    ``alpha``'s dtype (float32 for half types); no gradient."""
+    alpha = jax.lax.stop_gradient(alpha)
+    ct = _compute_dtype(alpha.dtype)
+    a = alpha.astype(ct)
+    ok = a > 0
+    draw = jax.random.loggamma if log_space else jax.random.gamma
+    return draw(key, jnp.where(ok, a, 1), a.shape, ct), ok
+
+
+def _standard_gamma_fn(alpha, key):
+    x, ok = _gamma_draw(key, alpha)
+    # PyTorch's sampler returns at least the dtype's smallest normal number (also for alpha <= 0
+    # or nan) and inf for alpha = inf
+    tiny = jnp.finfo(alpha.dtype).tiny
+    x = jnp.where(jnp.isposinf(alpha), jnp.inf, jnp.where(ok, jnp.maximum(x, tiny), tiny))
+    return _gamma_reparam(alpha, x.astype(alpha.dtype))
+
+
+def _sample_dirichlet_fn(alpha, key):
+    # the gamma draws normalized in log space, so small concentrations keep their mass
+    a = alpha.reshape(alpha.shape or (1,))
+    log_g, ok = _gamma_draw(key, a, log_space=True)
+    log_g = jnp.where(ok, log_g, -jnp.inf)
+    x = jnp.exp(log_g - jax.nn.logsumexp(log_g, axis=-1, keepdims=True))
+    x = jnp.where(jnp.isnan(x), 1 / a.shape[-1], x)   # every draw underflowed: equal shares
+    return jnp.maximum(x, jnp.finfo(alpha.dtype).tiny).astype(alpha.dtype).reshape(alpha.shape)
+
+
+STANDARD_GAMMA = Op("_standard_gamma", _standard_gamma_fn, "StandardGammaBackward0",
+                    saves=(0, "result"), inputs=1)
+STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", lambda a, x: _gamma_grad(*jnp.broadcast_arrays(
+    a, x)), "StandardGammaGradBackward0", no_grad_reason=(
+        NotImplementedError, "the derivative for '_standard_gamma_grad' is not implemented."))
+SAMPLE_DIRICHLET = Op("_sample_dirichlet", _sample_dirichlet_fn, "NotImplemented", saves=(),
+                      inputs=1,
+                      no_grad_reason="derivative for aten::_sample_dirichlet is not implemented")
+DIRICHLET_GRAD = Op("_dirichlet_grad", _dirichlet_grad_fn, "NotImplemented", saves=(),
+                    no_grad_reason="derivative for aten::_dirichlet_grad is not implemented")
+
+
+def _same_dtype(first, *others):
+    for t in others:
+        if t.dtype is not first.dtype:
+            raise RuntimeError(f"Found dtype {t.dtype._scalar_name} but expected "
+                               f"{first.dtype._scalar_name}")
+
+
+def _standard_gamma(input, generator=None):
+    """Mirrors ``torch._standard_gamma``: a Gamma(input, 1) sample per element, in its dtype.
+    Its gradient is PyTorch's implicit reparameterization gradient (NOTE [ reparameterized
+    gamma gradients ]).
+
+    Example:
+        >>> torchlike._standard_gamma(torchlike.ones(2)).shape
+        torch.Size([2])
+    """
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise _not_implemented("gamma_cpu", input.dtype)
+    return call(STANDARD_GAMMA, input, _key(generator, input))
+
+
+def _standard_gamma_grad(input, output):
+    """Mirrors ``torch._standard_gamma_grad``: d output / d input for standard gamma samples
+    ``output`` of concentrations ``input``."""
+    _same_dtype(input, output)
+    return call(STANDARD_GAMMA_GRAD, input, output)
+
+
+def _sample_dirichlet(input, generator=None):
+    """Mirrors ``torch._sample_dirichlet``: a Dirichlet sample per row of concentrations
+    ``input`` (its last dimension); PyTorch has no derivative for it."""
+    if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
+        raise _not_implemented("dirichlet", input.dtype)
+    return call(SAMPLE_DIRICHLET, input, _key(generator, input))
+
+
+def _dirichlet_grad(x, alpha, total):
+    """Mirrors ``torch._dirichlet_grad``: the reparameterized gradient of Beta(alpha,
+    total - alpha) samples ``x``, as the Dirichlet's backward uses it."""
+    _same_dtype(x, alpha, total)
+    return call(DIRICHLET_GRAD, x, alpha, total)
 
 
 PUBLIC = ("normal", "bernoulli", "multinomial", "poisson", "binomial")

@@ -36,10 +36,13 @@ from .binomial import Binomial as Binomial
 from .categorical import Categorical as Categorical
 from .geometric import Geometric as Geometric
 from .independent import Independent as Independent
+from .lkj_cholesky import LKJCholesky as LKJCholesky
+from .logistic_normal import LogisticNormal as LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal as LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily as MixtureSameFamily
 from .multinomial import Multinomial as Multinomial
 from .multivariate_normal import MultivariateNormal as MultivariateNormal
+from .negative_binomial import NegativeBinomial as NegativeBinomial
 from .one_hot_categorical import OneHotCategorical as OneHotCategorical
 from .one_hot_categorical import (
     OneHotCategoricalStraightThrough as OneHotCategoricalStraightThrough)
@@ -47,6 +50,7 @@ from .poisson import Poisson as Poisson
 from .relaxed_bernoulli import RelaxedBernoulli as RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical as RelaxedOneHotCategorical
 from .transformed_distribution import TransformedDistribution as TransformedDistribution
+from .wishart import Wishart as Wishart
 
 # PyTorch's __all__: every distribution class imported above, the two registries, the KL
 # functions and the transforms' names.
