@@ -387,7 +387,7 @@ class _Square(Constraint):
 
     def check(self, value):
         return C.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1],
-                      dtype=D.bool, device=value.device)
+                      dtype=D.bool_, device=value.device)
 
 
 class _Symmetric(_Square):
