@@ -565,16 +565,20 @@ def random_(self, *args, generator=None, **kwargs):
 # --- binomial (torch.binomial, used by distributions.Binomial) -----------------------------------
 
 def _binomial(count, prob, key):
-    # NOTE: as PyTorch's kernel: a count <= 0 or prob <= 0 draws 0, prob >= 1 draws the count, a
-    # fractional count counts its whole trials, a nan prob gives nan.
+    # NOTE: as PyTorch's kernel: a count <= 0 or prob <= 0 draws 0, prob >= 1 draws the count,
+    # prob > 1/2 draws count minus a draw of the failures (so a fractional count keeps its
+    # fraction), one <= 1/2 counts whole trials; a nan prob gives nan.
     dt = _compute_dtype(count.dtype)
     shape = jnp.broadcast_shapes(count.shape, prob.shape)
-    n = jnp.floor(jnp.broadcast_to(count, shape).astype(dt))
+    c = jnp.broadcast_to(count, shape).astype(dt)
     p = jnp.broadcast_to(prob, shape).astype(dt)
-    ok = (n > 0) & (p > 0)
-    draw = jax.random.binomial(key, jnp.where(ok, n, 0), jnp.clip(jnp.where(ok, p, 0.5), 0, 1),
-                               shape, dt)
-    draw = jnp.where(p >= 1, n, jnp.where(ok, draw, 0))
+    flip = p > 0.5
+    q = jnp.where(flip, 1 - p, p)
+    ok = (c >= 1) & (q > 0)
+    k = jax.random.binomial(key, jnp.where(ok, jnp.floor(c), 0), jnp.where(ok, q, 0.5), shape,
+                            dt)
+    k = jnp.where(ok, k, 0)
+    draw = jnp.where((c <= 0) | (p <= 0), 0, jnp.where(flip, c - k, k))
     return jnp.where(jnp.isnan(p), jnp.nan, draw).astype(count.dtype)
 
 
