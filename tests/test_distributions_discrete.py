@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from parity import assert_same, both, same
+from parity import both, same
 from sample_stats import check_frequencies, check_moments
 
 COV = [[2.0, 0.3], [0.3, 1.0]]

@@ -10,12 +10,13 @@ from .._info import finfo
 from .._ops.join import broadcast_shapes
 from .._random import randn
 from .._size import Size
-from ..linalg import cholesky, slogdet
+from ..linalg import cholesky, cholesky_ex, slogdet
 from . import constraints
 from .chi2 import Chi2
+from .distribution import _require
 from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
-from .utils import lazy_property
+from .utils import _is_all_true, lazy_property
 
 __all__ = ["Wishart"]
 
@@ -86,11 +87,14 @@ class Wishart(ExponentialFamily):
             batch_shape = Size(broadcast_shapes(param.shape[:-2], df.shape))
             self.df = df.expand(batch_shape)
         event_shape = param.shape[-2:]
-        if self.df.le(event_shape[-1] - 1).any():
-            raise ValueError(f"Value of df={df} expected to be greater than "
-                             f"ndim - 1 = {event_shape[-1] - 1}.")
+        n = event_shape[-1]
+        # while traced, the df check is the compiled step's own (NOTE [ validation while
+        # tracing ] in distribution.py) and the warning is left out
+        _require(self.df.gt(n - 1),
+                 lambda: f"Value of df={df} expected to be greater than ndim - 1 = {n - 1}.",
+                 f"Value of df expected to be greater than ndim - 1 = {n - 1}.")
         setattr(self, name, param.expand(batch_shape + (-1, -1)))
-        if self.df.lt(event_shape[-1]).any():
+        if _is_all_true(self.df.ge(n)) is False:
             warnings.warn("Low df values detected. Singular samples are highly likely to "
                           "occur for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
@@ -168,7 +172,9 @@ class Wishart(ExponentialFamily):
         return chol @ chol.transpose(-2, -1)
 
     def _singular(self, sample):
-        singular = ~self.support.check(sample)
+        # the support's check without its symmetry test (L A A^T L^T is symmetric by
+        # construction), which needs no host read while traced
+        singular = cholesky_ex(sample).info.ne(0)
         return singular.amax(self._batch_dims) if self._batch_shape else singular
 
     def rsample(self, sample_shape=Size(), max_try_correction=None):
