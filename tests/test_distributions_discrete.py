@@ -147,6 +147,7 @@ def test_values_and_gradients(name):
         v = value_of(T, row)
         support = d.support
         out = {
+            "repr": repr(d),
             "shapes": (d.batch_shape, d.event_shape, d.has_rsample, d.has_enumerate_support),
             "support": (type(support).__name__, support.is_discrete, support.event_dim),
             "log_prob": shown(d.log_prob(v)),
@@ -352,3 +353,27 @@ def test_reinforce_compiled_equals_eager():
         np.testing.assert_array_equal(ac.numpy(), ae.numpy())
         np.testing.assert_allclose(lc.numpy(), le.numpy(), rtol=1e-12)
     np.testing.assert_allclose(w_comp, w_eager, rtol=1e-12)
+
+
+CLASSES = ["Bernoulli", "Binomial", "Categorical", "Geometric", "NegativeBinomial", "Poisson",
+           "Multinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "MultivariateNormal",
+           "LowRankMultivariateNormal", "LKJCholesky", "Wishart", "MixtureSameFamily",
+           "LogisticNormal", "relaxed_bernoulli.LogitRelaxedBernoulli",
+           "relaxed_categorical.ExpRelaxedCategorical"]
+
+
+@pytest.mark.parametrize("path", CLASSES)
+def test_class_paths_and_constraints(path):
+    def run(T):
+        cls = T.distributions
+        for part in path.split("."):
+            cls = getattr(cls, part)
+        bases = [b.__name__ for b in cls.__mro__]
+        arg = cls.__dict__.get("arg_constraints")
+        arg = {k: repr(c) for k, c in arg.items()} if isinstance(arg, dict) else None
+        support = cls.__dict__.get("support")
+        return (cls.__module__.split(".", 1)[1], cls.__qualname__, bases, arg,
+                None if support is None or isinstance(support, property) else repr(support),
+                cls.has_rsample, cls.has_enumerate_support)
+    same(run)
