@@ -233,8 +233,8 @@ def test_binomial_op():
     same(lambda T: T.binomial(T.tensor([5.0, 2.0]), T.tensor([0.3, 0.2, 0.1])), raises=True)
 
     def backward(T):
-        c = T.tensor([3.0], requires_grad=True)
-        T.binomial(c, T.tensor([0.5])).sum().backward()
+        c = T.full((3, 2), 3.0, dtype=T.float64, requires_grad=True)
+        T.binomial(c, T.full((3, 2), 0.5, dtype=T.float64)).sum().backward()
     same(backward, raises=True)
 
 
