@@ -1,4 +1,6 @@
 """Mirrors ``torch.distributions.independent``: the Independent distribution."""
+import types
+
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
@@ -24,6 +26,7 @@ class Independent(Distribution):
         (torchlike.Size([]), torchlike.Size([3]))
     """
     arg_constraints = {}
+    __class_getitem__ = classmethod(types.GenericAlias)   # Independent[Normal], as torch's Generic
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         if reinterpreted_batch_ndims > len(base_distribution.batch_shape):

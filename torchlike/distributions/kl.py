@@ -15,7 +15,6 @@ import math
 import warnings
 
 from ..autograd import grad
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .independent import Independent
 from .transformed_distribution import TransformedDistribution

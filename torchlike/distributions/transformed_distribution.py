@@ -61,6 +61,9 @@ class TransformedDistribution(Distribution):
         event_dim = max(transform.codomain.event_dim,
                         base_event_dim + transform.codomain.event_dim
                         - transform.domain.event_dim)
+        if len(forward_shape) < event_dim:
+            raise AssertionError(f"forward_shape length {len(forward_shape)} must be >= "
+                                 f"event_dim {event_dim}")
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 
