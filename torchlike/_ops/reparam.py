@@ -1,5 +1,6 @@
-"""PyTorch's reparameterized gradients of gamma and Dirichlet samples, as pure jnp functions
-(``torch._standard_gamma_grad`` and ``torch._dirichlet_grad``; the ops are in sampling.py)."""
+"""Gamma draws and PyTorch's reparameterized gradients of gamma and Dirichlet samples, as pure
+jnp functions (``torch._standard_gamma_grad`` and ``torch._dirichlet_grad``; the ops are in
+sampling.py)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,6 +14,16 @@ import numpy as np
 # gamma gradient is exact to rounding and differs from PyTorch's by up to ~1e-3 relative, so the
 # same approximations are written here (``gamma_grad``, ``dirichlet_grad``) and the sample's
 # gradient uses them: the same values as ``torch._standard_gamma_grad`` / ``torch._dirichlet_grad``.
+
+def _in_float64(fn):
+    """``fn`` computed in float64 when 64-bit types are on (PyTorch's CPU kernels accumulate
+    these approximations in double), its result in the first argument's dtype."""
+    def wrapped(*args):
+        dtype = args[0].dtype
+        wide = jax.dtypes.canonicalize_dtype(jnp.float64)
+        return fn(*(a.astype(wide) for a in args)).astype(dtype)
+    return wrapped
+
 
 def _f32(v):
     """A C float literal (``0.8f``) as the double it compares as."""
@@ -36,6 +47,7 @@ _GAMMA_UV = np.array([
      0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07]])
 
 
+@_in_float64
 def gamma_grad(alpha, x):
     """d x / d alpha for a standard gamma sample ``x`` (NOTE [ reparameterized gamma
     gradients ])."""
@@ -143,6 +155,7 @@ _DIRICHLET_C = np.array([
       [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]])
 
 
+@_in_float64
 def dirichlet_grad(x, alpha, total):
     """The scaled reparameterized gradient -(d/dalpha cdf(x; alpha, total - alpha)) / pdf / (1-x)
     of a Beta(alpha, total - alpha) sample ``x`` (NOTE [ reparameterized gamma gradients ])."""
@@ -164,3 +177,35 @@ def dirichlet_grad(x, alpha, total):
                                -_beta_grad_beta_small(1 - x, beta, alpha),
                                jnp.where((alpha > 6) & (beta > 6),
                                          _beta_grad_alpha_mid(x, alpha, beta), rational)))
+
+
+def log_standard_gamma(key, alpha, dtype):
+    """log of a standard gamma draw per element of ``alpha`` (> 0), in ``dtype``.
+
+    Marsaglia & Tsang's rejection sampler ("A simple method for generating gamma variables",
+    2000), every element proposing in each round of one loop until all have accepted; below
+    alpha = 1 a draw of alpha + 1 times U ** (1 / alpha), in log space so that small
+    concentrations keep their (tiny) values.  Written out rather than ``jax.random.gamma``, whose
+    per-element loops take several times longer to compile (each new shape is a compile in
+    eager mode)."""
+    boost = alpha < 1
+    a = jnp.where(boost, alpha + 1, alpha)
+    d = a - 1 / 3
+    c = 1 / jnp.sqrt(9 * d)
+    tiny = jnp.finfo(dtype).tiny
+
+    def body(state):
+        i, log_x, done = state
+        u = jax.random.uniform(jax.random.fold_in(key, i), (3,) + a.shape, dtype, minval=tiny)
+        z = jnp.sqrt(-2 * jnp.log(u[0])) * jnp.cos(2 * jnp.pi * u[1])   # Box-Muller
+        v = (1 + c * z) ** 3
+        log_v = jnp.log(jnp.where(v > 0, v, 1))
+        accept = (v > 0) & (jnp.log(u[2]) < 0.5 * z * z + d - d * v + d * log_v)
+        log_x = jnp.where(~done & accept, jnp.log(d) + log_v, log_x)
+        return i + 1, log_x, done | accept
+
+    start = (jnp.uint32(1), jnp.zeros(a.shape, dtype), jnp.zeros(a.shape, bool))
+    # (each round accepts with probability > 0.95: the bound only guards against a bad alpha)
+    _, log_x, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[2]) & (s[0] < 1000), body, start)
+    log_u = jnp.log(jax.random.uniform(jax.random.fold_in(key, 0), a.shape, dtype, minval=tiny))
+    return jnp.where(boost, log_x + log_u / alpha, log_x)

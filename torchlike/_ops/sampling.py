@@ -23,7 +23,8 @@ from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor, check_all, on_host
-from .reparam import dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad
+from .reparam import (dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad,
+                      log_standard_gamma)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------
@@ -631,19 +632,18 @@ def _gamma_reparam_jvp(primals, tangents):
     return x, _gamma_grad(alpha, x) * tangents[0]
 
 
-def _gamma_draw(key, alpha, log_space=False):
-    """Standard gamma draws (their logs when ``log_space``) of ``alpha``'s shape, computed in
-    ``alpha``'s dtype (float32 for half types); no gradient."""
+def _log_gamma_draw(key, alpha):
+    """(logs of standard gamma draws of ``alpha``'s shape in its compute dtype (float32 for
+    half types), where they are defined: alpha > 0); no gradient."""
     alpha = jax.lax.stop_gradient(alpha)
-    ct = _compute_dtype(alpha.dtype)
-    a = alpha.astype(ct)
-    ok = a > 0
-    draw = jax.random.loggamma if log_space else jax.random.gamma
-    return draw(key, jnp.where(ok, a, 1), a.shape, ct), ok
+    a = alpha.astype(_compute_dtype(alpha.dtype))
+    ok = (a > 0) & (a < jnp.inf)
+    return log_standard_gamma(key, jnp.where(ok, a, 1), a.dtype), ok
 
 
 def _standard_gamma_fn(alpha, key):
-    x, ok = _gamma_draw(key, alpha)
+    log_x, ok = _log_gamma_draw(key, alpha)
+    x = jnp.exp(log_x)
     # PyTorch's sampler returns at least the dtype's smallest normal number (also for alpha <= 0
     # or nan) and inf for alpha = inf
     tiny = jnp.finfo(alpha.dtype).tiny
@@ -654,11 +654,30 @@ def _standard_gamma_fn(alpha, key):
 def _sample_dirichlet_fn(alpha, key):
     # the gamma draws normalized in log space, so small concentrations keep their mass
     a = alpha.reshape(alpha.shape or (1,))
-    log_g, ok = _gamma_draw(key, a, log_space=True)
+    log_g, ok = _log_gamma_draw(key, a)
     log_g = jnp.where(ok, log_g, -jnp.inf)
     x = jnp.exp(log_g - jax.nn.logsumexp(log_g, axis=-1, keepdims=True))
     x = jnp.where(jnp.isnan(x), 1 / a.shape[-1], x)   # every draw underflowed: equal shares
     return jnp.maximum(x, jnp.finfo(alpha.dtype).tiny).astype(alpha.dtype).reshape(alpha.shape)
+
+
+@jax.custom_jvp
+def _dirichlet_reparam(alpha, x):
+    return x
+
+
+@_dirichlet_reparam.defjvp
+def _dirichlet_reparam_jvp(primals, tangents):
+    # d x_i / d alpha_j = G_j (delta_ij - x_i), G the Beta marginals' gradients: its transpose
+    # is PyTorch's _Dirichlet backward, G * (g - sum(x * g))
+    alpha, x = primals
+    total = jnp.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape)
+    gt = _dirichlet_grad_fn(x, alpha, total) * tangents[0]
+    return x, gt - x * gt.sum(-1, keepdims=True)
+
+
+def _dirichlet_rsample_fn(alpha, key):
+    return _dirichlet_reparam(alpha, _sample_dirichlet_fn(alpha, key))
 
 
 STANDARD_GAMMA = Op("_standard_gamma", _standard_gamma_fn, "StandardGammaBackward0",
@@ -669,6 +688,9 @@ STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", lambda a, x: _gamma_grad(*jnp.b
 SAMPLE_DIRICHLET = Op("_sample_dirichlet", _sample_dirichlet_fn, "NotImplemented", saves=(),
                       inputs=1,
                       no_grad_reason="derivative for aten::_sample_dirichlet is not implemented")
+# Dirichlet.rsample's sampler: PyTorch records it as its _Dirichlet autograd.Function
+DIRICHLET_RSAMPLE = Op("_dirichlet_rsample", _dirichlet_rsample_fn, "_DirichletBackward",
+                       saves=(0, "result"), inputs=1)
 DIRICHLET_GRAD = Op("_dirichlet_grad", _dirichlet_grad_fn, "NotImplemented", saves=(),
                     no_grad_reason="derivative for aten::_dirichlet_grad is not implemented")
 
@@ -709,6 +731,15 @@ def _sample_dirichlet(input, generator=None):
     return call(SAMPLE_DIRICHLET, input, _key(generator, input))
 
 
+def _dirichlet_rsample(concentration, generator=None):
+    """A Dirichlet sample per row of ``concentration`` whose gradient is PyTorch's
+    reparameterization gradient (its ``_Dirichlet`` Function; NOTE [ reparameterized gamma
+    gradients ])."""
+    if not concentration.dtype.is_floating_point or concentration.dtype.itemsize < 4:
+        raise _not_implemented("dirichlet", concentration.dtype)
+    return call(DIRICHLET_RSAMPLE, concentration, _key(generator, concentration))
+
+
 def _dirichlet_grad(x, alpha, total):
     """Mirrors ``torch._dirichlet_grad``: the reparameterized gradient of Beta(alpha,
     total - alpha) samples ``x``, as the Dirichlet's backward uses it."""
@@ -717,6 +748,7 @@ def _dirichlet_grad(x, alpha, total):
 
 
 PUBLIC = ("normal", "bernoulli", "multinomial", "poisson", "binomial")
+PUBLIC += ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad")
 TENSOR_METHODS = {
     "bernoulli": bernoulli, "multinomial": multinomial,
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_,
