@@ -167,8 +167,7 @@ def test_values_and_gradients(name):
 
 
 # Every row draws sample_shape (3,); these also draw () (each new shape is a new program).
-SCALAR_SAMPLES = {"bernoulli-probs", "categorical-probs", "one-hot-probs", "multinomial-probs",
-                  "mvn-scale-tril", "relaxed-bernoulli", "mixture-mvn"}
+SCALAR_SAMPLES = {"bernoulli-probs", "categorical-probs", "mvn-scale-tril", "mixture-mvn"}
 # rows whose sampler is another row's, given other parameters
 SAMPLED = [pytest.param(name, id=name) for name in ROWS if name not in
            {"binomial-logits", "geometric-logits", "mvn-covariance", "lowrank-mvn-batch"}]
