@@ -3,12 +3,16 @@ PyTorch, side by side in float64.
 
 One spec table (``SPECS``) drives the tests: each row builds the same distribution in both
 libraries from the same numbers (parameters listed in ``grad`` require grad) and names a value
-in its support.  For every row: shapes and flags, ``log_prob`` / ``entropy`` / ``mean`` /
-``variance`` / ``mode`` / ``perplexity`` / ``enumerate_support`` values and dtypes, the
-gradients that ``.backward()`` of ``log_prob + entropy`` gives each parameter, and samples'
+in its support.  For every row: repr, shapes, flags and support, ``log_prob`` / ``entropy`` /
+``mean`` / ``variance`` / ``mode`` / ``enumerate_support`` values and dtypes, the gradients
+that ``.backward()`` of ``log_prob + entropy`` gives each parameter, ``expand``, and samples'
 shapes, dtypes and support.  Then: a few distributions' sample frequencies and moments
 (tests/sample_stats.py, fixed seeds), ``torchlike.binomial``, validation errors' texts, the KL
-pairs, finite differences on a few rows, and a REINFORCE step compiled against eager.
+pairs (values and gradients), finite differences on a few rows, a REINFORCE step compiled
+against eager, and each class's module path, bases and constraints.
+
+The suite's time here is XLA compiling each op at each new shape (NOTE [ test compile time ] in
+conftest.py), so rows share batch shapes where they can and heavy samplers draw one shape.
 """
 import math
 
