@@ -307,6 +307,23 @@ def test_kl_divergence(p_name, q_name):
     both(run, rtol=1e-9, atol=1e-11)
 
 
+@pytest.mark.parametrize("pair", ["mvn-event-shapes", "lowrank-event-shapes", "binomial-counts"])
+def test_kl_errors(pair):
+    def run(T):
+        D = T.distributions
+        tril2 = T.eye(2, dtype=T.float64)
+        p = D.MultivariateNormal(T.zeros(2, dtype=T.float64), scale_tril=tril2)
+        q = D.MultivariateNormal(T.zeros(3, dtype=T.float64), scale_tril=T.eye(3, dtype=T.float64))
+        if pair == "lowrank-event-shapes":
+            p = D.LowRankMultivariateNormal(T.zeros(2, dtype=T.float64), tril2,
+                                            T.ones(2, dtype=T.float64))
+        if pair == "binomial-counts":
+            p = D.Binomial(T.tensor([2.0, 3.0]), T.tensor([0.5, 0.5]))
+            q = D.Binomial(T.tensor([3.0, 3.0]), T.tensor([0.5, 0.5]))
+        D.kl_divergence(p, q)
+    same(run, raises=True)
+
+
 @pytest.mark.parametrize("name,names", [
     ("binomial-logits", ("logits",)), ("lowrank-mvn", ("loc", "cov_factor", "cov_diag")),
     ("lkj-cholesky", ("concentration",))])
