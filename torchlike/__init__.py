@@ -146,7 +146,8 @@ from ._ops.pointwise import (  # noqa: E402
     is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
     not_equal as not_equal, result_type as result_type, subtract as subtract)
 from ._ops.sampling import (  # noqa: E402
-    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson)
+    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson,
+    binomial as binomial)
 from ._ops.sampling import (  # noqa: E402
     _dirichlet_grad as _dirichlet_grad, _sample_dirichlet as _sample_dirichlet,
     _standard_gamma as _standard_gamma, _standard_gamma_grad as _standard_gamma_grad)

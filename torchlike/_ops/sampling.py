@@ -563,6 +563,60 @@ def random_(self, *args, generator=None, **kwargs):
     return _fill(self, _FILL[name], generator, prepare)
 
 
+# --- binomial (torch.binomial, used by distributions.Binomial) -----------------------------------
+
+def _binomial(count, prob, key):
+    # NOTE: as PyTorch's kernel: a count <= 0 or prob <= 0 draws 0, prob >= 1 draws the count,
+    # prob > 1/2 draws count minus a draw of the failures (so a fractional count keeps its
+    # fraction), one <= 1/2 counts whole trials; a nan prob gives nan.
+    dt = _compute_dtype(count.dtype)
+    shape = jnp.broadcast_shapes(count.shape, prob.shape)
+    c = jnp.broadcast_to(count, shape).astype(dt)
+    p = jnp.broadcast_to(prob, shape).astype(dt)
+    flip = p > 0.5
+    q = jnp.where(flip, 1 - p, p)
+    ok = (c >= 1) & (q > 0)
+    k = jax.random.binomial(key, jnp.where(ok, jnp.floor(c), 0), jnp.where(ok, q, 0.5), shape,
+                            dt)
+    k = jnp.where(ok, k, 0)
+    draw = jnp.where((c <= 0) | (p <= 0), 0, jnp.where(flip, c - k, k))
+    return jnp.where(jnp.isnan(p), jnp.nan, draw).astype(count.dtype)
+
+
+BINOMIAL = Op("binomial", _binomial, "NotImplemented", saves=(), inputs=2,
+              no_grad_reason="derivative for aten::binomial is not implemented")
+
+
+def binomial(count, prob, generator=None):
+    """Mirrors ``torch.binomial``: the number of successes in ``count`` trials of probability
+    ``prob`` (floating tensors of one dtype, broadcast together), in their dtype.  PyTorch
+    records the op without a derivative: backward through it raises.
+
+    Args:
+        count (Tensor): the number of trials.
+        prob (Tensor): the probability of success of each trial.
+        generator (Generator, optional): the generator to draw from.
+
+    Returns:
+        Tensor: the counts of successes.
+
+    Example:
+        >>> torchlike.binomial(torchlike.tensor([0., 4.]), torchlike.tensor([0.5, 1.0]))
+        tensor([0., 4.])
+    """
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{t.dtype._scalar_name}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {prob.dtype._scalar_name} but expected "
+                           f"{count.dtype._scalar_name}")
+    c, p = count._value(), prob._value()
+    if shape_broadcast(c.shape, p.shape) is None:
+        raise RuntimeError(_broadcast_message([c, p]))
+    return call(BINOMIAL, count, prob, _key(generator, count))
+
+
 # --- gamma and Dirichlet samplers with reparameterized gradients (torch.distributions) ----------
 
 # The gradients' maths is in _ops/reparam.py (NOTE [ reparameterized gamma gradients ]).
@@ -721,7 +775,7 @@ def _dirichlet_grad(x, alpha, total):
     return call(DIRICHLET_GRAD, x, alpha, total)
 
 
-PUBLIC = ("normal", "bernoulli", "multinomial", "poisson")
+PUBLIC = ("normal", "bernoulli", "multinomial", "poisson", "binomial")
 PUBLIC += ("_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad")
 TENSOR_METHODS = {
     "bernoulli": bernoulli, "multinomial": multinomial,

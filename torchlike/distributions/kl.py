@@ -614,3 +614,167 @@ def _kl_uniform_pareto(p, q):
     t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     return where(p.low < q.support.lower_bound, _INF, t2 * (q.alpha + 1) - t1)
+
+
+# ---- discrete and multivariate -----------------------------------------------------------------
+# PyTorch's pairs among the discrete and multivariate distributions; a masked overwrite of
+# PyTorch's (``t[mask] = inf``) is a masked_fill here (no gradient reaches the replaced entries).
+from .._ops.join import broadcast_shapes  # noqa: E402
+from ..linalg import solve_triangular  # noqa: E402
+from ..nn.functional import softplus  # noqa: E402
+from .bernoulli import Bernoulli  # noqa: E402
+from .binomial import Binomial  # noqa: E402
+from .categorical import Categorical  # noqa: E402
+from .geometric import Geometric  # noqa: E402
+from .lowrank_multivariate_normal import (  # noqa: E402
+    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis)
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis  # noqa: E402
+from .one_hot_categorical import OneHotCategorical  # noqa: E402
+from .poisson import Poisson  # noqa: E402
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    # p log(p/q) + (1-p) log((1-p)/(1-q)) through softplus of the logits; a zero of q where p
+    # has mass is infinite, a zero of p contributes nothing
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = t1.masked_fill(q.probs == 0, math.inf).masked_fill(p.probs == 0, 0)
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = t2.masked_fill(q.probs == 1, math.inf).masked_fill(p.probs == 1, 0)
+    return t1 + t2
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # n [p log(p/q) + (1-p) log((1-p)/(1-q))] for equal counts; infinite where p's count is
+    # larger (p reaches values q cannot)
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is "
+                                  "not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
+                          - (-q.probs).log1p())
+    return kl.masked_fill(p.total_count > q.total_count, math.inf)
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = t.masked_fill((q.probs == 0).expand_as(t), math.inf)
+    t = t.masked_fill((p.probs == 0).expand_as(t), 0)
+    return t.sum(-1)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+# NOTE [ KL of multivariate normals ]: KL(p || q) = 1/2 [log det(Sq) - log det(Sp)
+# + tr(Sq^-1 Sp) + (mq - mp)^T Sq^-1 (mq - mp) - n].  With Sq = Lq Lq^T the trace is
+# ||Lq^-1 Fp||^2 for any factor Fp of Sp (Fp Fp^T = Sp); a low-rank Sq = W W^T + D takes
+# Woodbury's Sq^-1 = D^-1 - A^T A (A = C^-1/2 W^T D^-1, NOTE [ low-rank covariance ]).
+
+def _check_event_shapes(p, q, what):
+    if p.event_shape != q.event_shape:
+        # (torch's message carries the indentation of its continued source line)
+        raise ValueError(f"KL-divergence between two {what} with{' ' * 26}different event "
+                         "shapes cannot be computed")
+
+
+def _woodbury_factor(q):
+    """A with q's precision D^-1 - A^T A (NOTE [ KL of multivariate normals ])."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return solve_triangular(q._capacitance_tril, W.mT / D.unsqueeze(-2), upper=False)
+
+
+def _lowrank_logdet(p):
+    return _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                                 p._capacitance_tril)
+
+
+def _lowrank_mahalanobis(q, x):
+    return _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                      x, q._capacitance_tril)
+
+
+def _tril_logdet(p):
+    return 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # tr(Sq^-1 Sp) = tr((D_q^-1 - A^T A)(D_p + W_p W_p^T))
+    A = _woodbury_factor(q)
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    term2 = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = _lowrank_logdet(q) - _tril_logdet(p)
+    term3 = _lowrank_mahalanobis(q, q.loc - p.loc)
+    # tr(Sq^-1 Sp) = tr((D_q^-1 - A^T A) Lp Lp^T)
+    A = _woodbury_factor(q)
+    pL, qD = p._unbroadcasted_scale_tril, q._unbroadcasted_cov_diag
+    term2 = _batch_trace_XXT(pL * qD.rsqrt().unsqueeze(-1)) - _batch_trace_XXT(A.matmul(pL))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = _tril_logdet(q) - _lowrank_logdet(p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    # tr(Sq^-1 Sp) = ||Lq^-1 W_p||^2 + ||Lq^-1 D_p^1/2||^2
+    n = p.event_shape[0]
+    batch = broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2],
+                             p._unbroadcasted_cov_factor.shape[:-2])
+    qL = q._unbroadcasted_scale_tril.expand(batch + (n, n))
+    pW = p._unbroadcasted_cov_factor.expand(batch + (n, p.cov_factor.size(-1)))
+    pD = p._unbroadcasted_cov_diag.sqrt().diag_embed().expand(batch + (n, n))
+    term2 = (_batch_trace_XXT(solve_triangular(qL, pW, upper=False))
+             + _batch_trace_XXT(solve_triangular(qL, pD, upper=False)))
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "Multivariate Normals")
+    half_term1 = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    n = p.event_shape[0]
+    batch = broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2],
+                             p._unbroadcasted_scale_tril.shape[:-2])
+    qL = q._unbroadcasted_scale_tril.expand(batch + (n, n))
+    pL = p._unbroadcasted_scale_tril.expand(batch + (n, n))
+    term2 = _batch_trace_XXT(solve_triangular(qL, pL, upper=False))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
