@@ -11,6 +11,7 @@ from .. import _creation as C
 from .. import _dtype as D
 from .. import linalg
 from .._info import finfo
+from .._ops.pointwise import where
 from .._ops.shape import cat as _cat, stack as _stack
 
 __all__ = [
@@ -394,20 +395,21 @@ class _Symmetric(_Square):
     """Symmetric square matrices (within an absolute 1e-6)."""
 
     def check(self, value):
-        square = super().check(value)
-        if not square.all():
-            return square
+        if value.shape[-2] != value.shape[-1]:
+            return super().check(value)
         return value.isclose(value.mT, atol=1e-6).all(-2).all(-1)
 
 
+# NOTE: PyTorch checks the matrices' values only when every matrix of the batch is symmetric,
+# and otherwise answers the symmetry check alone (a symmetric matrix in such a batch passes
+# whatever its eigenvalues).  ``where`` on the batch-wide flag keeps exactly that answer without
+# a Python branch on tensor values, so the check also traces.
 class _PositiveSemidefinite(_Symmetric):
     """Symmetric matrices with nonnegative eigenvalues."""
 
     def check(self, value):
         sym = super().check(value)
-        if not sym.all():
-            return sym
-        return linalg.eigvalsh(value).ge(0).all(-1)
+        return where(sym.all(), linalg.eigvalsh(value).ge(0).all(-1), sym)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -415,9 +417,7 @@ class _PositiveDefinite(_Symmetric):
 
     def check(self, value):
         sym = super().check(value)
-        if not sym.all():
-            return sym
-        return linalg.cholesky_ex(value).info.eq(0)
+        return where(sym.all(), linalg.cholesky_ex(value).info.eq(0), sym)
 
 
 class _Cat(Constraint):

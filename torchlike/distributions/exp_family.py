@@ -35,8 +35,9 @@ class ExponentialFamily(Distribution):
 
     def entropy(self):
         r"""Mirrors ``torch.distributions.ExponentialFamily.entropy``:
-        :math:`F(\theta) - \langle \theta, \nabla F(\theta) \rangle - E[k(x)]`, differentiable
-        in the parameters (the gradient of F is taken with ``create_graph=True``)."""
+        :math:`F(\theta) - \langle \theta, \nabla F(\theta) \rangle - E[k(x)]`.  As in
+        PyTorch, F is differentiated at detached copies of the natural parameters, so the result
+        carries no gradient back to the distribution's own parameters."""
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
         lg_normal = self._log_normalizer(*nparams)

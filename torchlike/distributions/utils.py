@@ -1,7 +1,8 @@
 """Mirrors ``torch.distributions.utils``: broadcasting of parameters, logits <-> probabilities,
 ``lazy_property`` and the lower-triangle <-> vector maps the distributions share."""
 import functools
-import numbers
+
+import numpy as np
 
 from .. import _creation as C
 from .. import _dtype as D
@@ -9,6 +10,7 @@ from .._info import finfo
 from .._ops.activation import torch_softmax
 from .._ops.join import broadcast_tensors
 from .._ops.pointwise import sigmoid
+from .._ops.shape import cat
 from .._random import randn
 from .._tensor import Tensor, host_values
 from ..autograd.grad_mode import enable_grad
@@ -143,9 +145,11 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
-def _tril_mask(n, diag, device):
-    idx = C.arange(n, device=device)
-    return idx < idx.view(-1, 1) + (diag + 1)
+def _tril_positions(n, diag):
+    """The flat positions (row-major) of the entries on and below diagonal ``diag`` of an
+    ``n x n`` matrix: static, so the maps below are gathers that trace and differentiate."""
+    idx = np.arange(n)
+    return np.flatnonzero(idx[None, :] < idx[:, None] + (diag + 1))
 
 
 def tril_matrix_to_vec(mat, diag=0):
@@ -159,7 +163,8 @@ def tril_matrix_to_vec(mat, diag=0):
     n = mat.shape[-1]
     if diag < -n or diag >= n:
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    return mat[..., _tril_mask(n, diag, mat.device)]
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (-1,))
+    return flat[..., C.tensor(_tril_positions(n, diag), device=mat.device)]
 
 
 def vec_to_tril_matrix(vec, diag=0):
@@ -180,9 +185,11 @@ def vec_to_tril_matrix(vec, diag=0):
         raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
                          "expressed as the lower triangular part of a square D x D matrix.")
     n = round(n)
-    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
-    mat[..., _tril_mask(n, diag, vec.device)] = vec
-    return mat
+    # every position of the matrix reads vec, or the zero appended after it
+    source = np.full(n * n, vec.shape[-1])
+    source[_tril_positions(n, diag)] = np.arange(vec.shape[-1])
+    padded = cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
+    return padded[..., C.tensor(source, device=vec.device)].reshape(tuple(vec.shape[:-1]) + (n, n))
 
 
 def _is_all_true(valid):
