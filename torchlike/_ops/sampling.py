@@ -657,6 +657,25 @@ def _sample_dirichlet_fn(alpha, key):
     return jnp.maximum(x, jnp.finfo(alpha.dtype).tiny).astype(alpha.dtype).reshape(alpha.shape)
 
 
+@jax.custom_jvp
+def _dirichlet_reparam(alpha, x):
+    return x
+
+
+@_dirichlet_reparam.defjvp
+def _dirichlet_reparam_jvp(primals, tangents):
+    # d x_i / d alpha_j = G_j (delta_ij - x_i), G the Beta marginals' gradients: its transpose
+    # is PyTorch's _Dirichlet backward, G * (g - sum(x * g))
+    alpha, x = primals
+    total = jnp.broadcast_to(alpha.sum(-1, keepdims=True), alpha.shape)
+    gt = _dirichlet_grad_fn(x, alpha, total) * tangents[0]
+    return x, gt - x * gt.sum(-1, keepdims=True)
+
+
+def _dirichlet_rsample_fn(alpha, key):
+    return _dirichlet_reparam(alpha, _sample_dirichlet_fn(alpha, key))
+
+
 STANDARD_GAMMA = Op("_standard_gamma", _standard_gamma_fn, "StandardGammaBackward0",
                     saves=(0, "result"), inputs=1)
 STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", lambda a, x: _gamma_grad(*jnp.broadcast_arrays(
@@ -665,6 +684,9 @@ STANDARD_GAMMA_GRAD = Op("_standard_gamma_grad", lambda a, x: _gamma_grad(*jnp.b
 SAMPLE_DIRICHLET = Op("_sample_dirichlet", _sample_dirichlet_fn, "NotImplemented", saves=(),
                       inputs=1,
                       no_grad_reason="derivative for aten::_sample_dirichlet is not implemented")
+# Dirichlet.rsample's sampler: PyTorch records it as its _Dirichlet autograd.Function
+DIRICHLET_RSAMPLE = Op("_dirichlet_rsample", _dirichlet_rsample_fn, "_DirichletBackward",
+                       saves=(0, "result"), inputs=1)
 DIRICHLET_GRAD = Op("_dirichlet_grad", _dirichlet_grad_fn, "NotImplemented", saves=(),
                     no_grad_reason="derivative for aten::_dirichlet_grad is not implemented")
 
@@ -703,6 +725,15 @@ def _sample_dirichlet(input, generator=None):
     if not input.dtype.is_floating_point or input.dtype.itemsize < 4:
         raise _not_implemented("dirichlet", input.dtype)
     return call(SAMPLE_DIRICHLET, input, _key(generator, input))
+
+
+def _dirichlet_rsample(concentration, generator=None):
+    """A Dirichlet sample per row of ``concentration`` whose gradient is PyTorch's
+    reparameterization gradient (its ``_Dirichlet`` Function; NOTE [ reparameterized gamma
+    gradients ])."""
+    if not concentration.dtype.is_floating_point or concentration.dtype.itemsize < 4:
+        raise _not_implemented("dirichlet", concentration.dtype)
+    return call(DIRICHLET_RSAMPLE, concentration, _key(generator, concentration))
 
 
 def _dirichlet_grad(x, alpha, total):

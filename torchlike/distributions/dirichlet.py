@@ -2,9 +2,8 @@
 from .._ops.binary import xlogy
 from .._ops.embedding import one_hot
 from .._ops.pointwise import where
-from .._ops.sampling import _dirichlet_grad, _sample_dirichlet
+from .._ops.sampling import _dirichlet_grad, _dirichlet_rsample
 from .._size import Size
-from ..autograd.function import Function, once_differentiable
 from . import constraints
 from .exp_family import ExponentialFamily
 
@@ -14,26 +13,11 @@ __all__ = ["Dirichlet"]
 def _Dirichlet_backward(x, concentration, grad_output):
     """The gradient reaching ``concentration`` from ``grad_output`` at the sample ``x``: each
     coordinate's Beta reparameterization gradient (``torch._dirichlet_grad``), projected onto
-    the simplex."""
+    the simplex.  (PyTorch exposes it for testing; rsample's own backward is the same formula,
+    in _ops/sampling.py.)"""
     total = concentration.sum(-1, True).expand_as(concentration)
     grad = _dirichlet_grad(x, concentration, total)
     return grad * (grad_output - (x * grad_output).sum(-1, True))
-
-
-class _Dirichlet(Function):
-    """A Dirichlet sample whose backward is PyTorch's reparameterization gradient."""
-
-    @staticmethod
-    def forward(ctx, concentration):
-        x = _sample_dirichlet(concentration)
-        ctx.save_for_backward(x, concentration)
-        return x
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad_output):
-        x, concentration = ctx.saved_tensors
-        return _Dirichlet_backward(x, concentration, grad_output)
 
 
 class Dirichlet(ExponentialFamily):
@@ -69,7 +53,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return _Dirichlet.apply(self.concentration.expand(shape))
+        return _dirichlet_rsample(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
