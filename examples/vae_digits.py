@@ -15,7 +15,7 @@ after training.  --compile runs the whole training step (forward, rsample, log_p
 backward, Adam) as one compiled program; --save-reconstructions writes a PNG of held-out digits,
 their reconstructions and digits decoded from codes drawn from the prior.
 
-    python examples/vae_digits.py                              # 40 epochs, about 10 s
+    python examples/vae_digits.py                              # 40 epochs, ~10 s of training
     python examples/vae_digits.py --compile --save-reconstructions runs/vae.png
     python examples/vae_digits.py --likelihood continuous-bernoulli
 
