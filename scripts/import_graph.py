@@ -4,8 +4,8 @@ directly or round a loop) and the upward imports (a module importing one of a hi
     python scripts/import_graph.py [--list]
 
 The layers, lowest first, are the table ``LAYERS`` below (docs/architecture.md §1.1 says what
-each holds and which upward references the design needs).  A module may import its own layer and the layers below it.  An import inside a function
-runs late, so it breaks no circle at import time, but it is still an upward dependency: both
+each holds and which upward references the design needs).  A module may import its own layer
+and the layers below it.  An import inside a function runs late, so it breaks no circle at import time, but it is still an upward dependency: both
 kinds are counted, apart.  ``--list`` prints every upward import and every circle's modules.
 """
 import ast

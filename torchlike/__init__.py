@@ -25,8 +25,9 @@ from . import _dtype, _methods  # noqa: E402
 _methods.install()   # Tensor methods, operators and properties (each op family's TENSOR_METHODS)
 
 from . import (  # noqa: E402
-    autograd as autograd, fft as fft, func as func, linalg as linalg, nn as nn, optim as optim,
-    special as special, distributions as distributions, testing as testing, torch_version as torch_version, version as version)
+    autograd as autograd, distributions as distributions, fft as fft, func as func,
+    linalg as linalg, nn as nn, optim as optim, special as special, testing as testing,
+    torch_version as torch_version, version as version)
 from ._creation import (  # noqa: E402
     arange as arange, as_tensor as as_tensor, asarray as asarray, empty as empty,
     empty_like as empty_like, eye as eye, from_dlpack as from_dlpack, from_numpy as from_numpy,
@@ -146,11 +147,10 @@ from ._ops.pointwise import (  # noqa: E402
     is_nonzero as is_nonzero, less as less, less_equal as less_equal, multiply as multiply,
     not_equal as not_equal, result_type as result_type, subtract as subtract)
 from ._ops.sampling import (  # noqa: E402
-    bernoulli as bernoulli, multinomial as multinomial, normal as normal, poisson as poisson,
-    binomial as binomial)
-from ._ops.sampling import (  # noqa: E402
     _dirichlet_grad as _dirichlet_grad, _sample_dirichlet as _sample_dirichlet,
-    _standard_gamma as _standard_gamma, _standard_gamma_grad as _standard_gamma_grad)
+    _standard_gamma as _standard_gamma, _standard_gamma_grad as _standard_gamma_grad,
+    bernoulli as bernoulli, binomial as binomial, multinomial as multinomial, normal as normal,
+    poisson as poisson)
 from ._ops.reduce import (  # noqa: E402
     all as all, amax as amax, amin as amin, aminmax as aminmax, any as any, argmax as argmax,
     argmin as argmin, count_nonzero as count_nonzero, cummax as cummax, cummin as cummin,
