@@ -64,9 +64,12 @@ def measure(fn, wait, budget_s, window, min_samples=30, max_reps=20000):
     """Time ``fn`` in windows of ``window`` back-to-back calls, waiting for the last result at
     the end of each window; one sample = window time / window, in µs."""
     warm_end = time.perf_counter() + 0.15 * budget_s
-    for i in range(max_reps):  # warm-up: jit caches, allocator
-        wait(fn())
-        if i >= 40 and time.perf_counter() > warm_end:   # 40: past fused.fuse_after
+    for i in range(max_reps // window):  # warm-up: jit caches, allocator; in windows as timed,
+        for _ in range(window):          # so lazy mode's segments are the timed ones
+            out = fn()
+        wait(out)
+        # 40 windows: past fused.fuse_after and lazy's fuse_after for each segment of a window
+        if i >= 40 and time.perf_counter() > warm_end:
             break
     samples = []
     deadline = time.perf_counter() + budget_s
