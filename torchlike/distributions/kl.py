@@ -11,13 +11,39 @@ the pair to register to break the tie) and uses the first.  Registering clears t
 a new pair may be more specific than one already chosen.
 """
 import functools
+import math
 import warnings
 
+from .._ops.join import broadcast_shapes
+from .._ops.pointwise import where
 from ..autograd import grad
+from ..linalg import solve_triangular
+from ..nn.functional import softplus
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
+from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent
+from .laplace import Laplace
+from .lowrank_multivariate_normal import (
+    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis)
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
+from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
-from .utils import _sum_rightmost
+from .uniform import Uniform
+from .utils import _sum_rightmost, euler_constant as _euler_gamma
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -170,26 +196,39 @@ def _kl_transformed_transformed(p, q):
     return kl_divergence(p.base_dist, q.base_dist)
 
 
+# ---- supports that do not cover p's: +inf -------------------------------------------------------
+# PyTorch registers these pairs (p's support reaches where q's has no mass) to return +inf in p's
+# batch shape, read off the parameter named here.
+_OUTSIDE_SUPPORT = {
+    Beta: ((Pareto,), "concentration1"),
+    ContinuousBernoulli: ((Pareto,), "probs"),
+    Exponential: ((Beta, ContinuousBernoulli, Pareto, Uniform), "rate"),
+    Gamma: ((Beta, ContinuousBernoulli, Pareto, Uniform), "concentration"),
+    Gumbel: ((Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform), "loc"),
+    Laplace: ((Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform), "loc"),
+    Normal: ((Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform), "loc"),
+    Pareto: ((Beta, ContinuousBernoulli, Uniform), "scale"),
+    Poisson: ((Bernoulli, Binomial), "rate"),
+}
+
+
+def _kl_outside_support(attr):
+    def kl(p, q):
+        return _infinite_like(getattr(p, attr))
+    return kl
+
+
+for _p, (_qs, _attr) in _OUTSIDE_SUPPORT.items():
+    for _q in _qs:
+        register_kl(_p, _q)(_kl_outside_support(_attr))
+del _p, _q, _qs, _attr
+
+
 # ---- continuous ----------------------------------------------------------------------------------
 # PyTorch's pairs among the continuous distributions (same family first, then across families).
 # Where PyTorch overwrites entries by a mask (``result[mask] = inf``) these select with ``where``:
 # the same values, and no gradient reaches the replaced entries, as with PyTorch's index_put.
-import math  # noqa: E402
 
-from .._ops.pointwise import where  # noqa: E402
-from .beta import Beta  # noqa: E402
-from .cauchy import Cauchy  # noqa: E402
-from .continuous_bernoulli import ContinuousBernoulli  # noqa: E402
-from .dirichlet import Dirichlet  # noqa: E402
-from .exponential import Exponential  # noqa: E402
-from .gamma import Gamma  # noqa: E402
-from .gumbel import Gumbel  # noqa: E402
-from .half_normal import HalfNormal  # noqa: E402
-from .laplace import Laplace  # noqa: E402
-from .normal import Normal  # noqa: E402
-from .pareto import Pareto  # noqa: E402
-from .uniform import Uniform  # noqa: E402
-from .utils import euler_constant as _euler_gamma  # noqa: E402
 
 _INF = math.inf
 
@@ -300,11 +339,6 @@ def _kl_beta_continuous_bernoulli(p, q):
     return (-p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm())
 
 
-@register_kl(Beta, Pareto)
-def _kl_beta_infinity(p, q):
-    return _infinite_like(p.concentration1)
-
-
 @register_kl(Beta, Exponential)
 def _kl_beta_exponential(p, q):
     return (-p.entropy() - q.rate.log()
@@ -341,11 +375,6 @@ def _kl_beta_uniform(p, q):
     return where(outside, _INF, result)
 
 
-@register_kl(ContinuousBernoulli, Pareto)
-def _kl_continuous_bernoulli_infinity(p, q):
-    return _infinite_like(p.probs)
-
-
 @register_kl(ContinuousBernoulli, Exponential)
 def _kl_continuous_bernoulli_exponential(p, q):
     return -p.entropy() - q.rate.log() + q.rate * p.mean
@@ -364,14 +393,6 @@ def _kl_continuous_bernoulli_uniform(p, q):
     result = -p.entropy() + (q.high - q.low).log()
     return where(q.low.ge(p.support.lower_bound) | q.high.le(p.support.upper_bound), _INF,
                  result)
-
-
-@register_kl(Exponential, Beta)
-@register_kl(Exponential, ContinuousBernoulli)
-@register_kl(Exponential, Pareto)
-@register_kl(Exponential, Uniform)
-def _kl_exponential_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 @register_kl(Exponential, Gamma)
@@ -401,14 +422,6 @@ def _kl_exponential_normal(p, q):
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
     return t1 - 1 + (t2 - t3 + t4) / var_normal
-
-
-@register_kl(Gamma, Beta)
-@register_kl(Gamma, ContinuousBernoulli)
-@register_kl(Gamma, Pareto)
-@register_kl(Gamma, Uniform)
-def _kl_gamma_infinity(p, q):
-    return _infinite_like(p.concentration)
 
 
 @register_kl(Gamma, Exponential)
@@ -441,16 +454,6 @@ def _kl_gamma_normal(p, q):
             + (t2 - t3 + t4) / var_normal)
 
 
-@register_kl(Gumbel, Beta)
-@register_kl(Gumbel, ContinuousBernoulli)
-@register_kl(Gumbel, Exponential)
-@register_kl(Gumbel, Gamma)
-@register_kl(Gumbel, Pareto)
-@register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
 @register_kl(Gumbel, Normal)
 def _kl_gumbel_normal(p, q):
     param_ratio = p.scale / q.scale
@@ -458,16 +461,6 @@ def _kl_gumbel_normal(p, q):
     t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
     t3 = ((p.loc + p.scale * _euler_gamma - q.loc) / q.scale).pow(2) * 0.5
     return -t1 + t2 + t3 - (_euler_gamma + 1)
-
-
-@register_kl(Laplace, Beta)
-@register_kl(Laplace, ContinuousBernoulli)
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Gamma)
-@register_kl(Laplace, Pareto)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Laplace, Normal)
@@ -479,16 +472,6 @@ def _kl_laplace_normal(p, q):
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
-
-
-@register_kl(Normal, Beta)
-@register_kl(Normal, ContinuousBernoulli)
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Gamma)
-@register_kl(Normal, Pareto)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Normal, Gumbel)
@@ -511,13 +494,6 @@ def _kl_normal_laplace(p, q):
     t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
     t3 = loc_diff * (math.sqrt(0.5) * loc_diff_scale_ratio).erf()
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
-
-
-@register_kl(Pareto, Beta)
-@register_kl(Pareto, ContinuousBernoulli)
-@register_kl(Pareto, Uniform)
-def _kl_pareto_infinity(p, q):
-    return _infinite_like(p.scale)
 
 
 @register_kl(Pareto, Exponential)
@@ -619,18 +595,6 @@ def _kl_uniform_pareto(p, q):
 # ---- discrete and multivariate -----------------------------------------------------------------
 # PyTorch's pairs among the discrete and multivariate distributions; a masked overwrite of
 # PyTorch's (``t[mask] = inf``) is a masked_fill here (no gradient reaches the replaced entries).
-from .._ops.join import broadcast_shapes  # noqa: E402
-from ..linalg import solve_triangular  # noqa: E402
-from ..nn.functional import softplus  # noqa: E402
-from .bernoulli import Bernoulli  # noqa: E402
-from .binomial import Binomial  # noqa: E402
-from .categorical import Categorical  # noqa: E402
-from .geometric import Geometric  # noqa: E402
-from .lowrank_multivariate_normal import (  # noqa: E402
-    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis)
-from .multivariate_normal import MultivariateNormal, _batch_mahalanobis  # noqa: E402
-from .one_hot_categorical import OneHotCategorical  # noqa: E402
-from .poisson import Poisson  # noqa: E402
 
 
 @register_kl(Bernoulli, Bernoulli)
@@ -682,12 +646,6 @@ def _kl_poisson_poisson(p, q):
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
-
-
-@register_kl(Poisson, Bernoulli)
-@register_kl(Poisson, Binomial)
-def _kl_poisson_infinity(p, q):
-    return _infinite_like(p.rate)
 
 
 # NOTE [ KL of multivariate normals ]: KL(p || q) = 1/2 [log det(Sq) - log det(Sp)
