@@ -353,6 +353,43 @@ def _custom_grads(compiled):
     return loss.detach(), w.grad.clone(), v.grad.clone(), (w, v, x)
 
 
+class _Noise(tl.autograd.Function):
+    """x times noise drawn in forward and saved for backward (NOTE [ draws in a traced
+    Function ] in torchlike/autograd/function.py)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        noise = tl.randn(x.shape)
+        ctx.save_for_backward(noise)
+        return x * noise
+
+    @staticmethod
+    def backward(ctx, grad):
+        (noise,) = ctx.saved_tensors
+        return grad * noise
+
+
+def test_a_function_drawing_in_forward_draws_as_eagerly_inside_a_compiled_step():
+    runs = []
+    for compiled in (False, True):
+        tl.manual_seed(0)
+        w = tl.full((3,), 2.0, requires_grad=True)
+
+        def step():
+            w.grad = None
+            out = _Noise.apply(w)
+            out.sum().backward()
+            return out
+
+        fn = tl.compile(step) if compiled else step
+        runs.append([(as_numpy(out), as_numpy(w.grad)) for out in (fn() for _ in range(3))])
+    for (out, grad), (c_out, c_grad) in zip(*runs):
+        np.testing.assert_array_equal(c_out, out)   # the same draws, call after call
+        np.testing.assert_array_equal(c_grad, grad)
+        np.testing.assert_allclose(c_grad, c_out / 2.0, rtol=1e-6)   # backward saw that noise
+    assert not np.array_equal(runs[1][1][0], runs[1][2][0])   # fresh draws each call
+
+
 def test_custom_function_backward_is_used_inside_a_compiled_step():
     eager = _custom_grads(False)
     compiled = _custom_grads(True)

@@ -10,6 +10,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _x64
 from .._tensor import Tensor
@@ -158,12 +159,13 @@ class Function:
         ctx._in_shapes = {i: tuple(args[i].shape) for i in tensor_pos}
         ctx._in_dtypes = {i: args[i].dtype for i in tensor_pos}
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        traced = any(isinstance(args[i]._value(), jax.core.Tracer) for i in tensor_pos)
+        gens = _traced_generators() if traced else ()
         outputs = _run_forward(cls, ctx, args, kwargs)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
-        traced = any(isinstance(args[i]._value(), jax.core.Tracer) for i in tensor_pos)
         if traced:
-            outs = _through_custom_vjp(cls, args, kwargs, tensor_pos, outs)
+            outs = _through_custom_vjp(cls, args, kwargs, tensor_pos, outs, gens)
         record = _state.grad_enabled and any(ctx.needs_input_grad)
         results = []
         for nr, o in enumerate(outs):
@@ -212,12 +214,34 @@ def _run_forward(cls, ctx, args, kwargs):
         return cls.forward(ctx, *args, **kwargs)
 
 
-def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs):
-    """Recompute the outputs as a jax.custom_vjp whose rule is the user's backward."""
+def _traced_generators():
+    """(generator, its state) for each default generator whose state is traced: what a forward
+    drawing random numbers reads and advances (NOTE [ draws in a traced Function ])."""
+    from .._random import default_generators   # (the op layer imports autograd's graph)
+    return tuple((g, g._tensor._value()) for g in default_generators()
+                 if isinstance(g._tensor._value(), jax.core.Tracer))
+
+
+# NOTE [ draws in a traced Function ]
+# While a step is traced, a Function's forward runs once in the step's trace (its ctx is the
+# graph's node) and again inside a jax.custom_vjp, whose outputs the step uses.  A forward that
+# draws random numbers advances a generator: inside the custom_vjp's own trace that write would
+# leave the generator holding a value of that inner trace (jax's UnexpectedTracerError), and the
+# second run would draw other numbers than the first, whose ctx saved them.  So the generators'
+# states from before the first run are inputs of the custom_vjp and their new states outputs
+# (no gradient): the second run draws what the first drew, the states written back are the
+# step's, and every run of the rule restores what it found.
+def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs, gens=()):
+    """Recompute the outputs as a jax.custom_vjp whose rule is the user's backward; ``gens``:
+    the traced generators and their states before the forward's first run."""
     out_pos = [k for k, o in enumerate(outs) if isinstance(o, Tensor)]
+    n_in, n_out = len(tensor_pos), len(out_pos)
     keep = {}
 
     def forward(*arrays):
+        found = [g._tensor._value() for g, _ in gens]
+        for (g, _), state in zip(gens, arrays[n_in:]):
+            g._tensor._write(state)
         full = list(args)
         for i, a in zip(tensor_pos, arrays):
             full[i] = Tensor._wrap(a)
@@ -225,7 +249,10 @@ def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) for a in full)
         res = _run_forward(cls, ctx, full, kwargs)
         res = res if isinstance(res, tuple) else (res,)
-        return ctx, tuple(res[k]._value() for k in out_pos)
+        states = tuple(g._tensor._value() for g, _ in gens)
+        for (g, _), state in zip(gens, found):
+            g._tensor._write(state)
+        return ctx, tuple(res[k]._value() for k in out_pos) + states
 
     @jax.custom_vjp
     def f(*arrays):
@@ -242,13 +269,16 @@ def _through_custom_vjp(cls, args, kwargs, tensor_pos, outs):
         ctx = keep["ctx"]
         ctx._saved = tuple(Tensor._wrap(s) for s in saved)
         ctx._saved_versions = (None,) * len(saved)
-        grads = cls.backward(ctx, *[Tensor._wrap(g) for g in gs])
+        grads = cls.backward(ctx, *[Tensor._wrap(g) for g in gs[:n_out]])
         grads = grads if isinstance(grads, tuple) else (grads,)
         return tuple(jnp.zeros_like(a) if grads[i] is None else grads[i]._value()
-                     for i, a in zip(tensor_pos, arrays))
+                     for i, a in zip(tensor_pos, arrays)) + tuple(
+            np.zeros(a.shape, jax.dtypes.float0) for a in arrays[n_in:])   # the states'
 
     f.defvjp(fwd, bwd)
-    values = f(*[args[i]._value() for i in tensor_pos])
+    values = f(*[args[i]._value() for i in tensor_pos], *[state for _, state in gens])
+    for (g, _), state in zip(gens, values[n_out:]):
+        g._tensor._write(state)
     outs = list(outs)
     for k, v in zip(out_pos, values):
         outs[k] = Tensor._wrap(v)
