@@ -3,9 +3,8 @@ import math
 import numbers
 import warnings
 
-import jax
-
 from .. import _creation as C
+from .._dispatch import is_traced
 from .._info import finfo
 from .._ops.join import broadcast_shapes
 from .._random import randn
@@ -36,7 +35,7 @@ def _clamp_above_eps(x):
 
 
 def _traced(t):
-    return isinstance(t._value(), jax.core.Tracer)
+    return is_traced((t._value(),))
 
 
 class Wishart(ExponentialFamily):
