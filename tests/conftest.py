@@ -36,6 +36,17 @@ os.environ.setdefault("JAX_EXPLICIT_X64_DTYPES", "error")   # NOTE [ 64-bit type
 os.environ["XLA_FLAGS"] = " ".join(
     filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"]))
 
+import pytest  # noqa: E402
+import torch  # noqa: E402  (NOTE [ torch is required ])
+
 from torchlike.autograd import fused  # noqa: E402  (after the settings above)
 
 fused.fuse_after = 2   # NOTE [ the fused backward in tests ]
+
+
+@pytest.fixture(autouse=True)
+def _torch_validates_distributions():
+    """torch.distributions' default, validation on: torch._dynamo turns it off for the process
+    the first time torch.compile runs (in this worker, any earlier test's), and the
+    torchlike.distributions tests compare the errors it raises."""
+    torch.distributions.Distribution.set_default_validate_args(True)

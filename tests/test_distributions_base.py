@@ -18,16 +18,6 @@ import torchlike as tl
 from parity import Raised, both, catch, same
 from sample_stats import check_moments
 
-
-@pytest.fixture(autouse=True)
-def _validation_on_by_default():
-    """The libraries' default (validation on): torch._dynamo turns torch's off the first time
-    any test of this worker runs torch.compile."""
-    before = torch.distributions.Distribution._validate_args
-    torch.distributions.Distribution.set_default_validate_args(True)
-    yield
-    torch.distributions.Distribution.set_default_validate_args(before)
-
 F64 = "float64"
 
 
