@@ -19,11 +19,16 @@ def get_default_device():
     return default_device()
 
 
-@_x64.scoped
 def _place(arr, device):
     """Host values ``arr`` as an array on ``device`` (the default device when None); on meta,
     only their shape and dtype (NOTE [ the meta device ])."""
-    jd = to_jax_device(default_device() if device is None else device)
+    return put(arr, to_jax_device(default_device() if device is None else device))
+
+
+@_x64.scoped   # jax 0.11 on a GPU moved an int64 array outside the scope as an int32 buffer
+def put(arr, jd):
+    """Array ``arr`` (host values or a jax array) on jax device ``jd``; on meta, only its shape
+    and dtype (NOTE [ the meta device ])."""
     return _meta.array(arr.shape, arr.dtype) if jd is META else jax.device_put(arr, jd)
 
 

@@ -190,3 +190,28 @@ def test_masks_and_padding_made_inside_ops_follow_their_inputs():
     mha = nn.MultiheadAttention(8, 2, add_zero_attn=True).to("cuda:1")
     x = tl.randn(3, 1, 8, device="cuda:1")
     assert on(mha(x, x, x)[0]) == on(x)
+
+
+def test_moves_of_64_bit_values_run_in_torchlikes_scope(monkeypatch):
+    """Every move of int64 / float64 values puts them with jax's 64-bit types on: jax 0.11 on a
+    GPU moved an int64 array put outside the scope as an int32 buffer behind an int64 array, and
+    the next jitted op on it failed (RuntimeProgramInputMismatch, seen on an H200).  Moves:
+    .to, Module.to, a CPU index into a GPU tensor, load with map_location."""
+    outside = []
+    device_put = jax.device_put
+
+    def watched(x, *args, **kwargs):
+        if not jax.config.jax_enable_x64 and any(
+                np.dtype(a.dtype).itemsize == 8 for a in jax.tree_util.tree_leaves(x)):
+            outside.append(x)
+        return device_put(x, *args, **kwargs)
+    monkeypatch.setattr(jax, "device_put", watched)
+    x = tl.randint(0, 10, (4, 3))
+    y = x.to("cuda:1")
+    nn.Embedding(10, 2).double().to("cuda:1")(y)
+    assert y[tl.tensor([0, 2])].tolist() == x[tl.tensor([0, 2])].tolist()
+    buf = io.BytesIO()
+    tl.save(x, buf)
+    buf.seek(0)
+    assert on(tl.load(buf, map_location="cuda:2")) == to_jax_device("cuda:2")
+    assert not outside, [(a.dtype, a.shape) for a in outside]

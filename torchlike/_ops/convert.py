@@ -4,10 +4,10 @@
 import jax
 
 from .. import _creation as C
-from .. import _dtype as D, _layout, _meta, _trace_context
+from .. import _dtype as D, _layout, _trace_context
 from .._device import accelerator_type, device as _device_cls, to_jax_device
 from .._dispatch import Op, call
-from .._meta import META, NO_DATA, is_meta
+from .._meta import NO_DATA, is_meta
 from .._tensor import Tensor
 from ..autograd import graph
 from ..autograd.grad_mode import _state
@@ -33,8 +33,7 @@ def move(t, jd):
             else t
     if is_meta(arr):
         raise NotImplementedError(NO_DATA)
-    out = Tensor._wrap(_meta.array(arr.shape, arr.dtype) if jd is META else
-                       jax.device_put(arr, jd))
+    out = Tensor._wrap(C.put(arr, jd))
     if _state.grad_enabled and t.requires_grad:
         out._grad_fn = graph.ToCopyBackward0(t._edge(), next(iter(arr.devices())), move)
     return out

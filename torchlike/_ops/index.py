@@ -13,11 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _dtype as D, _meta
-from .._creation import from_host
+from .. import _dtype as D
+from .._creation import from_host, put
 from .._dispatch import Op, call
 from .._inplace import check_output_shape, inplace, shape_broadcast
-from .._meta import META
 from .._tensor import Tensor, TracedValueError, check_in_range, values_for_shape
 from . import shape
 
@@ -300,7 +299,7 @@ def _advanced(x, items):
 
 def _index_on(arr, jd):
     if not isinstance(arr, jax.core.Tracer) and jd not in arr.devices():
-        arr = _meta.array(arr.shape, arr.dtype) if jd is META else jax.device_put(arr, jd)
+        arr = put(arr, jd)
     return Tensor._wrap(arr)
 
 
