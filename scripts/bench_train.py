@@ -521,8 +521,9 @@ def compiled_peak_bytes(compiled):
     donated = [arrays[i] for i in program.donated]
     kept = [arrays[i] for i in program.kept]
     program.sealed = False
-    with _x64.on():
-        mem = program.fn.lower(donated, kept, grads, hypers, gens).compile().memory_analysis()
+    with _x64.on():   # lowered where a call runs it (the generators' keys live on the CPU)
+        args = jax.device_put((donated, kept, grads, hypers, gens), program.placement)
+        mem = program.fn.lower(*args).compile().memory_analysis()
     if mem is None:
         return None
     return (mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
