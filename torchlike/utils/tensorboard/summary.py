@@ -1,0 +1,229 @@
+"""Summary protocol buffers (mirrors ``torch.utils.tensorboard.summary``): each builder returns
+a ``Summary`` of TensorBoard's protos (``tensorboard.compat.proto``), which ``SummaryWriter``
+wraps in an ``Event``.  The protos come from ``_proto.load`` (NOTE [ tensorboard is optional ])."""
+import numpy as np
+
+from . import _proto
+from ._convert_np import make_np
+from ._png import encode_png
+from ._utils import convert_to_HWC
+
+__all__ = ["scalar", "histogram_raw", "histogram", "make_histogram", "image", "make_image",
+           "text", "hparams"]
+
+
+def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
+    """Mirrors ``torch.utils.tensorboard.summary.scalar``: a ``Summary`` holding one number.
+
+    Args:
+        name: the tag.
+        tensor: a Tensor, array or number holding exactly one value.
+        collections: unused (kept for torch's signature).
+        new_style: store it as a ``tensor`` for the scalars plugin (``DT_FLOAT``) instead of
+            the legacy ``simple_value``.
+        double_precision: with ``new_style``, store a ``DT_DOUBLE``.
+
+    Returns:
+        Summary: the protocol buffer.
+
+    Example::
+
+        >>> scalar("loss", torchlike.tensor(0.5)).value[0].simple_value
+        0.5
+    """
+    pb = _proto.load()
+    Summary, SummaryMetadata = pb.summary_pb2.Summary, pb.summary_pb2.SummaryMetadata
+    array = make_np(tensor).squeeze()
+    if array.ndim != 0:
+        raise AssertionError(f"Tensor should contain one element (0 dimensions). Was given "
+                             f"size: {array.size} and {array.ndim} dimensions.")
+    value = float(array)
+    if not new_style:
+        return Summary(value=[Summary.Value(tag=name, simple_value=value)])
+    if double_precision:
+        proto = pb.tensor_pb2.TensorProto(double_val=[value], dtype="DT_DOUBLE")
+    else:
+        proto = pb.tensor_pb2.TensorProto(float_val=[value], dtype="DT_FLOAT")
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+    return Summary(value=[Summary.Value(tag=name, tensor=proto, metadata=metadata)])
+
+
+def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_counts):
+    """Mirrors ``torch.utils.tensorboard.summary.histogram_raw``: a histogram ``Summary`` from
+    its statistics and buckets (``bucket_limits`` are the buckets' right edges)."""
+    pb = _proto.load()
+    histo = pb.summary_pb2.HistogramProto(min=min, max=max, num=num, sum=sum,
+                                          sum_squares=sum_squares, bucket_limit=bucket_limits,
+                                          bucket=bucket_counts)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(tag=name, histo=histo)])
+
+
+def histogram(name, values, bins, max_bins=None):
+    """Mirrors ``torch.utils.tensorboard.summary.histogram``: a histogram ``Summary`` of
+    ``values`` (any shape), binned by ``numpy.histogram(values, bins)`` (see
+    ``make_histogram``)."""
+    pb = _proto.load()
+    histo = make_histogram(make_np(values).astype(float), bins, max_bins)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(tag=name, histo=histo)])
+
+
+def _merge_bins(counts, limits, max_bins):
+    """At most ``max_bins`` buckets: each run of ``len(counts) // max_bins`` neighbours merged."""
+    step = len(counts) // max_bins
+    pad = (-len(counts)) % step
+    counts = np.concatenate([counts, np.zeros(pad, counts.dtype)]).reshape(-1, step).sum(axis=1)
+    return counts, np.append(limits[:-1:step], limits[-1])
+
+
+def make_histogram(values, bins, max_bins=None):
+    """Mirrors ``torch.utils.tensorboard.summary.make_histogram``: a ``HistogramProto`` of
+    ``values``.
+
+    ``numpy.histogram(values, bins)`` counts them (``bins``: a number, a NumPy rule such as
+    "auto" or "fd", or the edges; SummaryWriter's "tensorflow" edges are its ``default_bins``).
+    TensorBoard stores each bucket by its right edge, so the proto keeps the buckets from the
+    first non-empty one to the last, led by one more bucket (the one before, or an empty one)
+    whose right edge is the first kept bucket's left edge.
+    """
+    pb = _proto.load()
+    if values.size == 0:
+        raise ValueError("The input has no element.")
+    values = values.reshape(-1)
+    counts, limits = np.histogram(values, bins=bins)
+    if max_bins is not None and len(counts) > max_bins:
+        counts, limits = _merge_bins(counts, limits, max_bins)
+    filled = np.flatnonzero(counts)
+    if filled.size == 0:
+        raise ValueError("The histogram is empty, please file a bug report.")
+    first, last = int(filled[0]), int(filled[-1])
+    if first > 0:
+        counts = counts[first - 1:last + 1]
+    else:
+        counts = np.concatenate([[0], counts[:last + 1]])
+    limits = limits[first:last + 2]
+    return pb.summary_pb2.HistogramProto(
+        min=values.min(), max=values.max(), num=len(values), sum=values.sum(),
+        sum_squares=values.dot(values), bucket_limit=limits.tolist(), bucket=counts.tolist())
+
+
+def image(tag, tensor, rescale=1, dataformats="NCHW"):
+    """Mirrors ``torch.utils.tensorboard.summary.image``: an image ``Summary`` (PNG).
+
+    Args:
+        tag: the tag.
+        tensor: the pixels in ``dataformats`` (a batch is drawn as one grid, eight a row).
+            uint8 values are kept; any other dtype is read as [0, 1] and multiplied by 255;
+            both are clipped to [0, 255] and cast to uint8 (truncating, as torch).
+        rescale: scale factor of the stored image (only 1: torchlike does not resample).
+        dataformats: letters N, C, H, W in the tensor's order ("CHW", "HWC", "HW", "NCHW", ...).
+
+    Returns:
+        Summary: the protocol buffer.
+    """
+    pb = _proto.load()
+    array = convert_to_HWC(make_np(tensor), dataformats)
+    scale = 1 if array.dtype == np.uint8 else 255
+    array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag, image=make_image(array, rescale=rescale))])
+
+
+def make_image(tensor, rescale=1, rois=None, labels=None):
+    """Mirrors ``torch.utils.tensorboard.summary.make_image``: a ``Summary.Image`` of a uint8
+    (H, W, C) array, PNG-encoded (NOTE [ PNG without Pillow ] in ``_png.py``)."""
+    pb = _proto.load()
+    if rescale != 1 or rois is not None:
+        raise ValueError("torchlike.utils.tensorboard stores images at their own size and "
+                         f"draws no boxes: rescale must be 1 (got {rescale}) and rois None")
+    height, width, channels = tensor.shape
+    return pb.summary_pb2.Summary.Image(height=height, width=width, colorspace=channels,
+                                        encoded_image_string=encode_png(tensor))
+
+
+def text(tag, text):
+    """Mirrors ``torch.utils.tensorboard.summary.text``: a ``Summary`` for the text plugin, tag
+    ``<tag>/text_summary``, the string as a one-element ``DT_STRING`` tensor (markdown)."""
+    pb = _proto.load()
+    SummaryMetadata = pb.summary_pb2.SummaryMetadata
+    content = pb.text_plugin_data_pb2.TextPluginData(version=0).SerializeToString()
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="text",
+                                                                       content=content))
+    shape = pb.tensor_shape_pb2.TensorShapeProto(
+        dim=[pb.tensor_shape_pb2.TensorShapeProto.Dim(size=1)])
+    proto = pb.tensor_pb2.TensorProto(dtype="DT_STRING", string_val=[text.encode("utf_8")],
+                                      tensor_shape=shape)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag + "/text_summary", metadata=metadata, tensor=proto)])
+
+
+def _plugin_summary(pb, tag, **data):
+    """A ``Summary`` of the hparams plugin: one value, its data in the metadata."""
+    SummaryMetadata = pb.summary_pb2.SummaryMetadata
+    content = pb.hparams_plugin_data_pb2.HParamsPluginData(
+        version=pb.hparams_metadata.PLUGIN_DATA_VERSION, **data).SerializeToString()
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
+        plugin_name=pb.hparams_metadata.PLUGIN_NAME, content=content))
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(tag=tag,
+                                                                       metadata=metadata)])
+
+
+def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
+    """Mirrors ``torch.utils.tensorboard.summary.hparams``: the hparams plugin's three
+    summaries, ``(experiment, session_start_info, session_end_info)``.
+
+    Args:
+        hparam_dict: name -> value (int, float, str, bool or a Tensor; None is skipped).
+        metric_dict: name -> value of the metrics (only the names are stored here).
+        hparam_domain_discrete: name -> the list of values that hyper-parameter may take.
+
+    Returns:
+        tuple of Summary: the experiment (hyper-parameter and metric declarations), the
+        session's values, and its end (status success).
+
+    As in torch, a bool counts as a number (``number_value`` 1.0 / 0.0) since ``bool`` is an
+    ``int``, and a Tensor gives its first element.
+    """
+    from google.protobuf import struct_pb2
+
+    from ..._tensor import Tensor
+    pb = _proto.load()
+    api = pb.hparams_api_pb2
+    for name, value in (("hparam_dict", hparam_dict), ("metric_dict", metric_dict)):
+        if not isinstance(value, dict):
+            raise TypeError(f"parameter: {name} should be a dictionary, nothing logged.")
+    domains = hparam_domain_discrete or {}
+    if not isinstance(domains, dict):
+        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, "
+                        "nothing logged.")
+    for k, v in domains.items():
+        if k not in hparam_dict or not isinstance(v, list) or \
+                not all(isinstance(d, type(hparam_dict[k])) for d in v):
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same "
+                            f"type as hparam_dict[{k}].")
+    infos = []
+    start = pb.hparams_plugin_data_pb2.SessionStartInfo()
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        if isinstance(v, Tensor):
+            v = float(make_np(v).reshape(-1)[0])
+        if isinstance(v, (int, float)):
+            field, kind = "number_value", "DATA_TYPE_FLOAT64"
+        elif isinstance(v, str):
+            field, kind = "string_value", "DATA_TYPE_STRING"
+        else:
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+        setattr(start.hparams[k], field, v)
+        domain = None
+        if k in domains:
+            domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d})
+                                                  for d in domains[k]])
+        infos.append(api.HParamInfo(name=k, type=api.DataType.Value(kind),
+                                    domain_discrete=domain))
+    experiment = api.Experiment(hparam_infos=infos, metric_infos=[
+        api.MetricInfo(name=api.MetricName(tag=k)) for k in metric_dict])
+    end = pb.hparams_plugin_data_pb2.SessionEndInfo(status=api.Status.Value("STATUS_SUCCESS"))
+    meta = pb.hparams_metadata
+    return (_plugin_summary(pb, meta.EXPERIMENT_TAG, experiment=experiment),
+            _plugin_summary(pb, meta.SESSION_START_INFO_TAG, session_start_info=start),
+            _plugin_summary(pb, meta.SESSION_END_INFO_TAG, session_end_info=end))

@@ -1,0 +1,292 @@
+"""``SummaryWriter`` and ``FileWriter`` (mirror ``torch.utils.tensorboard.writer``): event files
+written by TensorBoard's own ``EventFileWriter`` (NOTE [ tensorboard is optional ])."""
+import os
+import socket
+import time
+from datetime import datetime
+
+from . import _proto
+from ._utils import figure_to_image
+from .summary import histogram, histogram_raw, hparams, image, scalar, text
+
+__all__ = ["FileWriter", "SummaryWriter"]
+
+
+class FileWriter:
+    """Mirrors ``torch.utils.tensorboard.writer.FileWriter``: one event file in ``log_dir``,
+    written asynchronously by TensorBoard's ``EventFileWriter``.
+
+    Args:
+        log_dir: the directory (created if missing).
+        max_queue: events held before an ``add`` call forces a write.
+        flush_secs: seconds between the background flushes.
+        filename_suffix: appended to the event file's name.
+    """
+
+    def __init__(self, log_dir, max_queue=10, flush_secs=120, filename_suffix=""):
+        pb = _proto.load()
+        self._event_pb2 = pb.event_pb2
+        self.event_writer = pb.EventFileWriter(str(log_dir), max_queue, flush_secs,
+                                               filename_suffix)
+
+    def get_logdir(self):
+        """The directory the event file is written in."""
+        return self.event_writer.get_logdir()
+
+    def add_event(self, event, step=None, walltime=None):
+        """Write an ``Event`` proto, stamped with ``walltime`` (default: now) and ``step``."""
+        event.wall_time = time.time() if walltime is None else walltime
+        if step is not None:
+            event.step = int(step)
+        self.event_writer.add_event(event)
+
+    def add_summary(self, summary, global_step=None, walltime=None):
+        """Write a ``Summary`` proto as an ``Event``."""
+        self.add_event(self._event_pb2.Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile, walltime=None):
+        """Write a ``(GraphDef, RunMetadata)`` pair: the graph, then its run metadata tagged
+        ``step1``, as torch does."""
+        graph, stepstats = graph_profile
+        self.add_event(self._event_pb2.Event(graph_def=graph.SerializeToString()), None,
+                       walltime)
+        trm = self._event_pb2.TaggedRunMetadata(tag="step1",
+                                                run_metadata=stepstats.SerializeToString())
+        self.add_event(self._event_pb2.Event(tagged_run_metadata=trm), None, walltime)
+
+    def flush(self):
+        """Write the pending events to disk."""
+        self.event_writer.flush()
+
+    def close(self):
+        """Flush and close the event file."""
+        self.event_writer.close()
+
+    def reopen(self):
+        """After ``close``, write further events to a new event file in the same directory."""
+        self.event_writer.reopen()
+
+
+def _default_bins():
+    """SummaryWriter's "tensorflow" bin edges: +-1e-12 * 1.1**k up to 1e20, and 0."""
+    edges, v = [], 1e-12
+    while v < 1e20:
+        edges.append(v)
+        v *= 1.1
+    return [-e for e in reversed(edges)] + [0] + edges
+
+
+class SummaryWriter:
+    """Mirrors ``torch.utils.tensorboard.SummaryWriter``: writes scalars, histograms, images,
+    figures, text, hyper-parameters and the model's graph to TensorBoard event files.
+
+    Values may be torchlike Tensors on any device, numpy arrays or Python numbers.  Needs the
+    ``tensorboard`` package (``pip install "torchlike[tensorboard]"``), imported here.
+
+    Args:
+        log_dir: the run's directory; default ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``.
+        comment: appended to the default ``log_dir`` (ignored when ``log_dir`` is given).
+        purge_step: restarting a crashed run at this step, TensorBoard hides the events the
+            old run wrote at or after it.
+        max_queue: events held before an ``add_*`` call forces a write.
+        flush_secs: seconds between the background flushes.
+        filename_suffix: appended to every event file's name.
+
+    Example::
+
+        >>> with SummaryWriter("runs/exp1") as writer:
+        ...     for step in range(3):
+        ...         writer.add_scalar("loss", 1.0 / (step + 1), step)
+    """
+
+    def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10,
+                 flush_secs=120, filename_suffix=""):
+        _proto.load()
+        if not log_dir:
+            log_dir = os.path.join("runs", datetime.now().strftime("%b%d_%H-%M-%S") + "_"
+                                   + socket.gethostname() + comment)
+        self.log_dir = log_dir
+        self.purge_step = purge_step
+        self.max_queue = max_queue
+        self.flush_secs = flush_secs
+        self.filename_suffix = filename_suffix
+        self.file_writer = self.all_writers = None
+        self._get_file_writer()
+        self.default_bins = _default_bins()
+
+    def _get_file_writer(self):
+        """The run's FileWriter, made again after ``close``."""
+        if self.all_writers is None or self.file_writer is None:
+            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs,
+                                          self.filename_suffix)
+            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
+            if self.purge_step is not None:
+                event_pb2 = _proto.load().event_pb2
+                self.file_writer.add_event(event_pb2.Event(step=self.purge_step,
+                                                           file_version="brain.Event:2"))
+                self.file_writer.add_event(event_pb2.Event(
+                    step=self.purge_step,
+                    session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START)))
+                self.purge_step = None
+        return self.file_writer
+
+    def get_logdir(self):
+        """The directory event files are written in."""
+        return self.log_dir
+
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
+                    run_name=None, global_step=None):
+        """Mirrors ``SummaryWriter.add_hparams``: one session of the HParams dashboard.
+
+        Written, as torch writes it, to a sub-run ``<log_dir>/<run_name>`` (default: the
+        current time): the experiment, the session's start (the values) and end, and each
+        metric as a scalar.
+
+        Args:
+            hparam_dict: name -> value (bool, str, int, float, None or a Tensor).
+            metric_dict: name -> value; use tags no ``add_scalar`` of the run uses.
+            hparam_domain_discrete: name -> list of the values that hyper-parameter takes.
+            run_name: the sub-run's name.
+            global_step: the step recorded with the metrics.
+        """
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        summaries = hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        if not run_name:
+            run_name = str(time.time())
+        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
+        with SummaryWriter(log_dir=logdir) as w_hp:
+            for s in summaries:
+                w_hp.file_writer.add_summary(s, global_step)
+            for k, v in metric_dict.items():
+                w_hp.add_scalar(k, v, global_step)
+
+    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False,
+                   double_precision=False):
+        """Mirrors ``SummaryWriter.add_scalar``: one point of the curve ``tag``.
+
+        Args:
+            tag: the curve's name.
+            scalar_value: a number, or a Tensor / array with one element.
+            global_step: the step (x axis).
+            walltime: seconds since the epoch (default: now).
+            new_style: store a ``tensor`` for the scalars plugin instead of ``simple_value``.
+            double_precision: with ``new_style``, store it as a double.
+        """
+        self._get_file_writer().add_summary(
+            scalar(tag, scalar_value, new_style=new_style, double_precision=double_precision),
+            global_step, walltime)
+
+    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_scalars``: several curves in one chart.
+
+        Each key gets its own run, ``<log_dir>/<main_tag with / as _>_<key>``, written by its
+        own FileWriter, where the value is logged under ``main_tag``.
+        """
+        walltime = time.time() if walltime is None else walltime
+        fw_logdir = self._get_file_writer().get_logdir()
+        for tag, scalar_value in tag_scalar_dict.items():
+            fw_tag = fw_logdir + "/" + main_tag.replace("/", "_") + "_" + tag
+            fw = self.all_writers.get(fw_tag)
+            if fw is None:
+                fw = FileWriter(fw_tag, self.max_queue, self.flush_secs, self.filename_suffix)
+                self.all_writers[fw_tag] = fw
+            fw.add_summary(scalar(main_tag, scalar_value), global_step, walltime)
+
+    def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
+                      max_bins=None):
+        """Mirrors ``SummaryWriter.add_histogram``.
+
+        Args:
+            tag: the histogram's name.
+            values: a Tensor or array (any shape).
+            global_step: the step.
+            bins: "tensorflow" (torch's default: edges +-1e-12 * 1.1**k, see
+                ``default_bins``), any ``numpy.histogram`` rule ("auto", "fd", ...), a number
+                of bins or the edges.
+            walltime: seconds since the epoch (default: now).
+            max_bins: merge neighbouring buckets down to at most this many.
+        """
+        if isinstance(bins, str) and bins == "tensorflow":
+            bins = self.default_bins
+        self._get_file_writer().add_summary(histogram(tag, values, bins, max_bins=max_bins),
+                                            global_step, walltime)
+
+    def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits,
+                          bucket_counts, global_step=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_histogram_raw``: a histogram from its statistics and
+        buckets (``bucket_limits``: each bucket's right edge)."""
+        if len(bucket_limits) != len(bucket_counts):
+            raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
+        self._get_file_writer().add_summary(
+            histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts),
+            global_step, walltime)
+
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        """Mirrors ``SummaryWriter.add_image``: one image (PNG).
+
+        Args:
+            tag: the image's name.
+            img_tensor: the pixels: uint8 in [0, 255], any other dtype in [0, 1].
+            global_step: the step.
+            walltime: seconds since the epoch (default: now).
+            dataformats: "CHW" (default), "HWC", "HW", "WH", ... (1 or no channel: grey).
+        """
+        self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
+                                            global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """Mirrors ``SummaryWriter.add_images``: a batch of images drawn as one grid (eight a
+        row); ``dataformats`` "NCHW" (default), "NHWC", ..."""
+        self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
+                                            global_step, walltime)
+
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """Mirrors ``SummaryWriter.add_figure``: a matplotlib figure (or a list of them, drawn
+        as a grid) rendered by Agg and stored as an image; ``close`` closes the figure(s)."""
+        if isinstance(figure, list):
+            self.add_image(tag, figure_to_image(figure, close), global_step, walltime,
+                           dataformats="NCHW")
+        else:
+            self.add_image(tag, figure_to_image(figure, close), global_step, walltime,
+                           dataformats="CHW")
+
+    def add_text(self, tag, text_string, global_step=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_text``: markdown text, shown under ``<tag>/text_summary``."""
+        self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """Mirrors ``SummaryWriter.add_graph``: the model's forward on ``input_to_model`` as a
+        graph of module scopes and XLA ops (NOTE [ the graph of a forward ] in ``_graph.py``).
+
+        Args:
+            model: an ``nn.Module``.
+            input_to_model: a Tensor or a tuple / list of the forward's arguments.
+            verbose: print the traced program.
+            use_strict_trace: accepted for torch's signature.
+        """
+        from ._graph import graph
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose,
+                                                use_strict_trace))
+
+    def flush(self):
+        """Write every pending event of the run (and of ``add_scalars``' runs) to disk."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+
+    def close(self):
+        """Flush and close every event file; a later ``add_*`` call opens a new one."""
+        if self.all_writers is None:
+            return
+        for writer in self.all_writers.values():
+            writer.flush()
+            writer.close()
+        self.file_writer = self.all_writers = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.close()
