@@ -31,6 +31,9 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 WALLTIME = 1.7e9
 RNG = np.random.default_rng(0)
 HIST = RNG.normal(size=(40, 25)).astype(np.float32)
+TENSOR = RNG.normal(size=(2, 3)) * 3
+LABELS = RNG.integers(0, 2, 50)
+PREDICTIONS = RNG.uniform(0, 1, 50)
 IMAGES = {   # tag -> (array, dataformats, batched): float ones reach past [0, 1] to be clipped
     "chw": (RNG.uniform(-0.2, 1.2, (3, 5, 7)).astype(np.float32), "CHW", False),
     "hwc_uint8": (RNG.integers(0, 256, (6, 4, 3), dtype=np.uint8), "HWC", False),
@@ -68,6 +71,19 @@ def _write(lib, Summary, log_dir):
     w.add_figure("figure", _figure(), 0, walltime=WALLTIME)
     w.add_figure("figures", [_figure(), _figure()], 1, walltime=WALLTIME)
     w.add_text("note", "hello **world**", 5, walltime=WALLTIME)
+    for dtype in ("float32", "float64", "int64", "uint8", "bool", "float16", "bfloat16",
+                  "complex64"):
+        values = np.abs(TENSOR) if dtype == "uint8" else TENSOR   # negative -> uint8: C's UB
+        w.add_tensor(f"tensor_{dtype}", t(values).to(getattr(lib, dtype)), 6, walltime=WALLTIME)
+    w.add_audio("audio", t(np.sin(np.arange(64) / 3.0)[None] * 1.5), 7, sample_rate=8000,
+                walltime=WALLTIME)
+    w.add_pr_curve("pr", t(LABELS), t(PREDICTIONS), 8, num_thresholds=200, walltime=WALLTIME)
+    w.add_pr_curve_raw("pr_raw", *[np.arange(4.0) + i for i in range(6)], 9, num_thresholds=4,
+                       walltime=WALLTIME)
+    w.add_custom_scalars({"losses": {"both": ["Multiline", ["loss", "new"]],
+                                     "band": ["Margin", ["loss", "new", "double"]]}})
+    w.add_custom_scalars_multilinechart(["loss"], title="one")
+    w.add_custom_scalars_marginchart(["loss", "new", "double"], category="c")
     w.add_hparams({"lr": 0.1, "batch": 16, "opt": "adam", "nesterov": True, "skip": None,
                    "wd": t([0.5])},
                   {"hparam/accuracy": 0.75}, hparam_domain_discrete={"opt": ["adam", "sgd"]},
@@ -127,16 +143,18 @@ def test_same_runs_and_tags(runs):
 def test_scalars_histograms_text_events_equal_torchs(runs):
     """Event by event, as TensorBoard's loader reads them: scalars (old and new style, add_scalars'
     sub-runs), histograms (min, max, sums, bucket limits and counts, with torch's default bins,
-    a NumPy rule, max_bins merging), text."""
+    a NumPy rule, max_bins merging), text, tensors of each dtype, audio (clipped), PR curves,
+    custom-scalar layouts."""
     ours, theirs = runs
 
     def summaries(log_dir):
         return [e for e in _events(log_dir) if e.HasField("summary") and
-                e.summary.value[0].metadata.plugin_data.plugin_name in ("scalars", "histograms",
-                                                                        "text")]
+                e.summary.value[0].metadata.plugin_data.plugin_name not in ("images", "graphs",
+                                                                        "graph_tagged_run_metadata")]
 
     mine, ref = summaries(ours), summaries(theirs)
-    assert len(mine) == len(ref) == 12
+    assert len(mine) == len(ref) == 12 + 8 + 1 + 2 + 3   # (scalars, histograms, text) tensors,
+    # audio, PR curves, layouts
     for m, r in zip(mine, ref):
         assert m == r, (m, r)
     for sub in ("pair_a", "pair_b"):

@@ -28,9 +28,11 @@ def load():
         from tensorboard.compat.proto import (attr_value_pb2, config_pb2, event_pb2, graph_pb2,
                                               node_def_pb2, step_stats_pb2, summary_pb2,
                                               tensor_pb2, tensor_shape_pb2, versions_pb2)
+        from tensorboard.plugins.custom_scalar import layout_pb2
         from tensorboard.plugins.hparams import api_pb2 as hparams_api_pb2
         from tensorboard.plugins.hparams import metadata as hparams_metadata
         from tensorboard.plugins.hparams import plugin_data_pb2 as hparams_plugin_data_pb2
+        from tensorboard.plugins.pr_curve import plugin_data_pb2 as pr_curve_plugin_data_pb2
         from tensorboard.plugins.text import plugin_data_pb2 as text_plugin_data_pb2
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
         from tensorboard.summary.writer.record_writer import RecordWriter
@@ -46,5 +48,6 @@ def load():
         summary_pb2=summary_pb2, tensor_pb2=tensor_pb2, tensor_shape_pb2=tensor_shape_pb2,
         versions_pb2=versions_pb2, hparams_api_pb2=hparams_api_pb2,
         hparams_metadata=hparams_metadata, hparams_plugin_data_pb2=hparams_plugin_data_pb2,
-        text_plugin_data_pb2=text_plugin_data_pb2, EventFileWriter=EventFileWriter,
+        text_plugin_data_pb2=text_plugin_data_pb2, layout_pb2=layout_pb2,
+        pr_curve_plugin_data_pb2=pr_curve_plugin_data_pb2, EventFileWriter=EventFileWriter,
         RecordWriter=RecordWriter)

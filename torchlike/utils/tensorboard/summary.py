@@ -1,6 +1,10 @@
 """Summary protocol buffers (mirrors ``torch.utils.tensorboard.summary``): each builder returns
 a ``Summary`` of TensorBoard's protos (``tensorboard.compat.proto``), which ``SummaryWriter``
 wraps in an ``Event``.  The protos come from ``_proto.load`` (NOTE [ tensorboard is optional ])."""
+import io
+import struct
+import wave
+
 import numpy as np
 
 from . import _proto
@@ -8,8 +12,9 @@ from ._convert_np import make_np
 from ._png import encode_png
 from ._utils import convert_to_HWC
 
-__all__ = ["scalar", "histogram_raw", "histogram", "make_histogram", "image", "make_image",
-           "text", "hparams"]
+__all__ = ["scalar", "tensor_proto", "histogram_raw", "histogram", "make_histogram", "image",
+           "make_image", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
+           "compute_curve", "hparams"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -46,6 +51,58 @@ def scalar(name, tensor, collections=None, new_style=False, double_precision=Fal
         proto = pb.tensor_pb2.TensorProto(float_val=[value], dtype="DT_FLOAT")
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
     return Summary(value=[Summary.Value(tag=name, tensor=proto, metadata=metadata)])
+
+
+def _half_bits(values):
+    # torch's half_to_int: each value's float32 bit pattern, as an int (for half_val)
+    return [struct.unpack("i", struct.pack("f", v))[0] for v in values]
+
+
+def _complex_parts(values):
+    return [part for v in values for part in (v.real, v.imag)]
+
+
+# numpy dtype name -> (TensorProto dtype, its value field, conversion); torch's table
+_TENSOR_TYPES = {
+    "float16": ("DT_HALF", "half_val", _half_bits),
+    "float32": ("DT_FLOAT", "float_val", list),
+    "float64": ("DT_DOUBLE", "double_val", list),
+    "int8": ("DT_INT8", "int_val", list),
+    "uint8": ("DT_UINT8", "uint32_val", list),
+    "int16": ("DT_INT16", "int_val", list),
+    "int32": ("DT_INT32", "int_val", list),
+    "int64": ("DT_INT64", "int64_val", list),
+    "complex64": ("DT_COMPLEX64", "scomplex_val", _complex_parts),
+    "complex128": ("DT_COMPLEX128", "dcomplex_val", _complex_parts),
+    "bool": ("DT_BOOL", "bool_val", list),
+}
+
+
+def tensor_proto(tag, tensor):
+    """Mirrors ``torch.utils.tensorboard.summary.tensor_proto``: a ``Summary`` holding the whole
+    Tensor (the tensor plugin), its values in the ``TensorProto`` field of its dtype
+    (bfloat16 is stored as ``DT_BFLOAT16`` in ``half_val``, as torch stores it)."""
+    from ..._dtype import bfloat16
+    from ..._tensor import Tensor
+    pb = _proto.load()
+    if tensor.numel() * tensor.element_size() >= (1 << 31):
+        raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
+    is_bf16 = isinstance(tensor, Tensor) and tensor.dtype == bfloat16
+    array = make_np(tensor.float() if is_bf16 else tensor)
+    if is_bf16:
+        dtype, field, convert = "DT_BFLOAT16", "half_val", _half_bits
+    elif array.dtype.name in _TENSOR_TYPES:
+        dtype, field, convert = _TENSOR_TYPES[array.dtype.name]
+    else:
+        raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
+    shape = pb.tensor_shape_pb2.TensorShapeProto(
+        dim=[pb.tensor_shape_pb2.TensorShapeProto.Dim(size=d) for d in array.shape])
+    proto = pb.tensor_pb2.TensorProto(dtype=dtype, tensor_shape=shape,
+                                      **{field: convert(array.reshape(-1).tolist())})
+    SummaryMetadata = pb.summary_pb2.SummaryMetadata
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag, metadata=metadata, tensor=proto)])
 
 
 def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_counts):
@@ -140,6 +197,58 @@ def make_image(tensor, rescale=1, rois=None, labels=None):
                                         encoded_image_string=encode_png(tensor))
 
 
+def audio(tag, tensor, sample_rate=44100):
+    """Mirrors ``torch.utils.tensorboard.summary.audio``: a mono clip (values in [-1, 1],
+    clipped with a printed warning past them) as a 16-bit WAV ``Summary.Audio``."""
+    pb = _proto.load()
+    array = make_np(tensor).squeeze()
+    if abs(array).max() > 1:
+        print("warning: audio amplitude out of range, auto clipped.")
+        array = array.clip(-1, 1)
+    if array.ndim != 1:
+        raise AssertionError("input tensor should be 1 dimensional.")
+    samples = (array * np.iinfo(np.int16).max).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(sample_rate)
+        wav.writeframes(samples.tobytes())
+    clip = pb.summary_pb2.Summary.Audio(sample_rate=sample_rate, num_channels=1,
+                                        length_frames=samples.shape[-1],
+                                        encoded_audio_string=buffer.getvalue(),
+                                        content_type="audio/wav")
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(tag=tag, audio=clip)])
+
+
+def custom_scalars(layout):
+    """Mirrors ``torch.utils.tensorboard.summary.custom_scalars``: the custom-scalars plugin's
+    layout, ``{category: {chart title: ["Multiline", tags] or ["Margin", [value, lower,
+    upper]]}}``."""
+    pb = _proto.load()
+    lp = pb.layout_pb2
+    categories = []
+    for category, charts in layout.items():
+        made = []
+        for title, (kind, tags) in charts.items():
+            if kind == "Margin":
+                if len(tags) != 3:
+                    raise AssertionError("len(tags) != 3")
+                series = lp.MarginChartContent.Series(value=tags[0], lower=tags[1], upper=tags[2])
+                made.append(lp.Chart(title=title, margin=lp.MarginChartContent(series=[series])))
+            else:
+                made.append(lp.Chart(title=title, multiline=lp.MultilineChartContent(tag=tags)))
+        categories.append(lp.Category(title=category, chart=made))
+    proto = pb.tensor_pb2.TensorProto(
+        dtype="DT_STRING", string_val=[lp.Layout(category=categories).SerializeToString()],
+        tensor_shape=pb.tensor_shape_pb2.TensorShapeProto())
+    SummaryMetadata = pb.summary_pb2.SummaryMetadata
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
+        plugin_name="custom_scalars"))
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag="custom_scalars__config__", tensor=proto, metadata=metadata)])
+
+
 def text(tag, text):
     """Mirrors ``torch.utils.tensorboard.summary.text``: a ``Summary`` for the text plugin, tag
     ``<tag>/text_summary``, the string as a one-element ``DT_STRING`` tensor (markdown)."""
@@ -227,3 +336,53 @@ def hparams(hparam_dict=None, metric_dict=None, hparam_domain_discrete=None):
     return (_plugin_summary(pb, meta.EXPERIMENT_TAG, experiment=experiment),
             _plugin_summary(pb, meta.SESSION_START_INFO_TAG, session_start_info=start),
             _plugin_summary(pb, meta.SESSION_END_INFO_TAG, session_end_info=end))
+
+
+def _pr_summary(tag, data, num_thresholds):
+    """The pr_curves plugin's ``Summary``: a (6, num_thresholds) float tensor of tp, fp, tn,
+    fn, precision, recall."""
+    pb = _proto.load()
+    SummaryMetadata = pb.summary_pb2.SummaryMetadata
+    content = pb.pr_curve_plugin_data_pb2.PrCurvePluginData(
+        version=0, num_thresholds=num_thresholds).SerializeToString()
+    metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="pr_curves",
+                                                                       content=content))
+    Dim = pb.tensor_shape_pb2.TensorShapeProto.Dim
+    proto = pb.tensor_pb2.TensorProto(
+        dtype="DT_FLOAT", float_val=data.reshape(-1).tolist(),
+        tensor_shape=pb.tensor_shape_pb2.TensorShapeProto(dim=[Dim(size=n) for n in data.shape]))
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag, metadata=metadata, tensor=proto)])
+
+
+def pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, num_thresholds=127, weights=None):
+    """Mirrors ``torch.utils.tensorboard.summary.pr_curve_raw``: a precision-recall curve from
+    its counts (``num_thresholds`` at most 127, as torch)."""
+    data = np.stack([make_np(x) for x in (tp, fp, tn, fn, precision, recall)])
+    return _pr_summary(tag, data, min(num_thresholds, 127))
+
+
+def pr_curve(tag, labels, predictions, num_thresholds=127, weights=None):
+    """Mirrors ``torch.utils.tensorboard.summary.pr_curve``: a precision-recall curve of binary
+    ``labels`` against ``predictions`` in [0, 1] (see ``compute_curve``)."""
+    num_thresholds = min(num_thresholds, 127)
+    return _pr_summary(tag, compute_curve(labels, predictions, num_thresholds, weights),
+                       num_thresholds)
+
+
+def compute_curve(labels, predictions, num_thresholds=None, weights=None):
+    """tp, fp, tn, fn, precision and recall at ``num_thresholds`` evenly spaced thresholds:
+    each prediction falls in bucket ``floor(p * (num_thresholds - 1))``, and a threshold's
+    counts are those of the buckets at or above it (TensorBoard's pr_curve definition)."""
+    weights = 1.0 if weights is None else weights
+    buckets = np.int32(np.floor(predictions * (num_thresholds - 1)))
+    positive = labels.astype(np.float64)
+    edges = dict(bins=num_thresholds, range=(0, num_thresholds - 1))
+    tp_buckets, _ = np.histogram(buckets, weights=positive * weights, **edges)
+    fp_buckets, _ = np.histogram(buckets, weights=(1.0 - positive) * weights, **edges)
+    tp = np.cumsum(tp_buckets[::-1])[::-1]
+    fp = np.cumsum(fp_buckets[::-1])[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    precision = tp / np.maximum(1e-7, tp + fp)
+    recall = tp / np.maximum(1e-7, tp + fn)
+    return np.stack((tp, fp, tn, fn, precision, recall))

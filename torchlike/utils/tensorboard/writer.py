@@ -6,8 +6,10 @@ import time
 from datetime import datetime
 
 from . import _proto
+from ._convert_np import make_np
 from ._utils import figure_to_image
-from .summary import histogram, histogram_raw, hparams, image, scalar, text
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
+                      pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -193,6 +195,10 @@ class SummaryWriter:
                 self.all_writers[fw_tag] = fw
             fw.add_summary(scalar(main_tag, scalar_value), global_step, walltime)
 
+    def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_tensor``: the whole Tensor, for the tensor plugin."""
+        self._get_file_writer().add_summary(tensor_proto(tag, tensor), global_step, walltime)
+
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
                       max_bins=None):
         """Mirrors ``SummaryWriter.add_histogram``.
@@ -254,6 +260,50 @@ class SummaryWriter:
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         """Mirrors ``SummaryWriter.add_text``: markdown text, shown under ``<tag>/text_summary``."""
         self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
+
+    def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        """Mirrors ``SummaryWriter.add_audio``: a mono clip, shape (1, L), values in [-1, 1],
+        stored as 16-bit WAV."""
+        self._get_file_writer().add_summary(audio(tag, snd_tensor, sample_rate=sample_rate),
+                                            global_step, walltime)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
+                     weights=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_pr_curve``: the precision-recall curve of binary
+        ``labels`` against ``predictions`` (probabilities in [0, 1]) at ``num_thresholds``
+        (at most 127) thresholds."""
+        labels, predictions = make_np(labels), make_np(predictions)
+        self._get_file_writer().add_summary(
+            pr_curve(tag, labels, predictions, num_thresholds, weights), global_step, walltime)
+
+    def add_pr_curve_raw(self, tag, true_positive_counts, false_positive_counts,
+                         true_negative_counts, false_negative_counts, precision, recall,
+                         global_step=None, num_thresholds=127, weights=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_pr_curve_raw``: a precision-recall curve from its
+        counts, one value per threshold in each."""
+        self._get_file_writer().add_summary(
+            pr_curve_raw(tag, true_positive_counts, false_positive_counts,
+                         true_negative_counts, false_negative_counts, precision, recall,
+                         num_thresholds, weights), global_step, walltime)
+
+    def add_custom_scalars(self, layout):
+        """Mirrors ``SummaryWriter.add_custom_scalars``: charts that gather scalar tags,
+        ``{category: {title: ["Multiline", tags] or ["Margin", [value, lower, upper]]}}``
+        (once per writer)."""
+        self._get_file_writer().add_summary(custom_scalars(layout))
+
+    def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
+        """Mirrors ``SummaryWriter.add_custom_scalars_multilinechart``: one chart of ``tags``."""
+        self._get_file_writer().add_summary(custom_scalars({category: {title: ["Multiline",
+                                                                               tags]}}))
+
+    def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"):
+        """Mirrors ``SummaryWriter.add_custom_scalars_marginchart``: one chart of a value and
+        its lower and upper bounds (three tags)."""
+        if len(tags) != 3:
+            raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
+        self._get_file_writer().add_summary(custom_scalars({category: {title: ["Margin",
+                                                                               tags]}}))
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Mirrors ``SummaryWriter.add_graph``: the model's forward on ``input_to_model`` as a
