@@ -34,6 +34,8 @@ HIST = RNG.normal(size=(40, 25)).astype(np.float32)
 TENSOR = RNG.normal(size=(2, 3)) * 3
 LABELS = RNG.integers(0, 2, 50)
 PREDICTIONS = RNG.uniform(0, 1, 50)
+EMBEDDING = RNG.normal(size=(7, 3)).astype(np.float32)
+THUMBS = RNG.uniform(0, 1, (7, 3, 4, 4)).astype(np.float32)
 IMAGES = {   # tag -> (array, dataformats, batched): float ones reach past [0, 1] to be clipped
     "chw": (RNG.uniform(-0.2, 1.2, (3, 5, 7)).astype(np.float32), "CHW", False),
     "hwc_uint8": (RNG.integers(0, 256, (6, 4, 3), dtype=np.uint8), "HWC", False),
@@ -84,6 +86,14 @@ def _write(lib, Summary, log_dir):
                                      "band": ["Margin", ["loss", "new", "double"]]}})
     w.add_custom_scalars_multilinechart(["loss"], title="one")
     w.add_custom_scalars_marginchart(["loss", "new", "double"], category="c")
+    w.add_mesh("mesh", t(EMBEDDING[None]), colors=t(THUMBS[None, :, :, 0, 0] * 255).to(lib.uint8),
+               faces=t(np.array([[[0, 1, 2], [2, 3, 4]]], np.int32)),
+               config_dict={"camera": {"fov": 75}}, global_step=4, walltime=WALLTIME)
+    w.add_video("video", t(THUMBS[None]), 5, walltime=WALLTIME)   # no moviepy: no image, as torch
+    w.add_embedding(t(EMBEDDING), metadata=[f"p{i}" for i in range(7)], label_img=t(THUMBS),
+                    global_step=3, tag="emb/1")
+    w.add_embedding(t(EMBEDDING), metadata=[[i, i % 2] for i in range(7)],
+                    metadata_header=["i", "odd"])
     w.add_hparams({"lr": 0.1, "batch": 16, "opt": "adam", "nesterov": True, "skip": None,
                    "wd": t([0.5])},
                   {"hparam/accuracy": 0.75}, hparam_domain_discrete={"opt": ["adam", "sgd"]},
@@ -134,7 +144,8 @@ def _accumulator(log_dir):
 def test_same_runs_and_tags(runs):
     ours, theirs = runs
     runs_in = [sorted(n for n in os.listdir(d) if not n.startswith("events.")) for d in runs]
-    assert runs_in[0] == runs_in[1] == ["hp", "pair_a", "pair_b"]
+    assert runs_in[0] == runs_in[1] == ["00000", "00003", "hp", "pair_a", "pair_b",
+                                        "projector_config.pbtxt"]
     a, b = _accumulator(ours), _accumulator(theirs)
     assert a.Tags() == b.Tags()
     assert a.Tags()["graph"] and a.Tags()["run_metadata"] == ["step1"]
@@ -144,7 +155,7 @@ def test_scalars_histograms_text_events_equal_torchs(runs):
     """Event by event, as TensorBoard's loader reads them: scalars (old and new style, add_scalars'
     sub-runs), histograms (min, max, sums, bucket limits and counts, with torch's default bins,
     a NumPy rule, max_bins merging), text, tensors of each dtype, audio (clipped), PR curves,
-    custom-scalar layouts."""
+    custom-scalar layouts, a mesh, a video without moviepy."""
     ours, theirs = runs
 
     def summaries(log_dir):
@@ -153,8 +164,8 @@ def test_scalars_histograms_text_events_equal_torchs(runs):
                                                                         "graph_tagged_run_metadata")]
 
     mine, ref = summaries(ours), summaries(theirs)
-    assert len(mine) == len(ref) == 12 + 8 + 1 + 2 + 3   # (scalars, histograms, text) tensors,
-    # audio, PR curves, layouts
+    # scalars, histograms, text; tensors, audio, PR curves, layouts, mesh, video
+    assert len(mine) == len(ref) == 12 + 8 + 1 + 2 + 3 + 1 + 1
     for m, r in zip(mine, ref):
         assert m == r, (m, r)
     for sub in ("pair_a", "pair_b"):
@@ -187,6 +198,16 @@ def test_hparams_sub_run_equals_torchs(runs):
         content["_hparams_/session_start_info"]).session_start_info
     assert start.hparams["opt"].string_value == "adam" and start.hparams["wd"].number_value == 0.5
     assert [e.value for e in _accumulator(ours).Scalars("hparam/accuracy")] == [0.75]
+
+
+def test_embedding_files_equal_torchs(runs):
+    ours, theirs = runs
+    for path in ("projector_config.pbtxt", "00003/emb%2f1/tensors.tsv",
+                 "00003/emb%2f1/metadata.tsv", "00000/default/metadata.tsv"):
+        with open(os.path.join(ours, path), "rb") as a, open(os.path.join(theirs, path), "rb") as b:
+            assert a.read() == b.read(), path
+    sprites = [np.asarray(Image.open(os.path.join(d, "00003/emb%2f1/sprite.png"))) for d in runs]
+    np.testing.assert_array_equal(*sprites)
 
 
 def test_graph_has_torchs_io_nodes_and_module_scopes(runs):
@@ -265,3 +286,13 @@ def test_missing_tensorboard_raises_on_writer_creation(tmp_path, monkeypatch):
         tb.SummaryWriter(str(tmp_path))
     assert info.value.name == "tensorboard"
     assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 4, 8])
+def test_video_frames_laid_out_as_torchs(batch):
+    """add_video's frames before the GIF (which needs moviepy): the clips on torch's grid."""
+    from torch.utils.tensorboard._utils import _prepare_video as ref
+
+    from torchlike.utils.tensorboard._utils import _prepare_video
+    clips = RNG.integers(0, 256, (batch, 2, 3, 4, 5), dtype=np.uint8)
+    np.testing.assert_array_equal(_prepare_video(clips), ref(clips))

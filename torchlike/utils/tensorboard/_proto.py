@@ -33,6 +33,7 @@ def load():
         from tensorboard.plugins.hparams import metadata as hparams_metadata
         from tensorboard.plugins.hparams import plugin_data_pb2 as hparams_plugin_data_pb2
         from tensorboard.plugins.pr_curve import plugin_data_pb2 as pr_curve_plugin_data_pb2
+        from tensorboard.plugins.projector import projector_config_pb2
         from tensorboard.plugins.text import plugin_data_pb2 as text_plugin_data_pb2
         from tensorboard.summary.writer.event_file_writer import EventFileWriter
         from tensorboard.summary.writer.record_writer import RecordWriter
@@ -49,5 +50,6 @@ def load():
         versions_pb2=versions_pb2, hparams_api_pb2=hparams_api_pb2,
         hparams_metadata=hparams_metadata, hparams_plugin_data_pb2=hparams_plugin_data_pb2,
         text_plugin_data_pb2=text_plugin_data_pb2, layout_pb2=layout_pb2,
-        pr_curve_plugin_data_pb2=pr_curve_plugin_data_pb2, EventFileWriter=EventFileWriter,
+        pr_curve_plugin_data_pb2=pr_curve_plugin_data_pb2,
+        projector_config_pb2=projector_config_pb2, EventFileWriter=EventFileWriter,
         RecordWriter=RecordWriter)

@@ -31,6 +31,20 @@ def figure_to_image(figures, close=True):
     return render(figures)
 
 
+def _prepare_video(video):
+    """(B, T, C, H, W) clips as (T, rows*H, cols*W, C) frames: the batch padded with black
+    clips to a power of two and laid out on a grid of 2**((log2 B) // 2) rows (as torch)."""
+    b, t, c, h, w = video.shape
+    if video.dtype == np.uint8:
+        video = np.float32(video) / 255.0
+    if b & (b - 1):   # not a power of two
+        video = np.concatenate([video, np.zeros((2 ** b.bit_length() - b, t, c, h, w))])
+    rows = 2 ** ((b.bit_length() - 1) // 2)
+    cols = video.shape[0] // rows
+    video = video.reshape(rows, cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3)
+    return video.reshape(t, rows * h, cols * w, c)
+
+
 def make_grid(images, ncols=8):
     """(N, C, H, W) with C 1 or 3 as one (3, rows*H, cols*W) grid, ``ncols`` images a row
     (mirrors ``torch.utils.tensorboard._utils.make_grid``; grey images become RGB)."""

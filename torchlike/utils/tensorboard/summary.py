@@ -10,11 +10,11 @@ import numpy as np
 from . import _proto
 from ._convert_np import make_np
 from ._png import encode_png
-from ._utils import convert_to_HWC
+from ._utils import _prepare_video, convert_to_HWC
 
 __all__ = ["scalar", "tensor_proto", "histogram_raw", "histogram", "make_histogram", "image",
-           "make_image", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
-           "compute_curve", "hparams"]
+           "make_image", "video", "make_video", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
+           "compute_curve", "mesh", "hparams"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -195,6 +195,45 @@ def make_image(tensor, rescale=1, rois=None, labels=None):
     height, width, channels = tensor.shape
     return pb.summary_pb2.Summary.Image(height=height, width=width, colorspace=channels,
                                         encoded_image_string=encode_png(tensor))
+
+
+def video(tag, tensor, fps=4):
+    """Mirrors ``torch.utils.tensorboard.summary.video``: (N, T, C, H, W) clips (uint8, or
+    floats in [0, 1]) as one animated GIF, the batch on a grid (needs ``moviepy``, as torch)."""
+    pb = _proto.load()
+    array = _prepare_video(make_np(tensor))
+    scale = 1 if array.dtype == np.uint8 else 255
+    array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag, image=make_video(array, fps))])
+
+
+def make_video(tensor, fps):
+    """A ``Summary.Image`` holding the (T, H, W, C) uint8 frames as a GIF written by
+    ``moviepy``; without ``moviepy`` torch prints why and stores no image, and so does this."""
+    pb = _proto.load()
+    try:
+        import moviepy  # noqa: F401
+    except ImportError:
+        print("add_video needs package moviepy")
+        return None
+    try:
+        from moviepy import editor as mpy
+    except ImportError:
+        print("moviepy is installed, but can't import moviepy.editor.",
+              "Some packages could be missing [imageio, requests]")
+        return None
+    import tempfile
+    _, h, w, c = tensor.shape
+    clip = mpy.ImageSequenceClip(list(tensor), fps=fps)
+    with tempfile.NamedTemporaryFile(suffix=".gif") as f:
+        try:   # moviepy's keyword for silence changed between versions
+            clip.write_gif(f.name, verbose=False, logger=None)
+        except TypeError:
+            clip.write_gif(f.name, verbose=False)
+        f.seek(0)
+        return pb.summary_pb2.Summary.Image(height=h, width=w, colorspace=c,
+                                            encoded_image_string=f.read())
 
 
 def audio(tag, tensor, sample_rate=44100):
@@ -386,3 +425,33 @@ def compute_curve(labels, predictions, num_thresholds=None, weights=None):
     precision = tp / np.maximum(1e-7, tp + fp)
     recall = tp / np.maximum(1e-7, tp + fn)
     return np.stack((tp, fp, tn, fn, precision, recall))
+
+
+def mesh(tag, vertices, colors, faces, config_dict, display_name=None, description=None):
+    """Mirrors ``torch.utils.tensorboard.summary.mesh``: the mesh plugin's ``Summary``, one
+    value per given part (vertices, faces, colors; each (B, N, 3)), with the three.js
+    ``config_dict`` as JSON."""
+    import json
+
+    from tensorboard.plugins.mesh import metadata as mesh_metadata
+    from tensorboard.plugins.mesh.plugin_data_pb2 import MeshPluginData
+    pb = _proto.load()
+    json_config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+    parts = [(x, kind) for x, kind in ((vertices, MeshPluginData.VERTEX),
+                                       (faces, MeshPluginData.FACE),
+                                       (colors, MeshPluginData.COLOR)) if x is not None]
+    components = mesh_metadata.get_components_bitmask([kind for _, kind in parts])
+    Dim = pb.tensor_shape_pb2.TensorShapeProto.Dim
+    values = []
+    for x, kind in parts:
+        array = make_np(x)
+        metadata = mesh_metadata.create_summary_metadata(
+            tag, display_name, kind, components, array.shape, description,
+            json_config=json_config)
+        proto = pb.tensor_pb2.TensorProto(
+            dtype="DT_FLOAT", float_val=array.reshape(-1).tolist(),
+            tensor_shape=pb.tensor_shape_pb2.TensorShapeProto(dim=[Dim(size=n)
+                                                                    for n in array.shape[:3]]))
+        values.append(pb.summary_pb2.Summary.Value(
+            tag=mesh_metadata.get_instance_name(tag, kind), tensor=proto, metadata=metadata))
+    return pb.summary_pb2.Summary(value=values)

@@ -8,8 +8,8 @@ from datetime import datetime
 from . import _proto
 from ._convert_np import make_np
 from ._utils import figure_to_image
-from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
-                      pr_curve, pr_curve_raw, scalar, tensor_proto, text)
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image, mesh,
+                      pr_curve, pr_curve_raw, scalar, tensor_proto, text, video)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -261,11 +261,68 @@ class SummaryWriter:
         """Mirrors ``SummaryWriter.add_text``: markdown text, shown under ``<tag>/text_summary``."""
         self._get_file_writer().add_summary(text(tag, text_string), global_step, walltime)
 
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """Mirrors ``SummaryWriter.add_video``: (N, T, C, H, W) clips as one animated GIF
+        (needs ``moviepy``, as torch; without it, torch's message and no image)."""
+        self._get_file_writer().add_summary(video(tag, vid_tensor, fps), global_step, walltime)
+
     def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
         """Mirrors ``SummaryWriter.add_audio``: a mono clip, shape (1, L), values in [-1, 1],
         stored as 16-bit WAV."""
         self._get_file_writer().add_summary(audio(tag, snd_tensor, sample_rate=sample_rate),
                                             global_step, walltime)
+
+    @staticmethod
+    def _encode(rawstr):
+        # a tag as a directory name: %, / and \ percent-encoded
+        return rawstr.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c")
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
+                      tag="default", metadata_header=None):
+        """Mirrors ``SummaryWriter.add_embedding``: points for the Projector.
+
+        Args:
+            mat: (N, D), one feature vector a row.
+            metadata: N labels (or, with ``metadata_header``, N rows of columns).
+            label_img: (N, C, H, W) thumbnails in [0, 1], C 1 or 3.
+            global_step: the step (default 0).
+            tag: the embedding's name.
+            metadata_header: the columns' names.
+        """
+        from ._embedding import get_embedding_info, make_mat, make_sprite, make_tsv
+        mat = make_np(mat)
+        if global_step is None:
+            global_step = 0
+        subdir = f"{str(global_step).zfill(5)}/{self._encode(tag)}"
+        save_path = os.path.join(self._get_file_writer().get_logdir(), subdir)
+        if os.path.exists(save_path):
+            if not os.path.isdir(save_path):
+                raise NotADirectoryError(f"Path: `{save_path}` exists, but is a file. Cannot "
+                                         "proceed.")
+            print("warning: Embedding dir exists, did you set global_step for add_embedding()?")
+        else:
+            os.makedirs(save_path)
+        if metadata is not None:
+            if mat.shape[0] != len(metadata):
+                raise AssertionError("#labels should equal with #data points")
+            make_tsv(metadata, save_path, metadata_header=metadata_header)
+        if label_img is not None:
+            if mat.shape[0] != label_img.shape[0]:
+                raise AssertionError("#images should equal with #data points")
+            make_sprite(label_img, save_path)
+        if mat.ndim != 2:
+            raise AssertionError("mat should be 2D, where mat.size(0) is the number of data "
+                                 "points")
+        make_mat(mat, save_path)
+        from google.protobuf import text_format
+        pb = _proto.load()
+        if not hasattr(self, "_projector_config"):
+            self._projector_config = pb.projector_config_pb2.ProjectorConfig()
+        self._projector_config.embeddings.extend(
+            [get_embedding_info(pb, metadata, label_img, subdir, global_step, tag)])
+        with open(os.path.join(self._get_file_writer().get_logdir(),
+                               "projector_config.pbtxt"), "wb") as f:
+            f.write(text_format.MessageToString(self._projector_config).encode("utf_8"))
 
     def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
                      weights=None, walltime=None):
@@ -304,6 +361,22 @@ class SummaryWriter:
             raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
         self._get_file_writer().add_summary(custom_scalars({category: {title: ["Margin",
                                                                                tags]}}))
+
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None,
+                 global_step=None, walltime=None):
+        """Mirrors ``SummaryWriter.add_mesh``: a mesh or point cloud for the mesh plugin.
+
+        Args:
+            tag: the mesh's name.
+            vertices: (B, N, 3) coordinates.
+            colors: (B, N, 3) uint8 colours of the vertices.
+            faces: (B, F, 3) vertex indices of each triangle.
+            config_dict: three.js classes and settings of the scene.
+            global_step: the step.
+            walltime: seconds since the epoch (default: now).
+        """
+        self._get_file_writer().add_summary(mesh(tag, vertices, colors, faces, config_dict),
+                                            global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Mirrors ``SummaryWriter.add_graph``: the model's forward on ``input_to_model`` as a
