@@ -36,6 +36,7 @@ LABELS = RNG.integers(0, 2, 50)
 PREDICTIONS = RNG.uniform(0, 1, 50)
 EMBEDDING = RNG.normal(size=(7, 3)).astype(np.float32)
 THUMBS = RNG.uniform(0, 1, (7, 3, 4, 4)).astype(np.float32)
+BOXED = RNG.uniform(0, 1, (3, 32, 40)).astype(np.float32)
 IMAGES = {   # tag -> (array, dataformats, batched): float ones reach past [0, 1] to be clipped
     "chw": (RNG.uniform(-0.2, 1.2, (3, 5, 7)).astype(np.float32), "CHW", False),
     "hwc_uint8": (RNG.integers(0, 256, (6, 4, 3), dtype=np.uint8), "HWC", False),
@@ -71,6 +72,10 @@ def _write(lib, Summary, log_dir):
         add = w.add_images if batched else w.add_image
         add(tag, t(array), 0, walltime=WALLTIME, dataformats=formats)
     w.add_figure("figure", _figure(), 0, walltime=WALLTIME)
+    boxes = t([[1.0, 2.0, 20.0, 14.0], [5.0, 5.0, 9.0, 30.0]])
+    w.add_image_with_boxes("boxes", t(BOXED), boxes, 0, walltime=WALLTIME, labels=["cat", "x"])
+    w.add_image_with_boxes("boxes_scaled", t(BOXED), boxes, 0, walltime=WALLTIME, rescale=0.5,
+                           labels="one label for two boxes: dropped")
     w.add_figure("figures", [_figure(), _figure()], 1, walltime=WALLTIME)
     w.add_text("note", "hello **world**", 5, walltime=WALLTIME)
     for dtype in ("float32", "float64", "int64", "uint8", "bool", "float16", "bfloat16",
@@ -176,7 +181,7 @@ def test_scalars_histograms_text_events_equal_torchs(runs):
 
 def test_images_decode_to_torchs_pixels(runs):
     a, b = (_accumulator(d) for d in runs)
-    tags = list(IMAGES) + ["figure", "figures"]
+    tags = list(IMAGES) + ["figure", "figures", "boxes", "boxes_scaled"]
     assert sorted(a.Tags()["images"]) == sorted(tags)
     for tag in tags:
         (mine,), (ref,) = a.Images(tag), b.Images(tag)

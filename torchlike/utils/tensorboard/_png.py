@@ -8,7 +8,9 @@ by its length and a CRC-32, which the standard library's ``zlib`` and ``struct``
 torchlike always writes its own PNG, whether or not Pillow is installed: one code path, the same
 bytes on every machine.  The pixels are the ones Pillow writes (filter 0 on every row; Pillow may
 choose other filters, so the files' bytes differ, not their pixels), and the colour types are
-those Pillow picks for 1 to 4 channels: grey, grey with alpha, RGB, RGBA.
+those Pillow picks for 1 to 4 channels: grey, grey with alpha, RGB, RGBA.  Pillow is used only
+where torch needs it for more than encoding -- drawing ``add_image_with_boxes``' boxes and
+labels, and resampling by its ``rescale`` -- and the pixels it returns are encoded here too.
 """
 import struct
 import zlib

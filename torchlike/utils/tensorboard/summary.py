@@ -13,7 +13,7 @@ from ._png import encode_png
 from ._utils import _prepare_video, convert_to_HWC
 
 __all__ = ["scalar", "tensor_proto", "histogram_raw", "histogram", "make_histogram", "image",
-           "make_image", "video", "make_video", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
+           "image_boxes", "draw_boxes", "make_image", "video", "make_video", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
            "compute_curve", "mesh", "hparams"]
 
 
@@ -185,16 +185,69 @@ def image(tag, tensor, rescale=1, dataformats="NCHW"):
         tag=tag, image=make_image(array, rescale=rescale))])
 
 
+def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
+    """Mirrors ``torch.utils.tensorboard.summary.image_boxes``: an image ``Summary`` with
+    boxes (rows of xmin, ymin, xmax, ymax) drawn in red, each with its label (needs Pillow,
+    as torch)."""
+    pb = _proto.load()
+    array = convert_to_HWC(make_np(tensor_image), dataformats)
+    scale = 1 if array.dtype == np.uint8 else 255
+    array = (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    return pb.summary_pb2.Summary(value=[pb.summary_pb2.Summary.Value(
+        tag=tag, image=make_image(array, rescale=rescale, rois=make_np(tensor_boxes),
+                                  labels=labels))])
+
+
+def _draw_single_box(image, xmin, ymin, xmax, ymax, display_str, color="black",
+                     color_text="black", thickness=2):
+    """One box outline on a Pillow image and, above its bottom-left corner, its label on a
+    filled strip (Pillow's default font)."""
+    from PIL import ImageDraw, ImageFont
+    font = ImageFont.load_default()
+    draw = ImageDraw.Draw(image)
+    corners = [(xmin, ymin), (xmin, ymax), (xmax, ymax), (xmax, ymin), (xmin, ymin)]
+    draw.line(corners, width=thickness, fill=color)
+    if display_str:
+        left, top, right, bottom = font.getbbox(display_str)
+        text_width, text_height = right - left, bottom - top
+        margin = np.ceil(0.05 * text_height)
+        draw.rectangle([(xmin, ymax - text_height - 2 * margin), (xmin + text_width, ymax)],
+                       fill=color)
+        draw.text((xmin + margin, ymax - text_height - margin), display_str, fill=color_text,
+                  font=font)
+    return image
+
+
+def draw_boxes(disp_image, boxes, labels=None):
+    """Mirrors ``torch.utils.tensorboard.summary.draw_boxes``: each row of ``boxes`` (xyxy)
+    drawn in red on the Pillow image, with ``labels[i]`` when given."""
+    for i in range(boxes.shape[0]):
+        disp_image = _draw_single_box(disp_image, *boxes[i, :4],
+                                      display_str=None if labels is None else labels[i],
+                                      color="Red")
+    return disp_image
+
+
 def make_image(tensor, rescale=1, rois=None, labels=None):
     """Mirrors ``torch.utils.tensorboard.summary.make_image``: a ``Summary.Image`` of a uint8
-    (H, W, C) array, PNG-encoded (NOTE [ PNG without Pillow ] in ``_png.py``)."""
+    (H, W, C) array, PNG-encoded (NOTE [ PNG without Pillow ] in ``_png.py``).  Drawing boxes
+    (``rois``) and resampling (``rescale`` != 1, Lanczos) use Pillow, as torch's do; the
+    stored height and width are the array's, as torch stores them."""
     pb = _proto.load()
-    if rescale != 1 or rois is not None:
-        raise ValueError("torchlike.utils.tensorboard stores images at their own size and "
-                         f"draws no boxes: rescale must be 1 (got {rescale}) and rois None")
     height, width, channels = tensor.shape
+    pixels = tensor
+    if rois is not None or rescale != 1:
+        from PIL import Image
+        picture = Image.fromarray(tensor)
+        if rois is not None:
+            picture = draw_boxes(picture, rois, labels=labels)
+        picture = picture.resize((int(width * rescale), int(height * rescale)),
+                                 Image.Resampling.LANCZOS)
+        pixels = np.asarray(picture)
+        if pixels.ndim == 2:
+            pixels = pixels[:, :, None]
     return pb.summary_pb2.Summary.Image(height=height, width=width, colorspace=channels,
-                                        encoded_image_string=encode_png(tensor))
+                                        encoded_image_string=encode_png(pixels))
 
 
 def video(tag, tensor, fps=4):

@@ -8,8 +8,9 @@ from datetime import datetime
 from . import _proto
 from ._convert_np import make_np
 from ._utils import figure_to_image
-from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image, mesh,
-                      pr_curve, pr_curve_raw, scalar, tensor_proto, text, video)
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
+                      image_boxes, mesh, pr_curve, pr_curve_raw, scalar, tensor_proto, text,
+                      video)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -246,6 +247,30 @@ class SummaryWriter:
         row); ``dataformats`` "NCHW" (default), "NHWC", ..."""
         self._get_file_writer().add_summary(image(tag, img_tensor, dataformats=dataformats),
                                             global_step, walltime)
+
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None,
+                             walltime=None, rescale=1, dataformats="CHW", labels=None):
+        """Mirrors ``SummaryWriter.add_image_with_boxes``: an image with boxes drawn on it
+        (needs Pillow, as torch).
+
+        Args:
+            tag: the image's name.
+            img_tensor: the pixels, as ``add_image`` takes them.
+            box_tensor: (N, 4) boxes, each (xmin, ymin, xmax, ymax) in pixels.
+            global_step: the step.
+            walltime: seconds since the epoch (default: now).
+            rescale: scale the stored image by this factor.
+            dataformats: the image's layout ("CHW", "HWC", ...).
+            labels: a label per box (ignored unless there is one per box).
+        """
+        if labels is not None:
+            if isinstance(labels, str):
+                labels = [labels]
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._get_file_writer().add_summary(
+            image_boxes(tag, img_tensor, box_tensor, rescale=rescale, dataformats=dataformats,
+                        labels=labels), global_step, walltime)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
         """Mirrors ``SummaryWriter.add_figure``: a matplotlib figure (or a list of them, drawn
