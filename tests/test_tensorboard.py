@@ -293,6 +293,25 @@ def test_missing_tensorboard_raises_on_writer_creation(tmp_path, monkeypatch):
     assert not os.listdir(tmp_path)
 
 
+def test_onnx_graph_equals_torchs(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1, alpha=0.5),
+         helper.make_node("Relu", ["h"], ["y"])], "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    path = str(tmp_path / "mlp.onnx")
+    onnx.save(helper.make_model(graph), path)
+    for cls, name in ((Writer, "ours"), (TorchWriter, "theirs")):
+        with cls(str(tmp_path / name)) as w:
+            w.add_onnx_graph(path)
+    mine, ref = (_accumulator(str(tmp_path / n)).Graph() for n in ("ours", "theirs"))
+    assert mine == ref and [n.op for n in mine.node][-2:] == ["Gemm", "Relu"]
+
+
 @pytest.mark.parametrize("batch", [1, 3, 4, 8])
 def test_video_frames_laid_out_as_torchs(batch):
     """add_video's frames before the GIF (which needs moviepy): the clips on torch's grid."""

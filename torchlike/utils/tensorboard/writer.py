@@ -403,6 +403,14 @@ class SummaryWriter:
         self._get_file_writer().add_summary(mesh(tag, vertices, colors, faces, config_dict),
                                             global_step, walltime)
 
+    def add_onnx_graph(self, prototxt):
+        """Mirrors ``SummaryWriter.add_onnx_graph``: the graph of the ONNX model in the file
+        ``prototxt`` (needs ``onnx``: ``pip install "torchlike[onnx]"``)."""
+        from ._onnx_graph import load_onnx_graph
+        graph = load_onnx_graph(prototxt)
+        self._get_file_writer().add_event(
+            _proto.load().event_pb2.Event(graph_def=graph.SerializeToString()))
+
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Mirrors ``SummaryWriter.add_graph``: the model's forward on ``input_to_model`` as a
         graph of module scopes and XLA ops (NOTE [ the graph of a forward ] in ``_graph.py``).
