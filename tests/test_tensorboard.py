@@ -1,9 +1,11 @@
 """torchlike.utils.tensorboard against torch.utils.tensorboard: the same calls write two runs,
 one with each SummaryWriter, and TensorBoard's own readers (the event-file loader and the
 EventAccumulator) read both back: the events' protos (scalars, histograms with their buckets,
-text, hyper-parameters) are equal, the images decode to the same pixels, and both runs hold a
-graph.  Also log_dir naming, flush / close / reopen, purge_step, the example's --tensorboard
-flag's reader side, and the error without the tensorboard package."""
+text, tensors, audio, PR curves, custom-scalar layouts, meshes, hyper-parameters) are equal,
+the images (figures, boxes) decode to the same pixels, the projector's files are equal, and
+both runs hold a graph with the same input/output nodes and module scopes.  Also log_dir
+naming, flush / close / reopen, purge_step, torch's errors, ONNX graphs, and the error without
+the tensorboard package.  (The example's --tensorboard flag: tests/test_examples_digits.py.)"""
 import io
 import os
 import re
