@@ -166,9 +166,9 @@ def test_scalars_histograms_text_events_equal_torchs(runs):
     ours, theirs = runs
 
     def summaries(log_dir):
-        return [e for e in _events(log_dir) if e.HasField("summary") and
-                e.summary.value[0].metadata.plugin_data.plugin_name not in ("images", "graphs",
-                                                                        "graph_tagged_run_metadata")]
+        skip = ("images", "graphs", "graph_tagged_run_metadata")
+        return [e for e in _events(log_dir) if e.HasField("summary")
+                and e.summary.value[0].metadata.plugin_data.plugin_name not in skip]
 
     mine, ref = summaries(ours), summaries(theirs)
     # scalars, histograms, text; tensors, audio, PR curves, layouts, mesh, video

@@ -1,4 +1,5 @@
-"""Values to numpy arrays for the summary builders (mirrors ``torch.utils.tensorboard._convert_np``)."""
+"""Values to numpy arrays for the summary builders (mirrors
+``torch.utils.tensorboard._convert_np``)."""
 import numbers
 
 import jax

@@ -13,8 +13,9 @@ from ._png import encode_png
 from ._utils import _prepare_video, convert_to_HWC
 
 __all__ = ["scalar", "tensor_proto", "histogram_raw", "histogram", "make_histogram", "image",
-           "image_boxes", "draw_boxes", "make_image", "video", "make_video", "audio", "custom_scalars", "text", "pr_curve_raw", "pr_curve",
-           "compute_curve", "mesh", "hparams"]
+           "image_boxes", "draw_boxes", "make_image", "video", "make_video", "audio",
+           "custom_scalars", "text", "pr_curve_raw", "pr_curve", "compute_curve", "mesh",
+           "hparams"]
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -266,7 +267,7 @@ def make_video(tensor, fps):
     ``moviepy``; without ``moviepy`` torch prints why and stores no image, and so does this."""
     pb = _proto.load()
     try:
-        import moviepy  # noqa: F401
+        import moviepy  # noqa: F401  (is it installed at all?)
     except ImportError:
         print("add_video needs package moviepy")
         return None
