@@ -6,9 +6,9 @@ torchlike's core runs without ``tensorboard`` (the ``tensorboard`` extra).
 torchlike.utils.tensorboard`` always works and the package is imported when a ``SummaryWriter``
 is made (``load`` below, also called by every summary builder).  Where it is missing, ``load``
 raises torch's error, a ``ModuleNotFoundError`` for 'tensorboard', with the extra to install;
-an older TensorBoard than 1.15 raises torch's ``ImportError``.  ``load`` keeps no cache: after the first call each import is a lookup in
-``sys.modules``, and a test that hides the package (``sys.modules["tensorboard"] = None``) sees it
-hidden.
+an older TensorBoard than 1.15 raises torch's ``ImportError``.  ``load`` keeps no cache: after
+the first call each import is a lookup in ``sys.modules``, and a test that hides the package
+(``sys.modules["tensorboard"] = None``) sees it hidden.
 """
 import types
 
