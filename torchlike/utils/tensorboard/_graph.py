@@ -183,8 +183,10 @@ def graph(model, args, verbose=False, use_strict_trace=True):
     def ref(v):
         return producer.get(v)
 
+    counts = [len(jax.tree_util.tree_leaves(s)) for s in result.shapes]
+    outs = jaxpr.outvars[counts[0]:counts[0] + counts[1]]   # the forward's outputs
     read = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
-    read |= {v for v in jaxpr.outvars if not isinstance(v, Literal)}
+    read |= {v for v in outs if not isinstance(v, Literal)}
     for name, var in zip(names, jaxpr.invars):
         if var not in read:
             continue
@@ -207,8 +209,6 @@ def graph(model, args, verbose=False, use_strict_trace=True):
             [v.aval for v in eqn.outvars], _attr_text(eqn))
         for k, v in enumerate(eqn.outvars):
             producer[v] = node if k == 0 else f"{node}:{k}"
-    counts = [len(jax.tree_util.tree_leaves(s)) for s in result.shapes]
-    outs = jaxpr.outvars[counts[0]:counts[0] + counts[1]]
     for k, var in enumerate(outs):
         source = [] if isinstance(var, Literal) or ref(var) is None else [ref(var)]
         add(unique(f"output/output.{k + 1}"), "IO Node", source, [var.aval], "")
