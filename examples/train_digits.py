@@ -16,6 +16,7 @@ scaled by a torch.amp.GradScaler, the usual mixed-precision loop.
     python examples/train_digits.py --compile            # the training step as one XLA program
     python examples/train_digits.py --amp                # mixed precision: autocast + GradScaler
     python examples/train_digits.py --epochs 3 --workers 2 --out /tmp/digits
+    python examples/train_digits.py --tensorboard       # curves etc. for TensorBoard, in runs/
 """
 import argparse
 import os
@@ -54,6 +55,10 @@ def parse_args(argv=None):
     p.add_argument("--amp", action="store_true",
                    help="mixed precision: the forward pass under torch.autocast (bfloat16 on "
                         "the CPU, float16 on a GPU), the loss scaled by torch.amp.GradScaler")
+    p.add_argument("--tensorboard", nargs="?", const="", default=None, metavar="DIR",
+                   help="log loss, accuracy and learning rate per epoch, the first layer's "
+                        "weights, a few inputs and the hyper-parameters for TensorBoard "
+                        "(torch.utils.tensorboard; DIR defaults to runs/<date>_<host>)")
     return p.parse_args(argv)
 
 
@@ -202,6 +207,12 @@ def main(argv=None):
     if args.compile:
         train_step = torch.compile(train_step)
 
+    writer = None
+    if args.tensorboard is not None:   # --tensorboard [DIR]
+        from torchlike.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter(args.tensorboard or None)
+        writer.add_images("inputs", train_set.tensors[0][:16])   # (16, 1, 8, 8) in [0, 1]
+
     history = {"loss": [], "acc": [], "seconds": [], "step_seconds": []}
     for epoch in range(1, args.epochs + 1):
         loss, acc, seconds, in_steps = run_epoch(train_step, model, train_loader, test_loader,
@@ -210,6 +221,11 @@ def main(argv=None):
         history["acc"].append(acc)
         history["seconds"].append(seconds)
         history["step_seconds"].append(in_steps)
+        if writer is not None:
+            writer.add_scalar("loss/train", loss, epoch)
+            writer.add_scalar("accuracy/test", acc, epoch)
+            writer.add_scalar("learning_rate", scheduler.get_last_lr()[0], epoch)
+            writer.add_histogram("features.0.weight", model.features[0].weight, epoch)
         print(f"epoch {epoch:2d}/{args.epochs}: train loss {loss:.4f}, "
               f"test accuracy {100 * acc:.2f}%, lr {scheduler.get_last_lr()[0]:.2e}, "
               f"{seconds:.2f} s")
@@ -241,6 +257,12 @@ def main(argv=None):
           f"test accuracy {100 * accuracy(logits_again, targets):.2f}%")
 
     final = history["acc"][-1]
+    if writer is not None:
+        writer.add_hparams({"lr": args.lr, "batch_size": args.batch_size, "epochs": args.epochs,
+                            "compile": args.compile, "amp": args.amp},
+                           {"hparam/accuracy": final, "hparam/loss": history["loss"][-1]},
+                           run_name="hparams")
+        writer.close()
     seconds = history["seconds"]
     later = seconds[1:] or seconds
     print()
@@ -275,6 +297,9 @@ def main(argv=None):
               f"step ({ms * compiled_steps:.1f} ms compiled, {ms * eager_steps:.1f} ms eager)")
     print(f"  checkpoint:          {ckpt_path}")
     print(f"  plot:                {plot_path}")
+    if writer is not None:
+        print(f"  tensorboard:         {writer.get_logdir()} "
+              f"(tensorboard --logdir {writer.get_logdir()})")
     return 0 if same else 1
 
 

@@ -30,7 +30,7 @@ LAYERS = (
                  "backends", "mps", "xpu", "multiprocessing", "distributed", "amp", "cpu",
                  "distributions")),
     ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
-                  "utils.checkpoint")),
+                  "utils.checkpoint", "utils.tensorboard")),
 )
 FACADE = "facade"
 RANK = {name: i for i, (name, _) in enumerate(LAYERS + ((FACADE, ()),))}

@@ -104,10 +104,29 @@ def test_short_run_with_workers_writes_torch_readable_checkpoint_and_plot(tmp_pa
 
 def test_default_run_reaches_95_percent(tmp_path):
     # The default configuration (12 epochs) takes ~15 s here, mostly XLA compiling the first
-    # epoch; every seed tried reaches 97.8-98.9%.
-    out = _run("--out", str(tmp_path))
+    # epoch; every seed tried reaches 97.8-98.9%.  --tensorboard rides along (its flag's test).
+    out = _run("--out", str(tmp_path), "--tensorboard", str(tmp_path / "tb"))
     assert "epochs:              12" in out
     assert _final_accuracy(out) >= 95.0, out
+    _check_tensorboard_run(tmp_path / "tb", out)
+
+
+def _check_tensorboard_run(log_dir, out):
+    """--tensorboard DIR: TensorBoard's reader finds a point per epoch of each curve (the
+    accuracy the script printed), the weights' histograms, the inputs, and the hparams run."""
+    from tensorboard.backend.event_processing.event_accumulator import HISTOGRAMS, EventAccumulator
+    acc = EventAccumulator(str(log_dir), size_guidance={HISTOGRAMS: 0})   # keep every one
+    acc.Reload()
+    tags = acc.Tags()
+    assert sorted(tags["scalars"]) == ["accuracy/test", "learning_rate", "loss/train"], tags
+    accuracy = acc.Scalars("accuracy/test")
+    assert [e.step for e in accuracy] == list(range(1, 13))
+    assert abs(100 * accuracy[-1].value - _final_accuracy(out)) < 0.01
+    assert len(acc.Histograms("features.0.weight")) == 12 and tags["images"] == ["inputs"]
+    hp = EventAccumulator(str(log_dir / "hparams"))
+    hp.Reload()
+    assert "_hparams_/experiment" in hp.PluginTagToContent("hparams")
+    assert sorted(hp.Tags()["scalars"]) == ["hparam/accuracy", "hparam/loss"]
 
 
 def test_notebook_executes_and_draws():
