@@ -13,7 +13,8 @@ A rerun on an unchanged tree should change nothing, so a diff of the committed n
 only what the code changed:
 - the notebooks seed their own generators (``torch.manual_seed``, ``random_state=``), and the
   kernel runs with ``PYTHONHASHSEED=0``;
-- nothing volatile is written: no execution timings in the cells' metadata, the kernel's
+- nothing volatile is written: no execution timings in the cells' metadata, consecutive
+  writes to one stream in one output (the kernel splits them by timing), the kernel's
   ``language_info`` cut to the language's name (no Python version), cells without an id get
   ``cell-<n>`` (nbformat would draw random ones), and graphs are numbered by the walk, not by
   ``id()`` (NOTE [ drawing the autograd graph ] in torchlike/viz.py);
@@ -62,6 +63,20 @@ def strip_volatile(nb):
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
             cell.metadata.pop("scrolled", None)
+            cell.outputs = coalesce_streams(cell.outputs)
+
+
+def coalesce_streams(outputs):
+    """One stream output per run of writes to stdout (or stderr): how the kernel's writes were
+    split into messages depends on timing."""
+    merged = []
+    for out in outputs:
+        if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                and merged[-1].name == out.name):
+            merged[-1].text += out.text
+        else:
+            merged.append(out)
+    return merged
 
 
 def image_sizes(nb):

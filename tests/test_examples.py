@@ -106,3 +106,9 @@ def test_autograd_tour_notebook_executes():
                    for out in cell.outputs if out.output_type == "stream")
     assert "d3y/dx3   = 6    = 6.0" in text
     assert "fitted: w = 2.00, b = 1.00" in text
+    # the graphs drawn inline: SVG where Graphviz is installed, the DOT text where not
+    graphs = [out["data"].get("image/svg+xml") or out["data"]["text/plain"]
+              for cell in nb.cells if cell.cell_type == "code" and "make_dot(" in cell.source
+              for out in cell.outputs if out.output_type == "execute_result"]
+    assert len(graphs) == 2 and "MulBackward0" in graphs[0] and "AddmmBackward0" in graphs[1]
+    assert all(("<svg" in g) == bool(shutil.which("dot")) for g in graphs)

@@ -178,7 +178,7 @@ def test_graph_is_torchs(program):
     assert arrows == want_arrows
     assert {k: v for k, v in saved.items() if k[0] not in KEEPS_MORE} == {
         k: v for k, v in want_saved.items() if k[0] not in KEEPS_MORE}
-    for (name, shapes), n in saved.items():   # what torchlike keeps is among torch's saves
+    for name, shapes in saved:   # what torchlike keeps is among torch's saves
         if name in KEEPS_MORE:
             assert any(theirs == name and not collections.Counter(shapes)
                        - collections.Counter(want) for theirs, want in want_saved), name
@@ -302,6 +302,10 @@ def test_committed_notebooks_carry_outputs():
         assert sum(len(c["outputs"]) for c in code) >= len(code) // 2, path.name
         assert not [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
         assert all("execution" not in c["metadata"] for c in code), path.name
+        assert nb["metadata"]["language_info"] == {"name": "python"}, path.name
+        for c in code:   # one output per run of writes to a stream (run_notebooks.py)
+            kinds = [(o["output_type"], o.get("name")) for o in c["outputs"]]
+            assert all(a != b or a[0] != "stream" for a, b in zip(kinds, kinds[1:])), path.name
     tour_nb = json.loads((REPO / "notebooks" / "01_autograd_tour.ipynb").read_text())
     svgs = ["".join(o["data"]["image/svg+xml"]) for c in tour_nb["cells"]
             if c["cell_type"] == "code" for o in c["outputs"] if "image/svg+xml" in o.get("data", {})]

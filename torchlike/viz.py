@@ -99,8 +99,8 @@ class Digraph:
 
         >>> g = Digraph()
         >>> g.node("a", "x"); g.node("b", "y"); g.edge("a", "b")
-        >>> print(g.source.splitlines()[-2])
-        \ta -> b
+        >>> g.source.splitlines()[-2].strip()
+        'a -> b'
     """
 
     def __init__(self, format="pdf", graph_attr=None, node_attr=None):
@@ -169,9 +169,9 @@ class Digraph:
         """
         path = os.path.join(directory, filename) if directory else str(filename)
         fmt = format or self.format
+        picture = self.pipe(format=fmt)   # first, so nothing is written when dot is missing
         if directory:
             os.makedirs(directory, exist_ok=True)
-        picture = self.pipe(format=fmt)   # first, so nothing is written when dot is missing
         with open(path, "w") as f:
             f.write(self.source)
         out = f"{path}.{fmt}"
@@ -217,8 +217,10 @@ def _saved_of(fn):
                 shape = ()
             elif i in fold:
                 view, name = fold[i]
+                aval = aval_of(arr)
                 shape = jax.eval_shape(_dispatch._plain_fn(
-                    view.fn, _dispatch.fold_static(fn._static, name)), aval_of(arr)).shape
+                    view.fn, _dispatch.fold_static(fn._static, name)),
+                    jax.ShapeDtypeStruct(aval.shape, aval.dtype)).shape
             else:
                 shape = aval_of(arr).shape
             saved.append((f"input[{i}]", tuple(shape)))
@@ -317,8 +319,8 @@ def make_dot(tensor_or_tensors, params=None, show_attrs=False, show_saved=False,
             keep.append(obj)
         return ids[key]
 
-    def tensor_label(t, name=None):
-        name = names.get(id(t), "") if name is None else name
+    def tensor_label(t):
+        name = names.get(id(t), "")
         return f"{name}\n{_size_str(t.shape)}" if name else _size_str(t.shape)
 
     seen = set()
