@@ -4,9 +4,12 @@ tensors with their shapes; the picture through Graphviz's `dot` (SVG parsed as X
 error without Graphviz; and the committed notebooks carrying their outputs."""
 import collections
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -266,6 +269,25 @@ def test_svg_and_png_through_graphviz(tmp_path):
     assert (tmp_path / "mlp").read_text() == graph.source
     with pytest.raises(subprocess.CalledProcessError, match="nonsense"):   # dot refused
         graph.pipe(format="nonsense")
+
+
+@needs_dot
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="checks the xdg-open call")
+def test_render_view_opens_the_picture(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"   # an xdg-open that notes what it was asked to open
+    bin_dir.mkdir()
+    opener = bin_dir / "xdg-open"
+    opener.write_text(f"#!/bin/sh\necho \"$1\" > {tmp_path / 'part'} && "
+                      f"mv {tmp_path / 'part'} {tmp_path / 'opened'}\n")
+    opener.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    path = make_dot(tour(tl)[0]).render("g", directory=tmp_path, format="svg", cleanup=True,
+                                         view=True)
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "opened").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (tmp_path / "opened").read_text().strip() == path
+    assert not (tmp_path / "g").exists() and (tmp_path / "g.svg").exists()   # cleanup
 
 
 def test_without_graphviz(tmp_path, monkeypatch):

@@ -37,6 +37,7 @@ RNN unrolled over thousands of steps) draws without Python's recursion limit.
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 
 import jax
@@ -163,7 +164,8 @@ class Digraph:
 
         Args:
             filename: where the DOT text goes (in ``directory``, when given).
-            view: accepted for graphviz's signature; opening a viewer is left to the user.
+            view: open the picture in the system's viewer (``xdg-open``, ``open``,
+                ``os.startfile``), as graphviz does.
             cleanup: delete the DOT file once the picture is written.
             format: ``"svg"``, ``"png"``, ``"pdf"``, ... (default: ``self.format``).
         """
@@ -179,6 +181,8 @@ class Digraph:
             f.write(picture)
         if cleanup:
             os.remove(path)
+        if view:
+            _view(out)
         return out
 
     def _repr_mimebundle_(self, include=None, exclude=None, **_):
@@ -190,6 +194,17 @@ class Digraph:
         if shutil.which("dot") is None:
             return None
         return self.pipe(format="svg", encoding="utf-8")
+
+
+def _view(path):
+    """Open ``path`` in the system's viewer, without waiting for it."""
+    if sys.platform == "win32":
+        os.startfile(os.path.normpath(path))
+        return
+    opener = "open" if sys.platform == "darwin" else "xdg-open"
+    if shutil.which(opener) is None:
+        raise RuntimeError(f"cannot open {path}: no {opener!r} on PATH to open it with")
+    subprocess.Popen([opener, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _size_str(shape):
