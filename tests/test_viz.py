@@ -330,5 +330,6 @@ def test_committed_notebooks_carry_outputs():
             assert all(a != b or a[0] != "stream" for a, b in zip(kinds, kinds[1:])), path.name
     tour_nb = json.loads((REPO / "notebooks" / "01_autograd_tour.ipynb").read_text())
     svgs = ["".join(o["data"]["image/svg+xml"]) for c in tour_nb["cells"]
-            if c["cell_type"] == "code" for o in c["outputs"] if "image/svg+xml" in o.get("data", {})]
+            if c["cell_type"] == "code" for o in c["outputs"]
+            if "image/svg+xml" in o.get("data", {})]
     assert svgs and all("AddmmBackward0" in s or "MulBackward0" in s for s in svgs)
