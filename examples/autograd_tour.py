@@ -3,8 +3,14 @@
 Everything below is ordinary PyTorch code; only the import line differs.  Swap it for
 ``import torch`` and the script prints the same story (object addresses aside).
 
-    python examples/autograd_tour.py
+    python examples/autograd_tour.py [--graph PATH]
+
+``--graph PATH`` also draws the graph of section 2 with ``torchlike.viz.make_dot`` (torchviz's
+``make_dot`` for PyTorch): ``.svg`` / ``.png`` / ``.pdf`` through Graphviz's ``dot``, any other
+suffix as the DOT text, which needs no Graphviz.
 """
+import argparse
+
 import torchlike as torch
 
 
@@ -30,7 +36,21 @@ def show_graph(fn, names, depth=0):
         show_graph(next_fn, names, depth + 1)
 
 
-def leaves_and_graph():
+def draw_graph(y, names, path):
+    """Draw the graph behind ``y`` to ``path`` (the picture, or the DOT text)."""
+    from torchlike.viz import make_dot   # with PyTorch: from torchviz import make_dot
+    graph = make_dot(y, params=names)
+    fmt = path.rpartition(".")[2].lower()
+    if fmt in ("svg", "png", "pdf"):
+        with open(path, "wb") as f:
+            f.write(graph.pipe(format=fmt))
+    else:
+        with open(path, "w") as f:
+            f.write(graph.source)
+    print(f"drew the graph of y to {path}")
+
+
+def leaves_and_graph(graph_path=None):
     section("1. Leaf tensors, non-leaf tensors and grad_fn")
     # Tensors we create ourselves are leaves.  requires_grad=True asks autograd to track them.
     a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -51,6 +71,8 @@ def leaves_and_graph():
     while node.next_functions:
         node = node.next_functions[0][0]
     print("reached", type(node).__name__, "- its .variable is a:", node.variable is a)
+    if graph_path:
+        draw_graph(y, {"a": a, "b": b}, graph_path)
 
 
 def accumulation():
@@ -126,7 +148,12 @@ def fit_a_line():
 
 
 def main():
-    leaves_and_graph()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--graph", metavar="PATH",
+                        help="draw section 2's graph to PATH (.svg/.png/.pdf: Graphviz; "
+                             "otherwise the DOT text)")
+    args = parser.parse_args()
+    leaves_and_graph(args.graph)
     accumulation()
     hooks()
     higher_order()

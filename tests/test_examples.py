@@ -1,6 +1,7 @@
 """The examples and notebooks run end to end and tell the story they claim to tell."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,8 @@ def _env():
     return env
 
 
-def _run_tour():
-    proc = subprocess.run([sys.executable, str(TOUR_SCRIPT)], cwd=REPO, env=_env(),
+def _run_tour(*args):
+    proc = subprocess.run([sys.executable, str(TOUR_SCRIPT), *args], cwd=REPO, env=_env(),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (
         f"{TOUR_SCRIPT.name} exited {proc.returncode}\n--- stdout ---\n{proc.stdout}"
@@ -55,10 +56,15 @@ TOUR_FACTS = [
 ]
 
 
-def test_autograd_tour_script():
-    out = _run_tour()
+def test_autograd_tour_script(tmp_path):
+    # --graph rides on the same run: the picture where Graphviz is installed, else the DOT text
+    graph = tmp_path / ("graph.svg" if shutil.which("dot") else "graph.dot")
+    out = _run_tour("--graph", str(graph))
     missing = [fact for fact in TOUR_FACTS if fact not in out]
     assert not missing, f"missing from the output: {missing}\n--- output ---\n{out}"
+    drawn = graph.read_text()
+    assert all(name in drawn for name in ("SumBackward0", "MulBackward0", "AccumulateGrad"))
+    assert drawn.startswith("<?xml") if graph.suffix == ".svg" else drawn.startswith("digraph")
 
 
 def _execute_notebook(path, timeout=120):
@@ -100,3 +106,9 @@ def test_autograd_tour_notebook_executes():
                    for out in cell.outputs if out.output_type == "stream")
     assert "d3y/dx3   = 6    = 6.0" in text
     assert "fitted: w = 2.00, b = 1.00" in text
+    # the graphs drawn inline: SVG where Graphviz is installed, the DOT text where not
+    graphs = [out["data"].get("image/svg+xml") or out["data"]["text/plain"]
+              for cell in nb.cells if cell.cell_type == "code" and "make_dot(" in cell.source
+              for out in cell.outputs if out.output_type == "execute_result"]
+    assert len(graphs) == 2 and "MulBackward0" in graphs[0] and "AddmmBackward0" in graphs[1]
+    assert all(("<svg" in g) == bool(shutil.which("dot")) for g in graphs)
