@@ -534,12 +534,13 @@ def eager_peak_bytes(step, wait):
     """The device's peak bytes in use over a few eager steps, where jax reports it (else None).
     jax keeps one peak per process, so this is an upper bound once something larger ran."""
     wait(step())
-    stats = jax.devices(DEVICE.split(":")[0] if DEVICE != "cpu" else "cpu")[0].memory_stats()
+    device = torchlike._device.to_jax_device(DEVICE)
+    stats = device.memory_stats()
     if not stats or "peak_bytes_in_use" not in stats:
         return None
     for _ in range(3):
         wait(step())
-    return jax.devices()[0].memory_stats()["peak_bytes_in_use"]
+    return device.memory_stats()["peak_bytes_in_use"]
 
 
 def forward_rows(case, init, args):
