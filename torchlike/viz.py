@@ -19,7 +19,7 @@ What is drawn, as torchviz draws it:
   is a view in a darker green, joined by a dotted edge;
 - ``show_saved``: what the node keeps for its backward, in orange, joined without an arrow.
   torchlike's node keeps the op's operands (NOTE [ dispatch ] in _dispatch.py) and records which
-  of them PyTorch saves (``OpNode._saved``, the version check's list); those are drawn, named
+  of them PyTorch saves (``Node._saved_shapes``, from the version check's list); those are drawn, named
   ``result`` or ``input[i]`` (the i-th operand, the i-th entry of ``next_functions``) where
   PyTorch names them after its derivative formulas (``_saved_self``, ``_saved_mat1``).  A
   folded view (NOTE [ folded views ] in _dispatch.py) is drawn with the view's shape, which is
@@ -40,12 +40,9 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
-import jax
-
-from . import _dispatch
-from ._tensor import Tensor, aval_of
+from ._tensor import Tensor
 from .autograd.function import BackwardCFunction
-from .autograd.graph import AccumulateGrad, OpNode, _saved_positions
+from .autograd.graph import AccumulateGrad
 
 __all__ = ["CalledProcessError", "Digraph", "ExecutableNotFound", "make_dot"]
 
@@ -211,45 +208,9 @@ def _size_str(shape):
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
 
 
-def _saved_of(fn):
-    """[(name, shape)] of what the node ``fn`` keeps for its backward (NOTE [ drawing the
-    autograd graph ])."""
-    if isinstance(fn, BackwardCFunction):
-        if fn._released:
-            return []
-        return [(f"saved_tensors[{i}]", tuple(t.shape))
-                for i, t in enumerate(fn._saved) if isinstance(t, Tensor)]
-    if not isinstance(fn, OpNode) or fn._primals is None or fn._placeholders:
-        return []   # released by a backward: nothing left
-    primals, fold = fn._primals, fn._op.fold or {}
-    saved = []
-    for i in _saved_positions(fn._op, fn._mask, len(primals)):
-        if i == "result":
-            saved.extend(("result", tuple(e[3])) for e in fn._saved if e[5] == "result")
-        elif i < len(primals):
-            arr = primals[i]
-            if isinstance(arr, (bool, int, float, complex)):   # a wrapped Python number
-                shape = ()
-            elif i in fold:
-                view, name = fold[i]
-                aval = aval_of(arr)
-                shape = jax.eval_shape(_dispatch._plain_fn(
-                    view.fn, _dispatch.fold_static(fn._static, name)),
-                    jax.ShapeDtypeStruct(aval.shape, aval.dtype)).shape
-            else:
-                shape = aval_of(arr).shape
-            saved.append((f"input[{i}]", tuple(shape)))
-    return saved
-
-
 def _attrs_of(fn, saved):
     """{name: text} of the node's non-tensor arguments and its saved tensors (show_attrs)."""
-    attrs = {}
-    if isinstance(fn, OpNode):
-        fold_names = {name for _, name in (fn._op.fold or {}).values() if name}
-        for key, value in fn._static:
-            if key not in fold_names:
-                attrs[key] = str(value)
+    attrs = fn._arguments()
     for name, _ in saved:
         attrs[name] = "[saved tensor]"
     return attrs
@@ -343,8 +304,8 @@ def make_dot(tensor_or_tensors, params=None, show_attrs=False, show_saved=False,
 
     def draw_node(fn):
         me = name_of(fn)
-        saved = _saved_of(fn) if (show_saved or show_attrs
-                                  or isinstance(fn, BackwardCFunction)) else []
+        saved = fn._saved_shapes() if (show_saved or show_attrs
+                                       or isinstance(fn, BackwardCFunction)) else []
         if show_saved or isinstance(fn, BackwardCFunction):
             for i, (label, shape) in enumerate(saved):
                 box = f"{me}_s{i}"

@@ -115,6 +115,11 @@ class BackwardCFunction(FunctionCtx, Node):
         self._released = True
         self._saved = self._saved_versions = ()
 
+    def _saved_shapes(self):
+        """[(name, shape)] of ``ctx.save_for_backward``'s tensors, while they are kept."""
+        return [(f"saved_tensors[{i}]", tuple(t.shape)) for i, t in enumerate(self._saved)
+                if isinstance(t, Tensor)]
+
 
 class Function:
     """Mirrors ``torch.autograd.Function``: subclass with static ``forward(ctx, *args)`` and

@@ -132,6 +132,14 @@ class Node:
     def release(self):
         """Free what this node saved for backward (nothing, by default)."""
 
+    def _saved_shapes(self):
+        """[(name, shape)] of the tensors kept for this node's backward (none, by default)."""
+        return []
+
+    def _arguments(self):
+        """{name: text} of the node's non-tensor arguments (none, by default)."""
+        return {}
+
     @_x64.scoped
     def __call__(self, *grads):
         from .engine import call_node
@@ -252,17 +260,45 @@ class OpNode(Node):
             if vc[0] != version:
                 if t is None:   # the node's own result
                     raise version_error(dtype, shape, vc[0], version, (0, self.name()))
-                fold = self._op.fold
-                if fold is not None and i in fold:
+                if self._op.fold is not None and i in self._op.fold:
                     # PyTorch saved the view of t; written since, the view's grad_fn is
                     # AsStridedBackward0 (None where t needs no grad)
-                    view, name = fold[i]
-                    shape = jax.eval_shape(_dispatch._plain_fn(
-                        view.fn, _dispatch.fold_static(self._static, name)), t._arr).shape
-                    raise version_error(t.dtype, shape, vc[0], version,
+                    raise version_error(t.dtype, self._saved_shape(i, t._arr), vc[0], version,
                                         (0, "AsStridedBackward0") if t.requires_grad else None)
                 raise version_error(t.dtype, t.shape, vc[0], version, None if t._grad_fn is None
                                     else (t._output_nr, t._grad_fn.name()))
+
+    def _saved_shape(self, i, arr):
+        """The shape of what PyTorch saves of operand ``i`` (array ``arr``): a folded view's
+        where the op folds one into it (NOTE [ folded views ] in _dispatch.py)."""
+        aval = aval_of(arr)
+        fold = self._op.fold
+        if fold is None or i not in fold:
+            return aval.shape
+        view, name = fold[i]
+        return jax.eval_shape(_dispatch._plain_fn(view.fn, _dispatch.fold_static(
+            self._static, name)), jax.ShapeDtypeStruct(aval.shape, aval.dtype)).shape
+
+    def _saved_shapes(self):
+        """[(name, shape)] of what PyTorch saves for this node's backward, while it is kept:
+        operands as ``input[i]``, the op's own output as ``result`` (torchviz's show_saved)."""
+        if self._primals is None or self._placeholders:
+            return []   # released by a backward
+        saved, primals = [], self._primals
+        for i in _saved_positions(self._op, self._mask, len(primals)):
+            if i == "result":
+                saved.extend(("result", tuple(e[3])) for e in self._saved if e[5] == "result")
+            elif i < len(primals):
+                arr = primals[i]
+                shape = () if isinstance(arr, (bool, int, float, complex)) else \
+                    self._saved_shape(i, arr)
+                saved.append((f"input[{i}]", tuple(shape)))
+        return saved
+
+    def _arguments(self):
+        """{name: text} of the op's non-tensor arguments (torchviz's show_attrs)."""
+        folded = {name for _, name in (self._op.fold or {}).values() if name}
+        return {key: str(value) for key, value in self._static if key not in folded}
 
     _placeholders = False
     _pending = False   # some primals are Pending (NOTE [ lazy segments ] in _lazy.py)
