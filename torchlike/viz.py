@@ -18,15 +18,15 @@ What is drawn, as torchviz draws it:
   and its shape; the tensors drawn from (the outputs) in green, with the base of an output that
   is a view in a darker green, joined by a dotted edge;
 - ``show_saved``: what the node keeps for its backward, in orange, joined without an arrow.
-  torchlike's node keeps the op's operands (NOTE [ dispatch ] in _dispatch.py) and records which
-  of them PyTorch saves (``Node._saved_shapes``, from the version check's list); those are drawn, named
-  ``result`` or ``input[i]`` (the i-th operand, the i-th entry of ``next_functions``) where
-  PyTorch names them after its derivative formulas (``_saved_self``, ``_saved_mat1``).  A
-  folded view (NOTE [ folded views ] in _dispatch.py) is drawn with the view's shape, which is
-  what PyTorch saved.  Each saved value gets a box of its own (torchviz merges boxes of the same
-  Python object, which PyTorch hands out afresh on each read).  A custom Function's
-  ``saved_tensors`` are drawn always, as torchviz does.  After a backward without
-  ``retain_graph`` nothing saved is left to draw;
+  torchlike's node keeps the op's operands (NOTE [ dispatch ] in _dispatch.py) and records which of
+  them PyTorch saves (the version check's list, read by ``Node._saved_shapes``); those are drawn,
+  named ``result`` or ``input[i]`` (the i-th operand, the i-th entry of ``next_functions``) where
+  PyTorch names them after its derivative formulas (``_saved_self``, ``_saved_mat1``).  A folded
+  view (NOTE [ folded views ] in _dispatch.py) is drawn with the view's shape, which is what PyTorch
+  saved.  Each saved value gets a box of its own (torchviz merges boxes of the same Python object,
+  which PyTorch hands out afresh on each read).  A custom Function's ``saved_tensors`` are drawn
+  always, as torchviz does.  After a backward without ``retain_graph`` nothing saved is left to
+  draw;
 - ``show_attrs``: a node's non-tensor arguments (the op's static arguments: ``dim``,
   ``keepdim``) and ``[saved tensor]`` for each saved tensor, in a table under its name.
 Node names in the DOT text are numbered in the order the walk meets them (torchviz uses
