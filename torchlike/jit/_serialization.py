@@ -1,0 +1,108 @@
+"""``torchlike.jit.save`` / ``load``: a traced or scripted program as torchlike.export's file
+(StableHLO from jax.export, the weights, a JSON manifest; nothing pickled), which loads and runs
+in a process without the model's code.
+
+NOTE [ jit files ]
+``save`` writes the ExportedProgram of the module's captured program (``Program.exported``):
+dimension 0 of the inputs is exported as one symbolic batch dimension where the program lowers
+so, else every shape is the example's (a call with another shape then fails torch.export's way,
+``AssertionError: Guard failed: x.size()[0] == 4``).  A scripted module is captured at its first
+call, so it must have been called once before it is saved (its last call's program is saved).
+The modules' ``original_name``s travel in the extra file ``torchlike.jit.json``.  ``load``
+returns a ``RecursiveScriptModule`` over ``ExportedProgram.module()``: same parameter and buffer
+names as the original's ``state_dict``; its outputs carry no autograd history (jax.export's
+serialized program has no derivative), so a loaded module runs inference.
+"""
+import json
+import os
+
+from .. import export as _export
+from ._modules import RecursiveScriptModule, ScriptFunction, _Mirror
+
+_NAMES = "torchlike.jit.json"
+
+
+def save(m, f, _extra_files=None):
+    """Mirrors ``torch.jit.save``: write the traced or scripted ``m`` (a ScriptModule or
+    ScriptFunction) to ``f`` (a path or a binary file object) as one file that
+    :func:`torchlike.jit.load` runs without the model's code (NOTE [ jit files ]).
+
+    Args:
+        m: what ``trace`` or ``script`` returned (a scripted module called at least once), or
+            what ``load`` returned.
+        f: a path or a writable binary file object.
+        _extra_files: ``{name: str or bytes}`` stored beside the program.
+
+    Example::
+
+        >>> torchlike.jit.save(torchlike.jit.trace(model.eval(), x), "model.pt")
+        >>> torchlike.jit.load("model.pt")(x)
+    """
+    runner = getattr(m, "_runner", None)
+    if runner is None:   # torch calls m.save, which a plain Module does not have
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
+    ep = runner.exported_program()
+    if isinstance(m, ScriptFunction):
+        names = {"": m.__name__}
+    else:
+        names = {k: mod.original_name for k, mod in m.named_modules()
+                 if isinstance(mod, _Mirror)}
+    extra = {k: v.decode() if isinstance(v, bytes) else v
+             for k, v in (_extra_files or {}).items()}
+    extra[_NAMES] = json.dumps({"original_names": names})
+    _export.save(ep, f, extra_files=extra)
+
+
+class _LoadedRunner:
+    def __init__(self, module, program):
+        self.module, self.program = module, program
+
+    def __call__(self, args, kwargs):
+        return self.module(*args, **kwargs)
+
+    def exported_program(self):
+        return self.program
+
+    def text(self):
+        return self.program.mlir_module()
+
+
+def load(f, map_location=None, _extra_files=None):
+    """Mirrors ``torch.jit.load``: the module :func:`save` wrote, as a
+    ``RecursiveScriptModule`` that runs its program (no model code needed; outputs without
+    autograd history, NOTE [ jit files ]).
+
+    Args:
+        f: a path or a readable binary file object.
+        map_location: a device (or its name) to move the parameters and buffers to.
+        _extra_files: a dict whose keys are filled with the stored extra files (bytes).
+
+    Example::
+
+        >>> m = torchlike.jit.load("model.pt", map_location="cpu")
+        >>> m(torchlike.randn(4, 8)).shape
+    """
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {f} does not exist")
+        if os.path.isdir(f):
+            raise ValueError(f"The provided filename {f} is a directory")
+    extra = {_NAMES: None, **{k: None for k in (_extra_files or {})}}
+    ep = _export.load(f, extra_files=extra)
+    if not isinstance(ep, _export.ExportedProgram):
+        raise RuntimeError("torch.jit.load: the file holds a training step "
+                           "(torchlike.export.export_step); load it with torchlike.export.load")
+    names = json.loads(extra.pop(_NAMES) or "{}").get("original_names", {})
+    if _extra_files is not None:
+        for k in _extra_files:
+            if extra.get(k) is not None:
+                _extra_files[k] = extra[k].encode()
+    module = ep.module()
+    if map_location is not None:
+        module.to(map_location)
+    loaded = RecursiveScriptModule(module, name=names.get(""),
+                                   runner=_LoadedRunner(module, ep))
+    for path, mod in loaded.named_modules():
+        if path and isinstance(mod, _Mirror):
+            object.__setattr__(mod, "original_name", names.get(path, "Module"))
+    return loaded
