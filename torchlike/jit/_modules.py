@@ -12,11 +12,17 @@ mirror does not have (a method, ``in_features``) are read from the original.  Th
 forward runs the program (NOTE [ traced programs ] in _program.py); a traced module's children
 run their original's forward eagerly, a scripted module's children are scripted themselves.
 """
+import json
 import typing
 
+import jax
+
+from .. import export
 from .._tensor import Tensor
 from ..nn.modules.module import Module
 from . import _program
+
+NAMES = "torchlike.jit.json"   # the extra file with the modules' original names
 
 
 class Attribute(typing.NamedTuple):
@@ -119,7 +125,6 @@ class TopLevelTracedModule(TracedModule):
 
     def save(self, f, _extra_files=None):
         """Mirrors ``torch.jit.ScriptModule.save``: see :func:`torchlike.jit.save`."""
-        from ._serialization import save
         save(self, f, _extra_files)
 
 
@@ -133,8 +138,7 @@ class RecursiveScriptModule(_Mirror):
     def __init__(self, original, name=None, runner=None):
         super().__init__(original, name)
         if runner is None:
-            from ._script import ScriptRunner
-            runner = ScriptRunner(original, self._settings)
+            runner = _program.ScriptRunner(original, self._settings)
         object.__setattr__(self, "_runner", runner)
 
     def forward(self, *args, **kwargs):
@@ -148,7 +152,6 @@ class RecursiveScriptModule(_Mirror):
 
     def save(self, f, _extra_files=None):
         """Mirrors ``torch.jit.ScriptModule.save``: see :func:`torchlike.jit.save`."""
-        from ._serialization import save
         save(self, f, _extra_files)
 
     def _get_name(self):
@@ -188,7 +191,6 @@ class ScriptFunction:
     graph = inlined_graph = code
 
     def save(self, f, _extra_files=None):
-        from ._serialization import save
         save(self, f, _extra_files)
 
     def __repr__(self):
@@ -200,7 +202,39 @@ for _cls in (ScriptModule, TracedModule, TopLevelTracedModule, RecursiveScriptMo
     _cls.__module__ = "torchlike.jit"
 
 
+def save(m, f, _extra_files=None):
+    """Mirrors ``torch.jit.save``: write the traced or scripted ``m`` (a ScriptModule or
+    ScriptFunction) to ``f`` (a path or a binary file object) as one file that
+    :func:`torchlike.jit.load` runs without the model's code (NOTE [ jit files ] in
+    _serialization.py).
+
+    Args:
+        m: what ``trace`` or ``script`` returned (a scripted module called at least once), or
+            what ``load`` returned.
+        f: a path or a writable binary file object.
+        _extra_files: ``{name: str or bytes}`` stored beside the program.
+
+    Example::
+
+        >>> torchlike.jit.save(torchlike.jit.trace(model.eval(), x), "model.pt")
+        >>> torchlike.jit.load("model.pt")(x)
+    """
+    runner = getattr(m, "_runner", None)
+    if runner is None:   # torch calls m.save, which a plain Module does not have
+        raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
+    ep = runner.exported_program()
+    if isinstance(m, ScriptFunction):
+        names = {"": m.__name__}
+    else:
+        names = {k: mod.original_name for k, mod in m.named_modules()
+                 if isinstance(mod, _Mirror)}
+    extra = {k: v.decode() if isinstance(v, bytes) else v
+             for k, v in (_extra_files or {}).items()}
+    extra[NAMES] = json.dumps({"original_names": names})
+    export.save(ep, f, extra_files=extra)
+
+
 def tensors_only(outputs):
-    import jax
+    """The Tensors of an output pytree."""
     return [t for t in jax.tree_util.tree_leaves(outputs, is_leaf=lambda x: isinstance(x, Tensor))
             if isinstance(t, Tensor)]

@@ -37,12 +37,12 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _x64
+from .. import _trace_context, _x64
 from .._compile.trace import _user_frame
 from .._tensor import Tensor
+from ..compiler import Unsupported
 from ..export import _capture as cap
 from ..func._bridge import bridge_op
-from ..compiler import Unsupported
 from ..nn.modules.module import Module
 
 flags = {"tracing": 0, "scripting": 0}
@@ -206,3 +206,73 @@ def _same(a, b):
 
 def flatten(args, kwargs):
     return cap.flatten_inputs(args, kwargs)
+
+
+def _traced(leaves):
+    return _trace_context.active or flags["tracing"] or flags["scripting"] or \
+        any(isinstance(x, Tensor) and isinstance(x._value(), jax.core.Tracer) for x in leaves)
+
+
+class ScriptRunner:
+    """A scripted forward: one Program per (input structure, constants, training modes), or the
+    Python code once it could not be captured (NOTE [ script as compile-where-it-can ])."""
+
+    def __init__(self, fn, settings=None):
+        self.fn = fn
+        self._settings = settings or (lambda: ())
+        self.programs = {}
+        self.last = None
+        self.eager = None   # why it runs eagerly
+
+    def _run_eagerly(self, args, kwargs, settings):
+        with modes(settings):
+            return self.fn(*args, **kwargs)
+
+    def __call__(self, args, kwargs):
+        settings = tuple(self._settings())
+        leaves, tree = flatten(args, kwargs)
+        if self.eager is not None or _traced(leaves):
+            return self._run_eagerly(args, kwargs, settings)
+        consts = tuple((type(x), x) for x in leaves if not cap.is_array(x))
+        key = (tree, consts, tuple(t for _, t in settings))
+        try:
+            program = self.programs.get(key)
+        except TypeError:   # an unhashable constant: this call runs as Python
+            return self._run_eagerly(args, kwargs, settings)
+        if program is None:
+            try:
+                program = Program(self.fn, args, kwargs, "scripting", settings)
+            except Exception as e:   # noqa: BLE001 -- see the note: eager decides
+                out = self._run_eagerly(args, kwargs, settings)
+                self._fall_back(e)
+                return out
+            self.programs[key] = program
+        self.last = program
+        return program(leaves)
+
+    def _fall_back(self, e):
+        name = qualname(self.fn)
+        if isinstance(e, NotCapturable):
+            frame = e.frame
+            where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`) needs the "
+                     "value of a traced tensor in Python" if frame is not None else
+                     "it needs the value of a traced tensor in Python")
+            why = f"{where} ({type(e.reason).__name__}: {str(e.reason).splitlines()[0]})"
+        else:
+            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        self.eager = why
+        warn(f"torch.jit.script: torchlike cannot compile {name}: {why}. It runs "
+                      "eagerly (as Python) from now on.", UserWarning)
+
+    def exported_program(self):
+        if self.eager is not None:
+            raise RuntimeError(f"{qualname(self.fn)} runs as Python (not compiled: "
+                               f"{self.eager})")
+        if self.last is None:
+            raise RuntimeError(f"{qualname(self.fn)} has no program yet: torchlike "
+                               "compiles a scripted function at its first call; call it once "
+                               "with example inputs first")
+        return self.last.exported()
+
+    def text(self):
+        return self.exported_program().mlir_module()

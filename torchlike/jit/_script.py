@@ -18,88 +18,9 @@ becomes part of that program.
 """
 import warnings
 
-import jax
-
-from .. import _trace_context
-from .._tensor import Tensor
 from ..nn.modules.module import Module
-from . import _program
 from ._modules import RecursiveScriptModule, ScriptFunction, ScriptModule
-
-
-def _traced(leaves):
-    return _trace_context.active or _program.flags["tracing"] or _program.flags["scripting"] or \
-        any(isinstance(x, Tensor) and isinstance(x._value(), jax.core.Tracer) for x in leaves)
-
-
-class ScriptRunner:
-    """A scripted forward: one Program per (input structure, constants, training modes), or the
-    Python code once it could not be captured (NOTE [ script as compile-where-it-can ])."""
-
-    def __init__(self, fn, settings=None):
-        self.fn = fn
-        self._settings = settings or (lambda: ())
-        self.programs = {}
-        self.last = None
-        self.eager = None   # why it runs eagerly
-
-    def _run_eagerly(self, args, kwargs, settings):
-        with _program.modes(settings):
-            return self.fn(*args, **kwargs)
-
-    def __call__(self, args, kwargs):
-        settings = tuple(self._settings())
-        leaves, tree = _program.flatten(args, kwargs)
-        if self.eager is not None or _traced(leaves):
-            return self._run_eagerly(args, kwargs, settings)
-        consts = tuple((type(x), x) for x in leaves if not _is_array(x))
-        key = (tree, consts, tuple(t for _, t in settings))
-        try:
-            program = self.programs.get(key)
-        except TypeError:   # an unhashable constant: this call runs as Python
-            return self._run_eagerly(args, kwargs, settings)
-        if program is None:
-            try:
-                program = _program.Program(self.fn, args, kwargs, "scripting", settings)
-            except Exception as e:   # noqa: BLE001 -- see the note: eager decides
-                out = self._run_eagerly(args, kwargs, settings)
-                self._fall_back(e)
-                return out
-            self.programs[key] = program
-        self.last = program
-        return program(leaves)
-
-    def _fall_back(self, e):
-        name = _program.qualname(self.fn)
-        if isinstance(e, _program.NotCapturable):
-            frame = e.frame
-            where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`) needs the "
-                     "value of a traced tensor in Python" if frame is not None else
-                     "it needs the value of a traced tensor in Python")
-            why = f"{where} ({type(e.reason).__name__}: {str(e.reason).splitlines()[0]})"
-        else:
-            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-        self.eager = why
-        _program.warn(f"torch.jit.script: torchlike cannot compile {name}: {why}. It runs "
-                      "eagerly (as Python) from now on.", UserWarning)
-
-    def exported_program(self):
-        if self.eager is not None:
-            raise RuntimeError(f"{_program.qualname(self.fn)} runs as Python (not compiled: "
-                               f"{self.eager})")
-        if self.last is None:
-            raise RuntimeError(f"{_program.qualname(self.fn)} has no program yet: torchlike "
-                               "compiles a scripted function at its first call; call it once "
-                               "with example inputs first")
-        return self.last.exported()
-
-    def text(self):
-        return self.exported_program().mlir_module()
-
-
-def _is_array(x):
-    from ..export._capture import is_array
-    return is_array(x)
+from ._program import ScriptRunner
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

@@ -17,40 +17,7 @@ import json
 import os
 
 from .. import export as _export
-from ._modules import RecursiveScriptModule, ScriptFunction, _Mirror
-
-_NAMES = "torchlike.jit.json"
-
-
-def save(m, f, _extra_files=None):
-    """Mirrors ``torch.jit.save``: write the traced or scripted ``m`` (a ScriptModule or
-    ScriptFunction) to ``f`` (a path or a binary file object) as one file that
-    :func:`torchlike.jit.load` runs without the model's code (NOTE [ jit files ]).
-
-    Args:
-        m: what ``trace`` or ``script`` returned (a scripted module called at least once), or
-            what ``load`` returned.
-        f: a path or a writable binary file object.
-        _extra_files: ``{name: str or bytes}`` stored beside the program.
-
-    Example::
-
-        >>> torchlike.jit.save(torchlike.jit.trace(model.eval(), x), "model.pt")
-        >>> torchlike.jit.load("model.pt")(x)
-    """
-    runner = getattr(m, "_runner", None)
-    if runner is None:   # torch calls m.save, which a plain Module does not have
-        raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
-    ep = runner.exported_program()
-    if isinstance(m, ScriptFunction):
-        names = {"": m.__name__}
-    else:
-        names = {k: mod.original_name for k, mod in m.named_modules()
-                 if isinstance(mod, _Mirror)}
-    extra = {k: v.decode() if isinstance(v, bytes) else v
-             for k, v in (_extra_files or {}).items()}
-    extra[_NAMES] = json.dumps({"original_names": names})
-    _export.save(ep, f, extra_files=extra)
+from ._modules import NAMES, RecursiveScriptModule, _Mirror, save as save
 
 
 class _LoadedRunner:
@@ -87,12 +54,12 @@ def load(f, map_location=None, _extra_files=None):
             raise ValueError(f"The provided filename {f} does not exist")
         if os.path.isdir(f):
             raise ValueError(f"The provided filename {f} is a directory")
-    extra = {_NAMES: None, **{k: None for k in (_extra_files or {})}}
+    extra = {NAMES: None, **{k: None for k in (_extra_files or {})}}
     ep = _export.load(f, extra_files=extra)
     if not isinstance(ep, _export.ExportedProgram):
         raise RuntimeError("torch.jit.load: the file holds a training step "
                            "(torchlike.export.export_step); load it with torchlike.export.load")
-    names = json.loads(extra.pop(_NAMES) or "{}").get("original_names", {})
+    names = json.loads(extra.pop(NAMES) or "{}").get("original_names", {})
     if _extra_files is not None:
         for k in _extra_files:
             if extra.get(k) is not None:

@@ -2,6 +2,8 @@
 example inputs (NOTE [ traced programs ] in _program.py), and torch's trace check."""
 import warnings
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module
@@ -111,7 +113,6 @@ def _clone(tree):
 
 def _check(fn, traced, runner, check_inputs, tolerance):
     """torch's check_trace: the traced program and the Python code on each input agree."""
-    from ..testing import assert_close
     warned = [False]
     for inputs in check_inputs:
         if isinstance(inputs, dict):   # trace_module's {method: inputs}
@@ -122,32 +123,51 @@ def _check(fn, traced, runner, check_inputs, tolerance):
         except Exception as e:
             raise TracingCheckError(None, None, "encountered an exception while running the "
                                     f"trace with test inputs.\nException:\n\t{e}") from e
-        with _program.modes(runner.settings):
+        with _program.modes(runner.settings), no_grad():
             theirs = tensors_only(fn(*_clone(args)))
         for i, (a, b) in enumerate(zip(ours, theirs)):
-            try:
-                with no_grad():
-                    assert_close(a.double(), b.double(), rtol=tolerance,
-                                 atol=_atol(a, b), equal_nan=True)
-            except AssertionError as e:
-                if not warned[0] and runner.program is not None and any(
-                        e.kind == "RNG_STATE" for e in runner.program.kept):
-                    warned[0] = True
-                    _program.warn("Trace had nondeterministic nodes. Did you forget call "
-                                  ".eval() on your model? Nodes:\n\t(random number "
-                                  "generator state)\nThis may cause errors in trace checking. "
-                                  "To disable trace checking, pass check_trace=False to "
-                                  "torch.jit.trace()", TracerWarning)
-                _program.warn(f"Output nr {i + 1}. of the traced function does not match the "
-                              "corresponding output of the Python function. Detailed error:\n"
-                              f"{e}", TracerWarning)
+            error = _not_close(a, b, tolerance)
+            if error is None:
+                continue
+            if not warned[0] and any(e.kind == "RNG_STATE" for e in runner.program.kept):
+                warned[0] = True
+                _program.warn("Trace had nondeterministic nodes. Did you forget call .eval() on "
+                              "your model? Nodes:\n\t(random number generator state)\nThis may "
+                              "cause errors in trace checking. To disable trace checking, pass "
+                              "check_trace=False to torch.jit.trace()", TracerWarning)
+            _program.warn(f"Output nr {i + 1}. of the traced function does not match the "
+                          "corresponding output of the Python function. Detailed error:\n"
+                          f"{error}", TracerWarning)
 
 
-def _atol(a, b):
-    # torch.testing's default absolute tolerance for the pair's dtypes
-    table = {"float16": 1e-5, "bfloat16": 1e-5, "float32": 1e-5, "float64": 1e-7,
-             "complex64": 1e-5, "complex128": 1e-7}
-    return max(table.get(str(t.dtype).replace("torch.", ""), 0.0) for t in (a, b))
+def _not_close(a, b, rtol):
+    """torch.testing.assert_close's message for Tensors ``a`` and ``b`` (compared in float64,
+    with torch's default absolute tolerance for their dtypes), or None when they are close."""
+    atol = max(_ATOL.get(str(t.dtype).replace("torch.", ""), 0.0) for t in (a, b))
+    x = np.asarray(a.detach().double().numpy())
+    y = np.asarray(b.detach().double().numpy())
+    if x.shape != y.shape:
+        return f"The values for attribute 'shape' do not match: {a.shape} != {b.shape}."
+    bad = ~np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    diff = np.abs(x - y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(diff == 0, 0.0, diff / np.abs(y))
+    ia = np.unravel_index(np.argmax(np.where(bad, diff, -1)), x.shape)
+    ir = np.unravel_index(np.argmax(np.where(bad, rel, -1)), x.shape)
+    n = int(bad.sum())
+    return ("Tensor-likes are not close!\n\n"
+            f"Mismatched elements: {n} / {x.size} ({100 * n / x.size:.1f}%)\n"
+            f"Greatest absolute difference: {diff[ia]} at index {tuple(map(int, ia))} "
+            f"(up to {atol} allowed)\n"
+            f"Greatest relative difference: {rel[ir]} at index {tuple(map(int, ir))} "
+            f"(up to {rtol} allowed)")
+
+
+# torch.testing's default absolute tolerances
+_ATOL = {"float16": 1e-5, "bfloat16": 1e-5, "float32": 1e-5, "float64": 1e-7,
+         "complex64": 1e-5, "complex128": 1e-7}
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None,
