@@ -157,6 +157,25 @@ class RecursiveScriptModule(_Mirror):
     def _get_name(self):
         return "RecursiveScriptModule"
 
+    # a scripted Sequential / ModuleList / ModuleDict indexes, iterates and has a length, as
+    # torch's does (a traced module does not)
+    def _container(self):
+        if not hasattr(type(self._original), "__getitem__"):
+            raise TypeError(f"'{type(self).__name__}' object is not subscriptable")
+        return self._modules
+
+    def __getitem__(self, idx):
+        mods = self._container()
+        if isinstance(idx, str):
+            return mods[idx]
+        return list(mods.values())[idx]
+
+    def __len__(self):
+        return len(self._container())
+
+    def __iter__(self):
+        return iter(self._container().values())
+
 
 RecursiveScriptModule._child = RecursiveScriptModule
 
