@@ -307,3 +307,35 @@ def test_save_load_in_a_process_without_the_model(pair, tmp_path):
                                        atol=1e-6)
     loaded = tl.jit.load(path)   # and here: same parameter names as the original's
     assert list(loaded.state_dict()) == list(p["ours"].state_dict())
+
+
+def test_scripted_training_steps_equal_eager():
+    """SGD steps through a scripted module with BatchNorm (running statistics written back by
+    the program) and a scripted helper function equal the eager steps."""
+    import copy
+
+    @tl.jit.script
+    def swish(x):
+        return x * tl.sigmoid(x)
+
+    class Net(tl.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.bn, self.fc2 = tl.nn.Linear(6, 8), tl.nn.BatchNorm1d(8), \
+                tl.nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc2(swish(self.bn(self.fc1(x))))
+    tl.manual_seed(3)
+    eager = Net()
+    net = copy.deepcopy(eager)
+    scripted = tl.jit.script(net)
+    x, y = tl.randn(8, 6), tl.randint(0, 3, (8,))
+    for model, params in ((scripted, net.parameters()), (eager, eager.parameters())):
+        opt = tl.optim.SGD(params, lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            tl.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    for (k, a), b in zip(net.state_dict().items(), eager.state_dict().values()):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6, err_msg=k)

@@ -161,7 +161,12 @@ class Program:
     def __call__(self, leaves):
         inputs = [x if isinstance(x, Tensor) else Tensor._wrap(jnp.asarray(x))
                   for x in leaves if cap.is_array(x)]
-        values = {e.name: self._live(e) for e in self.kept}
+        values = {}
+        for e in self.kept:
+            t = self._live(e)
+            # what needs no gradient enters as a fresh Tensor: the op's node must not save
+            # (and version-check) a buffer the program itself writes after the call
+            values[e.name] = t if t.requires_grad else Tensor._wrap(t._value())
         outputs, updates = self.op(values, inputs)
         for e in self.kept:
             if e.name in updates:
