@@ -339,3 +339,10 @@ def test_scripted_training_steps_equal_eager():
             opt.step()
     for (k, a), b in zip(net.state_dict().items(), eager.state_dict().values()):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_load_says_what_a_pytorch_torchscript_file_is(tmp_path):
+    path = str(tmp_path / "ts.pt")
+    torch.jit.save(torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2)), path)
+    with pytest.raises(RuntimeError, match="TorchScript archive written by PyTorch"):
+        tl.jit.load(path)

@@ -15,9 +15,22 @@ serialized program has no derivative), so a loaded module runs inference.
 """
 import json
 import os
+import zipfile
 
 from .. import export as _export
 from ._modules import NAMES, RecursiveScriptModule, _Mirror, save as save
+
+
+def _is_torchscript(f):
+    """Whether ``f`` is a zip with TorchScript's ``constants.pkl``."""
+    try:
+        if not isinstance(f, (str, os.PathLike)):
+            f.seek(0)
+        with zipfile.ZipFile(f) as z:
+            return any(n.endswith("/constants.pkl") or n == "constants.pkl"
+                       for n in z.namelist())
+    except Exception:   # noqa: BLE001 -- not a readable zip: not TorchScript either
+        return False
 
 
 class _LoadedRunner:
@@ -55,7 +68,16 @@ def load(f, map_location=None, _extra_files=None):
         if os.path.isdir(f):
             raise ValueError(f"The provided filename {f} is a directory")
     extra = {NAMES: None, **{k: None for k in (_extra_files or {})}}
-    ep = _export.load(f, extra_files=extra)
+    try:
+        ep = _export.load(f, extra_files=extra)
+    except RuntimeError:
+        if _is_torchscript(f):
+            raise RuntimeError(
+                "torchlike.jit.load: this is a TorchScript archive written by PyTorch's "
+                "torch.jit.save; torchlike runs what torchlike.jit.save or "
+                "torchlike.export.save wrote.  Load the model's weights (state_dict) into the "
+                "torchlike model and trace it instead") from None
+        raise
     if not isinstance(ep, _export.ExportedProgram):
         raise RuntimeError("torch.jit.load: the file holds a training step "
                            "(torchlike.export.export_step); load it with torchlike.export.load")
