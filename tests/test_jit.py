@@ -234,7 +234,7 @@ def test_fork_wait_and_helpers_as_torch():
 
 
 @pytest.mark.parametrize("case", ["freeze_plain", "freeze_train", "opt_plain", "load_missing",
-                                  "save_plain", "script_int", "trace_int"])
+                                  "save_plain", "script_int", "trace_int", "trace_returns_int"])
 def test_errors_as_torch(case, tmp_path):
     def run(T):
         m = T.nn.Linear(2, 2)
@@ -250,6 +250,8 @@ def test_errors_as_torch(case, tmp_path):
             T.jit.save(m, str(tmp_path / "x.pt"))
         elif case == "script_int":
             T.jit.script(3)
+        elif case == "trace_returns_int":
+            T.jit.trace(lambda x: (x * 2, 3), T.ones(2))
         else:
             T.jit.trace(3, T.ones(1))
     errors = []

@@ -37,7 +37,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _trace_context, _x64
+from .. import _compile, _trace_context, _x64
 from .._compile.trace import _user_frame
 from .._tensor import Tensor
 from ..compiler import Unsupported
@@ -73,11 +73,13 @@ def modes(settings):
 
 class NotCapturable(Exception):
     """The forward cannot be one program; ``reason`` is the error that says why, ``frame``
-    (a traceback.FrameSummary or None) the user's line that needed a traced value."""
+    (a traceback.FrameSummary or None) the user's line that needed a traced value;
+    ``graph_break``: whether that is why (else the forward creates state or returns
+    non-Tensors)."""
 
-    def __init__(self, reason, frame=None):
+    def __init__(self, reason, frame=None, graph_break=True):
         super().__init__(str(reason))
-        self.reason, self.frame = reason, frame
+        self.reason, self.frame, self.graph_break = reason, frame, graph_break
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # torchlike's
@@ -125,7 +127,11 @@ class Program:
         if plan.created or plan.deferred:
             raise NotCapturable(RuntimeError(
                 f"{qualname(fn)} creates state when it runs (a lazily initialized module, or "
-                "an LR scheduler step); call it once before tracing it"))
+                "an LR scheduler step); call it once before tracing it"), graph_break=False)
+        if any(s is not _compile.TENSOR for s in plan.out_static):
+            raise NotCapturable(RuntimeError(
+                "Only tensors, lists, tuples of tensors, or dictionary of tensors can be output "
+                "from traced functions"), graph_break=False)
         self.kept = self.capture.keep(self.result)
         self.op = bridge_op(self._pure, x64=True)
         self._exported = None
@@ -256,18 +262,16 @@ class ScriptRunner:
         return program(leaves)
 
     def _fall_back(self, e):
-        name = qualname(self.fn)
-        if isinstance(e, NotCapturable):
+        reason = e.reason if isinstance(e, NotCapturable) else e
+        why = f"{type(reason).__name__}: {(str(reason) or ' ').splitlines()[0]}"
+        if isinstance(e, NotCapturable) and e.graph_break:
             frame = e.frame
-            where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`) needs the "
-                     "value of a traced tensor in Python" if frame is not None else
-                     "it needs the value of a traced tensor in Python")
-            why = f"{where} ({type(e.reason).__name__}: {str(e.reason).splitlines()[0]})"
-        else:
-            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            where = (f"line {frame.lineno} of {frame.filename} (`{frame.line}`)"
+                     if frame is not None else "a line of it")
+            why = f"{where} needs the value of a traced tensor in Python ({why})"
         self.eager = why
-        warn(f"torch.jit.script: torchlike cannot compile {name}: {why}. It runs "
-                      "eagerly (as Python) from now on.", UserWarning)
+        warn(f"torch.jit.script: torchlike cannot compile {qualname(self.fn)}: {why}. It runs "
+             "eagerly (as Python) from now on.", UserWarning)
 
     def exported_program(self):
         if self.eager is not None:

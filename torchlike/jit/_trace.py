@@ -65,6 +65,8 @@ class TraceRunner:
         try:
             self.program = _program.Program(fn, args, kwargs, "tracing", settings)
         except _program.NotCapturable as e:
+            if not e.graph_break:
+                raise e.reason from None
             self.reason = e
             _tracer_warning(e)
 
