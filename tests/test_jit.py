@@ -348,3 +348,19 @@ def test_load_says_what_a_pytorch_torchscript_file_is(tmp_path):
     torch.jit.save(torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2)), path)
     with pytest.raises(RuntimeError, match="TorchScript archive written by PyTorch"):
         tl.jit.load(path)
+
+
+def test_fusion_switches_as_torch():
+    def run(T):
+        out = [T.jit.set_fusion_strategy([("DYNAMIC", 3)]),
+               T.jit.set_fusion_strategy([("STATIC", 2), ("DYNAMIC", 10)]),
+               T.jit.onednn_fusion_enabled()]
+        with T.jit.optimized_execution(False) as a, T.jit.fuser("fuser1") as b:
+            out += [a, b]
+        for bad in (lambda: T.jit.set_fusion_strategy([("X", 2)]),
+                    lambda: T.jit.fuser("bogus").__enter__()):
+            with pytest.raises(Exception) as info:
+                bad()
+            out.append((type(info.value), str(info.value)))
+        return out
+    assert run(tl) == run(torch)

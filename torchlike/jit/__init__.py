@@ -19,6 +19,7 @@ TorchScript; its programs are jax programs (``torchlike.compile``, ``torchlike.e
   while torchlike captures a traced / scripted program.  An old-style ``ScriptModule`` subclass
   with ``@script_method`` methods runs as the Module it is.
 """
+import contextlib
 import typing
 
 from . import _program
@@ -32,11 +33,13 @@ from ._serialization import load as load, save as save
 from ._trace import (TracerWarning as TracerWarning, TracingCheckError as TracingCheckError,
                      trace as trace, trace_module as trace_module)
 
-__all__ = ["Attribute", "Final", "Future", "RecursiveScriptModule", "ScriptFunction",
+__all__ = ["Attribute", "Error", "Final", "Future", "RecursiveScriptModule", "ScriptFunction",
            "ScriptModule", "TopLevelTracedModule", "TracedModule", "TracerWarning",
            "TracingCheckError", "annotate", "export", "fork", "freeze", "ignore", "interface",
            "is_scripting", "is_tracing", "load", "optimize_for_inference", "save", "script",
-           "script_if_tracing", "script_method", "trace", "trace_module", "unused", "wait"]
+           "script_if_tracing", "script_method", "trace", "trace_module", "unused", "wait",
+           "enable_onednn_fusion", "fuser", "onednn_fusion_enabled", "optimized_execution",
+           "set_fusion_strategy"]
 
 Final = typing.Final
 
@@ -176,3 +179,55 @@ def fork(func, *args, **kwargs):
 def wait(future):
     """Mirrors ``torch.jit.wait``: the result of a :class:`Future` from :func:`fork`."""
     return future.wait()
+
+
+class Error(Exception):
+    """Mirrors ``torch.jit.Error``: the error TorchScript code raises (torchlike's programs
+    raise the Python code's own errors)."""
+
+
+Error.__module__ = "torchlike.jit"
+
+
+# --- TorchScript's fusion switches ----------------------------------------------------------------
+# XLA decides what to fuse in every torchlike program, so these settings are kept (and returned)
+# as torch keeps them, and change nothing that runs.
+
+_fusion = {"strategy": [("STATIC", 2), ("DYNAMIC", 10)], "onednn": False}
+_FUSERS = ("fuser0", "fuser1", "fuser2", "fuser3", "none")
+
+
+def set_fusion_strategy(strategy):
+    """Mirrors ``torch.jit.set_fusion_strategy``: records ``strategy`` (a list of ("STATIC" or
+    "DYNAMIC", depth)) and returns the previous one; XLA fuses torchlike's programs itself."""
+    for kind, _ in strategy:
+        if kind not in ("STATIC", "DYNAMIC"):
+            raise ValueError(f"FusionBehavior only supported 'STATIC' or 'DYNAMIC', got: {kind}")
+    old, _fusion["strategy"] = _fusion["strategy"], list(strategy)
+    return old
+
+
+def enable_onednn_fusion(enabled):
+    """Mirrors ``torch.jit.enable_onednn_fusion``: records the switch (XLA fuses)."""
+    _fusion["onednn"] = bool(enabled)
+
+
+def onednn_fusion_enabled():
+    """Mirrors ``torch.jit.onednn_fusion_enabled``: the switch as last set."""
+    return _fusion["onednn"]
+
+
+@contextlib.contextmanager
+def optimized_execution(should_optimize):
+    """Mirrors ``torch.jit.optimized_execution``: a context manager (torchlike's programs are
+    always XLA-optimised)."""
+    yield
+
+
+@contextlib.contextmanager
+def fuser(name):
+    """Mirrors ``torch.jit.fuser``: a context manager naming TorchScript's fuser (``"fuser0"``
+    ... ``"fuser3"``, ``"none"``); XLA fuses torchlike's programs itself."""
+    if name not in _FUSERS:
+        raise Exception(f"unrecognized fuser option (name: {name})")   # noqa: TRY002 -- torch's
+    yield

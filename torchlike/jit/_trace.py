@@ -15,6 +15,12 @@ class TracerWarning(Warning):
     """Mirrors ``torch.jit.TracerWarning``: the trace may not be what the Python code does
     for other inputs."""
 
+    @staticmethod
+    def ignore_lib_warnings():
+        """Ignore TracerWarnings attributed to torchlike's own modules (torchlike.jit's
+        excepted), as torch's does for its library."""
+        warnings.filterwarnings("ignore", category=TracerWarning, module="torchlike.(?!jit)")
+
 
 TracerWarning.__module__ = "torchlike.jit"
 
