@@ -112,6 +112,16 @@ def _as_args(example_inputs):
     return tuple(example_inputs)
 
 
+def _check_pair(inputs):
+    """(args, kwargs) of one of check_inputs: a Tensor, a tuple, a dict of keyword inputs, or
+    trace_module's {"forward": inputs}."""
+    if isinstance(inputs, dict) and "forward" in inputs:
+        inputs = inputs["forward"]
+    if isinstance(inputs, dict):
+        return (), inputs
+    return _as_args(inputs), {}
+
+
 def _clone(tree):
     import jax
     return jax.tree_util.tree_map(
@@ -120,19 +130,17 @@ def _clone(tree):
 
 
 def _check(fn, traced, runner, check_inputs, tolerance):
-    """torch's check_trace: the traced program and the Python code on each input agree."""
+    """torch's check_trace: the traced program and the Python code agree on each of
+    ``check_inputs`` ((args, kwargs) pairs)."""
     warned = [False]
-    for inputs in check_inputs:
-        if isinstance(inputs, dict):   # trace_module's {method: inputs}
-            inputs = inputs.get("forward", ())
-        args = _as_args(inputs)
+    for args, kwargs in check_inputs:
         try:
-            ours = tensors_only(traced(*_clone(args)))
+            ours = tensors_only(traced(*_clone(args), **_clone(kwargs)))
         except Exception as e:
             raise TracingCheckError(None, None, "encountered an exception while running the "
                                     f"trace with test inputs.\nException:\n\t{e}") from e
         with _program.modes(runner.settings), no_grad():
-            theirs = tensors_only(fn(*_clone(args)))
+            theirs = tensors_only(fn(*_clone(args), **_clone(kwargs)))
         for i, (a, b) in enumerate(zip(ours, theirs)):
             error = _not_close(a, b, tolerance)
             if error is None:
@@ -232,7 +240,9 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         runner = TraceRunner(func, args, kwargs, ())
         traced = ScriptFunction(func, runner)
     if check_trace and runner.program is not None:
-        _check(func, traced, runner, check_inputs or [args], check_tolerance)
+        checks = [(args, kwargs)] if check_inputs is None else \
+            [_check_pair(c) for c in check_inputs]
+        _check(func, traced, runner, checks, check_tolerance)
     return traced
 
 
