@@ -2,6 +2,7 @@
 class names, reprs, gradients, shared parameters), is_tracing inside a trace, fork/wait, the
 TracerWarning and script fallback warnings, torch's errors, and save/load run in a fresh process
 without the model's code."""
+import copy
 import os
 import subprocess
 import sys
@@ -314,7 +315,7 @@ def test_save_load_in_a_process_without_the_model(pair, tmp_path):
 def test_scripted_training_steps_equal_eager():
     """SGD steps through a scripted module with BatchNorm (running statistics written back by
     the program) and a scripted helper function equal the eager steps."""
-    import copy
+
 
     @tl.jit.script
     def swish(x):
@@ -364,3 +365,20 @@ def test_fusion_switches_as_torch():
             out.append((type(info.value), str(info.value)))
         return out
     assert run(tl) == run(torch)
+
+
+def test_deepcopy_gives_independent_modules_as_torch():
+    x = np.ones((2, 3), np.float32)
+    seen = {}
+    for T in (torch, tl):
+        T.manual_seed(0)
+        m = T.nn.Sequential(T.nn.Linear(3, 2))
+        seen[T] = []
+        for made in (T.jit.trace(m, T.tensor(x)), T.jit.script(m)):
+            c = copy.deepcopy(made)
+            seen[T].append((type(c).__name__, repr(c)))
+            assert _np(c(T.tensor(x))).tolist() == _np(made(T.tensor(x))).tolist()
+            with T.no_grad():
+                next(c.parameters()).add_(1.0)
+            assert not np.allclose(_np(c(T.tensor(x))), _np(made(T.tensor(x))))
+    assert seen[tl] == seen[torch]

@@ -12,6 +12,7 @@ mirror does not have (a method, ``in_features``) are read from the original.  Th
 forward runs the program (NOTE [ traced programs ] in _program.py); a traced module's children
 run their original's forward eagerly, a scripted module's children are scripted themselves.
 """
+import copy
 import json
 import typing
 
@@ -75,6 +76,12 @@ class _Mirror(ScriptModule):
                 raise
             return getattr(original, name)
 
+    def _flags_to(self, other):
+        """``other`` (a copy of this tree) takes this tree's training flags."""
+        for a, b in zip(self.modules(), other.modules()):
+            object.__setattr__(b, "training", a.training)
+        return other
+
     def _settings(self):
         """(original module, this mirror's training flag) for every module of the tree."""
         pairs = [(self._original, self.training)]
@@ -117,6 +124,13 @@ class TopLevelTracedModule(TracedModule):
     def forward(self, *args, **kwargs):
         return self._runner(args, kwargs)
 
+    def __deepcopy__(self, memo):
+        """As torch's: a RecursiveScriptModule, here the program traced again on a deep copy of
+        the original (its own parameters)."""
+        original = copy.deepcopy(self._original, memo)
+        return self._flags_to(RecursiveScriptModule(original,
+                                                    runner=self._runner.for_copy(original)))
+
     @property
     def code(self):
         return self._runner.text()
@@ -143,6 +157,16 @@ class RecursiveScriptModule(_Mirror):
 
     def forward(self, *args, **kwargs):
         return self._runner(args, kwargs)
+
+    def __deepcopy__(self, memo):
+        """A scripted copy of a deep copy of the original (a loaded module: the same program
+        with copies of its state)."""
+        runner = self._runner
+        if hasattr(runner, "copy_loaded"):
+            return self._flags_to(runner.copy_loaded(self))
+        original = copy.deepcopy(self._original, memo)
+        return self._flags_to(RecursiveScriptModule(original, name=self.original_name,
+                                                    runner=runner.for_copy(original)))
 
     @property
     def code(self):
@@ -194,6 +218,9 @@ class ScriptFunction:
 
     def __call__(self, *args, **kwargs):
         return self._runner(args, kwargs)
+
+    def __deepcopy__(self, memo):
+        return self   # as a function is: it holds no state of its own
 
     @property
     def name(self):

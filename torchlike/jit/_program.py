@@ -235,6 +235,10 @@ class ScriptRunner:
         self.last = None
         self.eager = None   # why it runs eagerly
 
+    def for_copy(self, original):
+        """None: a copy of a scripted module scripts its copied original afresh."""
+        return None
+
     def _run_eagerly(self, args, kwargs, settings):
         with modes(settings):
             return self.fn(*args, **kwargs)

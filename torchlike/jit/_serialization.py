@@ -43,6 +43,16 @@ class _LoadedRunner:
     def exported_program(self):
         return self.program
 
+    def copy_loaded(self, mirror):
+        """A copy of the loaded ``mirror``: the same program, copies of its current state."""
+        module = self.program.module()
+        module.load_state_dict(self.module.state_dict())
+        copied = RecursiveScriptModule(module, name=mirror.original_name,
+                                       runner=_LoadedRunner(module, self.program))
+        for (_, a), (_, b) in zip(mirror.named_modules(), copied.named_modules()):
+            object.__setattr__(b, "original_name", a.original_name)
+        return copied
+
     def text(self):
         return self.program.mlir_module()
 

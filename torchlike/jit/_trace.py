@@ -90,6 +90,19 @@ class TraceRunner:
                 "these inputs")
         return self.program(leaves)
 
+    def for_copy(self, original):
+        """The runner of ``original``, a deep copy of this runner's module: traced again on the
+        same example inputs, with the same modes."""
+        copies = dict(zip(map(id, self.fn.modules()), original.modules()))
+        settings = [(copies[id(m)], t) for m, t in self.settings]
+        if self.program is None:
+            runner = TraceRunner.__new__(TraceRunner)
+            runner.fn, runner.settings, runner.program, runner.reason = \
+                original, settings, None, self.reason
+            return runner
+        cap = self.program.capture
+        return TraceRunner(original, cap.args, cap.kwargs, settings)
+
     def exported_program(self):
         if self.program is None:
             raise RuntimeError(f"{_program.qualname(self.fn)} was not captured as a program "
