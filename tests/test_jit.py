@@ -382,3 +382,16 @@ def test_deepcopy_gives_independent_modules_as_torch():
                 next(c.parameters()).add_(1.0)
             assert not np.allclose(_np(c(T.tensor(x))), _np(made(T.tensor(x))))
     assert seen[tl] == seen[torch]
+
+
+def test_input_gradients_and_double_backward_through_a_trace(pair):
+    """d/dx and d/dx of |d/dx|^2 through the traced MLP equal torch's traced module's."""
+    p = pair["mlp"]
+    out = []
+    for T, traced in ((torch, p["ref_t"]), (tl, p["ours_t"])):
+        x = T.tensor(p["x"]).requires_grad_()
+        g, = T.autograd.grad(traced(x).sum(), x, create_graph=True)
+        h, = T.autograd.grad(g.pow(2).sum(), x)
+        out.append((_np(g), _np(h)))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
