@@ -102,12 +102,14 @@ def test_traced_module_shares_parameters_and_gradients(pair):
         np.testing.assert_allclose(traced[k], dict(ref.named_parameters())[k].grad.numpy(),
                                    rtol=1e-4, atol=1e-5)
     before = _np(ours_t(tl.tensor(x)))
+    saved = {k: v.clone() for k, v in ours.state_dict().items()}
     with tl.no_grad():
         for q in ours.parameters():
             q.sub_(0.1 * q.grad)
     after = _np(ours_t(tl.tensor(x)))
     assert not np.allclose(before, after)
     np.testing.assert_allclose(after, _np(ours(tl.tensor(x))), rtol=1e-6, atol=1e-6)
+    ours.load_state_dict(saved)   # the module-scoped pair stays as torch's
     ours.zero_grad()
 
 
