@@ -11,6 +11,8 @@ of each child; its own ``training`` flags are separate from the original's.  Att
 mirror does not have (a method, ``in_features``) are read from the original.  The top-level
 forward runs the program (NOTE [ traced programs ] in _program.py); a traced module's children
 run their original's forward eagerly, a scripted module's children are scripted themselves.
+``copy.deepcopy`` copies the original and captures the copy again (torch's copy of a traced
+module is a RecursiveScriptModule, and so is torchlike's); a ScriptFunction copies as itself.
 """
 import copy
 import json
