@@ -268,12 +268,21 @@ def test_errors_as_torch(case, tmp_path):
 def test_freeze_runs_the_same():
     ours = tl.nn.Sequential(tl.nn.Linear(3, 2), tl.nn.ReLU()).eval()
     frozen = tl.jit.freeze(tl.jit.script(ours))
-    ref = torch.jit.freeze(torch.jit.script(torch.nn.Linear(3, 2).eval()))
+    ref_m = torch.nn.Linear(3, 2).eval()
+    ref = torch.jit.freeze(torch.jit.script(ref_m))
     assert type(frozen).__name__ == type(ref).__name__
     assert list(frozen.parameters()) == list(ref.parameters()) == []
     x = tl.randn(4, 3)
     np.testing.assert_allclose(_np(frozen(x)), _np(ours(x)), rtol=1e-6)
     assert not frozen(x).requires_grad
+    seen = []   # torch's frozen constants share the weights' storage: an in-place change shows
+    for T, m, f in ((tl, ours[0], frozen), (torch, ref_m, ref)):
+        y = T.ones(1, 3)
+        before = _np(f(y)).copy()
+        with T.no_grad():
+            m.weight.add_(1.0)
+        seen.append(np.allclose(before, _np(f(y))))
+    assert seen[0] == seen[1]
 
 
 _LOADER = textwrap.dedent("""

@@ -66,13 +66,33 @@ def _frozen_from(mod, what):
                            "Please call .eval() on your module before freezing.")
     frozen = _Frozen(mod)
     return RecursiveScriptModule(frozen, name=getattr(mod, "original_name", None),
-                                 runner=ScriptRunner(frozen))
+                                 runner=_FrozenRunner(frozen))
+
+
+class _FrozenRunner:
+    """Runs a frozen module: ``mod``'s own (compiled) program under no_grad."""
+
+    def __init__(self, frozen):
+        self.frozen = frozen
+
+    def __call__(self, args, kwargs):
+        return self.frozen(*args, **kwargs)
+
+    def for_copy(self, original):
+        return _FrozenRunner(original)
+
+    def exported_program(self):
+        return self.frozen._mod._runner.exported_program()
+
+    def text(self):
+        return self.exported_program().mlir_module()
 
 
 class _Frozen(Module):
     """The module a frozen ScriptModule runs: ``mod``'s forward with its parameters and
-    buffers turned into constants (torch.jit.freeze inlines them): no parameters of its own,
-    and its outputs do not require grad."""
+    buffers as constants (torch.jit.freeze inlines them): no parameters of its own, outputs
+    that do not require grad; as torch's constants share the weights' storage, an in-place
+    change of ``mod``'s weights shows."""
 
     def __init__(self, mod):
         super().__init__()
