@@ -495,12 +495,21 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, platfor
     kwargs = {} if kwargs is None else kwargs
     capture = cap.Capture(mod, args, kwargs, with_grads=False, grad_mode=False)
     result = capture.trace()
+    specs = _dynamic_dims(capture, args, kwargs, dynamic_shapes)
+    return _from_capture(capture, result, specs, platforms)
+
+
+def _from_capture(capture, result, specs, platforms):
+    """The ExportedProgram of a forward ``capture`` that ``result`` (its first trace) describes;
+    ``specs``: per input, {dim index: Dim or hint}.  torchlike.jit saves its traced programs
+    through this too (one capture for both)."""
     if result.plan.created or result.plan.deferred:
-        raise RuntimeError(f"torchlike.export: the forward of {type(mod).__name__} creates "
+        name = type(capture.fn).__name__ if isinstance(capture.fn, Module) \
+            else cap._qualname(capture.fn)
+        raise RuntimeError(f"torchlike.export: the forward of {name} creates "
                            "state when it runs (a lazily initialized module); call it once "
                            "before exporting it")
     kept = [e.name for e in capture.keep(result)]
-    specs = _dynamic_dims(capture, args, kwargs, dynamic_shapes)
     try:
         dims_, ranges, symbols = _symbols(capture, specs, static_auto=False)
         exported, method = low.lower(capture, dims_, symbols, platforms, "forward")
