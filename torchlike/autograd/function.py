@@ -224,7 +224,8 @@ def _traced_generators():
     drawing random numbers reads and advances (NOTE [ draws in a traced Function ])."""
     from .._random import default_generators   # (the op layer imports autograd's graph)
     return tuple((g, g._tensor._value()) for g in default_generators()
-                 if isinstance(g._tensor._value(), jax.core.Tracer))
+                 if g._tensor is not None   # (a generator not seeded yet holds no state)
+                 and isinstance(g._tensor._value(), jax.core.Tracer))
 
 
 # NOTE [ draws in a traced Function ]
