@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _lazy, _meta, _trace_context, _x64
+from .. import _dispatch, _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
 from .._lazy import Pending
@@ -208,6 +208,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     heapq.heapify(ready)
     captured = {}
 
+    profiler = _dispatch._profiler   # NOTE [ profiler hook ] in autograd/profiler.py
     prev = _grad_state.grad_enabled
     _grad_state.grad_enabled = create_graph
     try:
@@ -225,7 +226,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                     continue
             buf = _tensor_pre_hooks(node, buf, create_graph)
             if any(g is not None for g in buf):
-                outs = call_node(node, buf, create_graph)
+                outs = call_node(node, buf, create_graph) if profiler is None else \
+                    profiler.node(node, call_node, buf, create_graph)
                 if not keep_graph:
                     node.release()
             else:   # nothing flowed into this node: nothing flows out of it
