@@ -58,6 +58,7 @@ __all__ = ["profile", "record_function", "EventList", "FunctionEvent", "Function
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FLOPS = {}   # (op, static, dt, operand avals) -> XLA's flop count of the op's program
+_IDS = itertools.count(1)   # events' ids ("External id" in the trace)
 
 
 def _shape(x):
@@ -95,7 +96,7 @@ class _Recorder:
     """The events of one profiling window (NOTE [ profiler hook ])."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
-                 with_flops=False, use_device=None):
+                 with_flops=False, use_device=None, origin=None):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
@@ -103,9 +104,9 @@ class _Recorder:
         self.use_device = use_device
         self.events = []
         self._open = {}   # thread id -> its open events, outermost first
-        self._ids = itertools.count(1)
-        self._start_ns = time.perf_counter_ns()
-        self.base_ns = time.time_ns()
+        # times count from ``origin`` (perf_counter ns, wall-clock ns): a profile that keeps
+        # its events across windows keeps one origin
+        self._start_ns, self.base_ns = origin or (time.perf_counter_ns(), time.time_ns())
 
     def _now(self):
         return (time.perf_counter_ns() - self._start_ns) / 1000.0
@@ -114,7 +115,9 @@ class _Recorder:
         """Open an event on the calling thread (a child of the innermost open one)."""
         tid = threading.get_native_id()
         stack = self._open.setdefault(tid, [])
-        evt = FunctionEvent(next(self._ids), name, tid, 0.0, 0.0, input_shapes=shapes,
+        if shapes is None and self.record_shapes:
+            shapes = []   # a range has no inputs: PyTorch lists none
+        evt = FunctionEvent(next(_IDS), name, tid, 0.0, 0.0, input_shapes=shapes,
                             stack=_python_stack() if self.with_stack else None,
                             is_user_annotation=category == "user_annotation",
                             use_device=self.use_device, category=category)
@@ -163,8 +166,9 @@ class _Recorder:
         return out
 
     def node(self, node, call, grads, create_graph):
-        """Run one backward node as PyTorch's engine records it: an ``evaluate_function``
-        event around the node's own."""
+        """Run one backward node as PyTorch's engine records it: (the ``evaluate_function``
+        event, left open for the engine to close once the node's outputs are accumulated, and
+        the node's outputs); the node's own event inside it."""
         name = node.name()
         outer = self.begin("autograd::engine::evaluate_function: " + name)
         inner = self.begin(name, shapes=[list(g.shape) if g is not None else [] for g in grads]
@@ -172,9 +176,22 @@ class _Recorder:
         try:
             outs = call(node, grads, create_graph)
             self._finish(inner, _arrays(outs))
-        finally:
+        except BaseException:
             self.end(outer)
-        return outs
+            raise
+        self.end(inner)
+        return outer, outs
+
+    def accumulate(self, add, a, b):
+        """Two gradients of one input summed by the engine (PyTorch's ``aten::add_``)."""
+        evt = self.begin("aten::add_", shapes=[list(a.shape), list(b.shape)]
+                         if self.record_shapes else None)
+        try:
+            out = add(a, b)
+            self._finish(evt, _arrays(out))
+        finally:
+            self.end(evt)
+        return out
 
     def _finish(self, evt, arrays):
         """Wait for CPU results and charge the event their bytes (NOTEs [ profiled host
@@ -293,6 +310,7 @@ class profile:
                  use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
                  custom_trace_id_callback=None):
         self.enabled = enabled
+        self.acc_events = acc_events
         if not enabled:
             return
         if use_cuda:
@@ -309,15 +327,24 @@ class profile:
         self.entered = False
         self.function_events = None
         self._recorder = None
+        self._origin = None
 
     def _start(self):
+        """Begin a recording window."""
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack,
-                                   self.with_flops, self.use_device)
+                                   self.with_flops, self.use_device, self._origin)
+        self._origin = (self._recorder._start_ns, self._recorder.base_ns)
         _start(self._recorder)
 
     def _stop(self):
+        """End the window: its events, after the earlier windows' ones with ``acc_events``."""
         _stop(self._recorder)
-        self.function_events = self._recorder.event_list()
+        events = self._recorder.event_list()
+        self._recorder = None
+        if self.acc_events and self.function_events is not None:
+            self.function_events.extend(events)
+        else:
+            self.function_events = events
 
     def __enter__(self):
         if not self.enabled:

@@ -29,11 +29,13 @@ from functools import partial
 import jax
 
 from ..autograd import profiler as prof
+from ..autograd.profiler_util import EventList
 
 __all__ = ["profile", "schedule", "supported_activities", "tensorboard_trace_handler",
            "ProfilerAction", "ProfilerActivity", "kineto_available"]
 
 PROFILER_STEP_NAME = "ProfilerStep"
+_warned_clears = False   # PyTorch warns once per process that windows do not keep events
 
 
 class ProfilerActivity(enum.Enum):
@@ -187,18 +189,27 @@ class _KinetoProfile:
         self.stop_trace()
 
     def prepare_trace(self):
-        """Make a fresh recorder (PyTorch: Kineto's warm-up)."""
-        self.profiler = prof.profile(
-            use_device=self.use_device, record_shapes=self.record_shapes,
-            with_flops=self.with_flops, profile_memory=self.profile_memory,
-            with_stack=self.with_stack, with_modules=self.with_modules,
-            use_cpu=ProfilerActivity.CPU in self.activities)
+        """A fresh recorder for the next window (PyTorch: Kineto's warm-up), or the same one
+        with ``acc_events``, which keeps every window's events."""
+        global _warned_clears
+        if self.profiler is not None and not self.acc_events and not _warned_clears:
+            _warned_clears = True
+            warnings.warn("Warning: Profiler clears events at the end of each cycle. Only events "
+                          "from the current cycle will be reported. To keep events across "
+                          "cycles, set acc_events=True.", stacklevel=2)
+        if self.profiler is None or not self.acc_events:
+            self.profiler = prof.profile(
+                use_device=self.use_device, record_shapes=self.record_shapes,
+                with_flops=self.with_flops, profile_memory=self.profile_memory,
+                with_stack=self.with_stack, with_modules=self.with_modules,
+                use_cpu=ProfilerActivity.CPU in self.activities, acc_events=self.acc_events)
 
     def start_trace(self):
         """Begin the recording window (and the device trace: NOTE [ device trace ])."""
         if self.profiler is None:
             self.prepare_trace()
-        self.profiler.__enter__()
+        if self.profiler.use_cpu:
+            self.profiler._start()
         if self.use_device is not None:
             directory = getattr(getattr(self, "on_trace_ready", None), "_trace_dir", None)
             self.device_trace_dir = directory or tempfile.mkdtemp(prefix="torchlike_trace_")
@@ -210,8 +221,10 @@ class _KinetoProfile:
         if self._device_tracing:
             self._device_tracing = False
             jax.profiler.stop_trace()
-        if self.profiler is not None:
-            self.profiler.__exit__(None, None, None)
+        if self.profiler is not None and self.profiler._recorder is not None:
+            self.profiler._stop()
+        elif self.profiler is not None and self.profiler.function_events is None:
+            self.profiler.function_events = EventList(use_device=self.use_device)
 
     def events(self):
         """Mirrors ``_KinetoProfile.events``: the recorded events (an EventList)."""
