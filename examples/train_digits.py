@@ -15,9 +15,11 @@ scaled by a torch.amp.GradScaler, the usual mixed-precision loop.
     python examples/train_digits.py                      # defaults: 12 epochs on the CPU
     python examples/train_digits.py --compile            # the training step as one XLA program
     python examples/train_digits.py --amp                # mixed precision: autocast + GradScaler
+    python examples/train_digits.py --profile            # profile steps of the last epoch
     python examples/train_digits.py --epochs 3 --workers 2 --out /tmp/digits
 """
 import argparse
+import contextlib
 import os
 import time
 
@@ -54,6 +56,9 @@ def parse_args(argv=None):
     p.add_argument("--amp", action="store_true",
                    help="mixed precision: the forward pass under torch.autocast (bfloat16 on "
                         "the CPU, float16 on a GPU), the loss scaled by torch.amp.GradScaler")
+    p.add_argument("--profile", action="store_true",
+                   help="profile three training steps of the last epoch with torch.profiler: "
+                        "print the ops' table and write a chrome trace (Perfetto) to --out")
     return p.parse_args(argv)
 
 
@@ -148,9 +153,9 @@ def make_train_step(model, optimizer, scheduler, amp=False):
     return train_step
 
 
-def run_epoch(train_step, model, train_loader, test_loader, device, desc):
+def run_epoch(train_step, model, train_loader, test_loader, device, desc, on_step=None):
     """One pass over the training set and an evaluation: (mean loss, test accuracy, seconds for
-    the epoch, seconds spent in the training steps)."""
+    the epoch, seconds spent in the training steps).  ``on_step()`` runs after each step."""
     start = time.perf_counter()
     model.train()
     total, batches, in_steps = 0.0, 0, 0.0
@@ -160,11 +165,26 @@ def run_epoch(train_step, model, train_loader, test_loader, device, desc):
         step_start = time.perf_counter()
         loss = train_step(x, y).item()   # .item() waits for the step to finish
         in_steps += time.perf_counter() - step_start
+        if on_step is not None:
+            on_step()
         total += loss
         batches += 1
         bar.set_postfix(loss=f"{total / batches:.4f}")
     acc = accuracy(*evaluate(model, test_loader, device))
     return total / batches, acc, time.perf_counter() - start, in_steps
+
+
+def profiler(out_dir):
+    """torch.profiler over an epoch: one step to wait, one to warm up, three recorded; at the
+    end of them it prints the ops by total CPU time and writes the trace next to the
+    checkpoint (open it in https://ui.perfetto.dev)."""
+    def report(prof):
+        print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=15))
+        prof.export_chrome_trace(os.path.join(out_dir, "trace.json"))
+    return torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+        schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1),
+        on_trace_ready=report)
 
 
 def compile_report():
@@ -204,8 +224,11 @@ def main(argv=None):
 
     history = {"loss": [], "acc": [], "seconds": [], "step_seconds": []}
     for epoch in range(1, args.epochs + 1):
-        loss, acc, seconds, in_steps = run_epoch(train_step, model, train_loader, test_loader,
-                                                 device, desc=f"epoch {epoch}/{args.epochs}")
+        profiling = args.profile and epoch == args.epochs   # the last epoch, compiled already
+        with profiler(args.out) if profiling else contextlib.nullcontext() as prof:
+            loss, acc, seconds, in_steps = run_epoch(
+                train_step, model, train_loader, test_loader, device,
+                desc=f"epoch {epoch}/{args.epochs}", on_step=prof.step if profiling else None)
         history["loss"].append(loss)
         history["acc"].append(acc)
         history["seconds"].append(seconds)
@@ -275,6 +298,8 @@ def main(argv=None):
               f"step ({ms * compiled_steps:.1f} ms compiled, {ms * eager_steps:.1f} ms eager)")
     print(f"  checkpoint:          {ckpt_path}")
     print(f"  plot:                {plot_path}")
+    if args.profile:
+        print(f"  profiler trace:      {os.path.join(args.out, 'trace.json')}")
     return 0 if same else 1
 
 

@@ -20,7 +20,8 @@ What a profiled op means, where torchlike would not run it at once:
   its event.  Profiled steps therefore show the per-node path's times; the table's purpose is to
   say where eager time goes op by op.
 - Under ``torchlike.compile`` / ``to_jax`` the ops are traced, not run: their events time the
-  tracing (once per compile), and the compiled program's own time is the device trace's.
+  tracing (once per compile); each call of a compiled step is one ``Torch-Compiled Region``
+  event (PyTorch's name), and what runs inside it is in the device trace.
 
 NOTE [ profiled host times ]
 jax dispatches asynchronously: an op returns once XLA has queued it.  PyTorch's CPU kernels are
@@ -189,6 +190,18 @@ class _Recorder:
         try:
             out = add(a, b)
             self._finish(evt, _arrays(out))
+        finally:
+            self.end(evt)
+        return out
+
+    def program(self, fn, *args):
+        """Run a ``torchlike.compile`` program inside its event (PyTorch's name for a compiled
+        region's)."""
+        evt = self.begin("Torch-Compiled Region")
+        try:
+            out = fn(*args)
+            self._finish(evt, [a for a in jax.tree_util.tree_leaves(out)
+                               if type(a) is ArrayImpl])
         finally:
             self.end(evt)
         return out
