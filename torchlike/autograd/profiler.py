@@ -57,7 +57,7 @@ from .profiler_util import DeviceType, EventList, FunctionEvent, FunctionEventAv
 __all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg",
            "DeviceType"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _FLOPS = {}   # (op, static, dt, operand avals) -> XLA's flop count of the op's program
 _IDS = itertools.count(1)   # events' ids ("External id" in the trace)
 
