@@ -239,6 +239,7 @@ def _scheduled_steps(lib, path, steps=9):
     return ready
 
 
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events")   # both warn once
 def test_profile_steps_follow_the_schedule_as_torch(tmp_path):
     want = _scheduled_steps(torch, str(tmp_path / "t.json"))
     assert want == [(2, 2, ["ProfilerStep#2", "ProfilerStep#3"]),
@@ -310,7 +311,7 @@ def _timed(fn):
     return time.perf_counter() - t
 
 
-def test_flops_and_stack():
+def test_flops_and_stack(tmp_path):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                 with_flops=True) as ref:
         torch.mm(torch.ones(4, 6), torch.ones(6, 5))
@@ -323,6 +324,9 @@ def test_flops_and_stack():
     assert "test_profiler.py" in mm.stack[0] and "test_flops_and_stack" in mm.stack[0]
     table = p.key_averages(group_by_stack_n=1).table()
     assert "Total FLOPs" in table and "Source Location" in table
+    p.export_stacks(str(tmp_path / "stacks.txt"))
+    lines = (tmp_path / "stacks.txt").read_text().splitlines()
+    assert any(re.fullmatch(r".*test_flops_and_stack \d+", line) for line in lines), lines
 
 
 def test_autograd_profiler_aliases_as_torch():

@@ -324,6 +324,7 @@ class profile:
                  custom_trace_id_callback=None):
         self.enabled = enabled
         self.acc_events = acc_events
+        self.function_events = None
         if not enabled:
             return
         if use_cuda:
@@ -338,7 +339,6 @@ class profile:
         self.with_stack = with_stack
         self.with_modules = with_modules
         self.entered = False
-        self.function_events = None
         self._recorder = None
         self._origin = None
 

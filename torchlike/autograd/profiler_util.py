@@ -347,6 +347,31 @@ class EventList(list):
         total.key = "Total"
         return total
 
+    def supported_export_stacks_metrics(self):
+        """The metrics ``export_stacks`` can write."""
+        return ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                "self_privateuse1_time_total"]
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Mirrors ``EventList.export_stacks``: one line per event that has a stack (profiled
+        ``with_stack=True``), ``outermost;...;innermost <metric as an integer>``, the folded
+        format flame-graph tools read.
+
+        Args:
+            path (str): the file to write.
+            metric (str): one of ``supported_export_stacks_metrics()``.
+        """
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: "
+                             + str(self.supported_export_stacks_metrics()))
+        attr = metric.replace("cuda", "device").replace("xpu", "device").replace(
+            "privateuse1", "device")
+        with open(path, "w") as f:
+            for evt in self:
+                value = int(getattr(evt, attr))
+                if evt.stack and value > 0:
+                    f.write(";".join(reversed(evt.stack)) + f" {value}\n")
+
     def export_chrome_trace(self, path):
         """Mirrors ``EventList.export_chrome_trace``: write the events in the Trace Event
         Format (a JSON object with ``traceEvents``) that Perfetto and chrome://tracing open;

@@ -248,6 +248,13 @@ class _KinetoProfile:
             raise AssertionError("Profiler must be initialized before exporting chrome trace")
         return self.profiler.export_chrome_trace(path)
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Mirrors ``_KinetoProfile.export_stacks``: the events' stacks (``with_stack=True``)
+        in the folded format flame-graph tools read."""
+        if self.profiler is None:
+            raise AssertionError("Profiler must be initialized before exporting stacks")
+        return self.profiler.function_events.export_stacks(path, metric)
+
     def add_metadata(self, key, value):
         """Mirrors ``_KinetoProfile.add_metadata``: a key-value pair in the trace's top level."""
         self._metadata()[key] = value
