@@ -77,8 +77,15 @@ def _arrays(out):
     return found
 
 
+_ON_CPU = {}   # sharding -> whether its devices are CPU ones
+
+
 def _on_cpu(arr):
-    return next(iter(arr.devices())).platform == "cpu"
+    where = arr.sharding
+    cpu = _ON_CPU.get(where)
+    if cpu is None:
+        cpu = _ON_CPU[where] = all(d.platform == "cpu" for d in where.device_set)
+    return cpu
 
 
 def _python_stack():
@@ -115,25 +122,32 @@ class _Recorder:
     def begin(self, name, category="cpu_op", shapes=None):
         """Open an event on the calling thread (a child of the innermost open one)."""
         tid = threading.get_native_id()
-        stack = self._open.setdefault(tid, [])
+        stack = self._open.get(tid)
+        if stack is None:
+            stack = self._open[tid] = []
         if shapes is None and self.record_shapes:
             shapes = []   # a range has no inputs: PyTorch lists none
-        evt = FunctionEvent(next(_IDS), name, tid, 0.0, 0.0, input_shapes=shapes,
-                            stack=_python_stack() if self.with_stack else None,
+        evt = FunctionEvent(next(_IDS), name, tid, 0.0, 0.0, shapes,
+                            _python_stack() if self.with_stack else None,
                             is_user_annotation=category == "user_annotation",
                             use_device=self.use_device, category=category)
         if stack:
-            evt.set_cpu_parent(stack[-1])
-            stack[-1].append_cpu_child(evt)
+            parent = stack[-1]
+            evt.cpu_parent = parent
+            parent.cpu_children.append(evt)
         stack.append(evt)
         self.events.append(evt)
-        evt.time_range.start = self._now()
+        evt.time_range.start = (time.perf_counter_ns() - self._start_ns) / 1000.0
         return evt
 
     def end(self, evt):
         """Close ``evt`` (and any event still open inside it, at the same time)."""
-        now = self._now()
+        now = (time.perf_counter_ns() - self._start_ns) / 1000.0
         stack = self._open.get(evt.thread, ())
+        if stack and stack[-1] is evt:   # the usual case
+            stack.pop()
+            evt.time_range.end = now
+            return
         if not any(e is evt for e in stack):
             return
         while True:
@@ -209,9 +223,9 @@ class _Recorder:
     def _finish(self, evt, arrays):
         """Wait for CPU results and charge the event their bytes (NOTEs [ profiled host
         times ], [ profiler memory ])."""
-        on_cpu = [a for a in arrays if _on_cpu(a)]
-        if on_cpu:
-            jax.block_until_ready(on_cpu)
+        for a in arrays:
+            if _on_cpu(a):
+                a.block_until_ready()
         if self.profile_memory:
             for a in arrays:
                 nbytes = a.aval.size * a.aval.dtype.itemsize

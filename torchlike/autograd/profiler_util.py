@@ -37,6 +37,8 @@ class DeviceType(enum.IntEnum):
 class Interval:
     """Mirrors ``torch.autograd.profiler_util.Interval``: a start and an end, in µs."""
 
+    __slots__ = ("start", "end")
+
     def __init__(self, start, end):
         self.start = start
         self.end = end
@@ -108,41 +110,43 @@ class FunctionEvent(_Formatted):
     outputs on an accelerator.
     """
 
+    # what torchlike never varies, as class attributes: an event is made per profiled op
+    node_id = -1
+    overload_name = ""
+    fwd_thread = None
+    count = 1
+    concrete_inputs = None
+    scope = 0
+    is_async = False
+    is_remote = False
+    device_index = 0
+    is_legacy = False
+    device_time_total = 0.0
+    self_device_time_total = 0.0
+
     def __init__(self, id, name, thread, start_us, end_us, input_shapes=None, stack=None,
                  cpu_memory_usage=0, device_memory_usage=0, device_type=DeviceType.CPU,
                  flops=None, is_user_annotation=False, use_device=None, sequence_nr=-1,
                  category="cpu_op"):
         self.id = id
-        self.node_id = -1
         # PyTorch's table counts every profiler step as one key; the trace keeps each number
         self.name = "ProfilerStep*" if name.startswith("ProfilerStep#") else name
-        self.overload_name = ""
         self.trace_name = name
         self.time_range = Interval(start_us, end_us)
         self.thread = thread
-        self.fwd_thread = None
         self.kernels = []
-        self.count = 1
         self.cpu_children = []
         self.cpu_parent = None
         self.input_shapes = input_shapes
-        self.concrete_inputs = None
         self.stack = stack
-        self.scope = 0
         self.use_device = use_device
         self._cpu_alloc = cpu_memory_usage
         self._device_alloc = device_memory_usage
-        self.is_async = False
-        self.is_remote = False
         self.sequence_nr = sequence_nr
         self.device_type = device_type
-        self.device_index = 0
-        self.is_legacy = False
         self.flops = flops
         self.is_user_annotation = is_user_annotation
         self.category = category
-        self.device_time_total = 0.0
-        self.self_device_time_total = 0.0
 
     def append_cpu_child(self, child):
         """Add an event that ran inside this one."""
