@@ -9,7 +9,6 @@ import os
 import re
 import socket
 import time
-import warnings
 
 import jax
 import jsonschema
@@ -290,6 +289,13 @@ def test_device_trace_from_jax_profiler(tmp_path):
     found = [f for _, _, fs in os.walk(tmp_path / "plugins" / "profile") for f in fs]
     assert any(f.endswith(".xplane.pb") for f in found)
     assert any(f.endswith(".pt.trace.json") for f in os.listdir(tmp_path))
+    jax.profiler.start_trace(str(tmp_path / "theirs"))   # a trace of the user's own: jax
+    try:                                                  # refuses a second, nothing is left on
+        with pytest.raises(RuntimeError):
+            tl.profiler.profile(activities=[act.CPU, act.CUDA]).__enter__()
+        assert _dispatch._profiler is None
+    finally:
+        jax.profiler.stop_trace()
 
 
 def test_host_time_waits_for_the_result():

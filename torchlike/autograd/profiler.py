@@ -1,4 +1,4 @@
-"""The host-side profiler: torchlike's own dispatch timed op by op (mirrors torch.autograd.profiler).
+"""The host-side profiler, torchlike's dispatch timed op by op (mirrors torch.autograd.profiler).
 
 NOTE [ profiler hook ]
 While a profiler records, ``_dispatch._profiler`` holds its ``_Recorder``; otherwise it is None,
@@ -30,8 +30,9 @@ output lives on a CPU device therefore waits for its result (``block_until_ready
 event closes, and its CPU time means what torch's means (tested against a matmul's measured time).
 An output on an accelerator is not waited for: torch's CPU time of a CUDA op is its launch, and
 the kernel's time is in the device trace (``ProfilerActivity.CUDA``: NOTE [ device trace ] in
-torchlike/profiler/profiler.py).  The wait costs the profiled run its overlap of Python with
-XLA's work, so a profiled step takes longer than an unprofiled one (README's figures).
+torchlike/profiler/profiler.py).  A profiled step takes about twice an unprofiled one (README's
+figures for bench_eager's MLP step); measured there, the waits are a small part of that: the
+events themselves and the per-node backward walk are most of it.
 
 NOTE [ profiler memory ]
 With ``profile_memory=True`` an op's event is charged the bytes of the arrays it returned (CPU or

@@ -189,9 +189,10 @@ class FunctionEvent(_Formatted):
         return self._device_alloc
 
     def __repr__(self):
+        children = [c.id for c in self.cpu_children]
         return (f"<FunctionEvent id={self.id} name={self.name} "
                 f"cpu_time={self.cpu_time_str} start_us={self.time_range.start:.3f} "
-                f"end_us={self.time_range.end:.3f} cpu_children={[c.id for c in self.cpu_children]} "
+                f"end_us={self.time_range.end:.3f} cpu_children={children} "
                 f"cpu_memory_usage={self.cpu_memory_usage} input_shapes={self.input_shapes}>")
 
 

@@ -213,7 +213,12 @@ class _KinetoProfile:
         if self.use_device is not None:
             directory = getattr(getattr(self, "on_trace_ready", None), "_trace_dir", None)
             self.device_trace_dir = directory or tempfile.mkdtemp(prefix="torchlike_trace_")
-            jax.profiler.start_trace(self.device_trace_dir)
+            try:
+                jax.profiler.start_trace(self.device_trace_dir)
+            except BaseException:   # (a jax trace of the user's own is running): nothing kept
+                if self.profiler._recorder is not None:
+                    self.profiler._stop()
+                raise
             self._device_tracing = True
 
     def stop_trace(self):
