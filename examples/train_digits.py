@@ -15,10 +15,12 @@ scaled by a torch.amp.GradScaler, the usual mixed-precision loop.
     python examples/train_digits.py                      # defaults: 12 epochs on the CPU
     python examples/train_digits.py --compile            # the training step as one XLA program
     python examples/train_digits.py --amp                # mixed precision: autocast + GradScaler
+    python examples/train_digits.py --profile            # profile steps of the last epoch
+    python examples/train_digits.py --tensorboard        # curves etc. for TensorBoard, in runs/
     python examples/train_digits.py --epochs 3 --workers 2 --out /tmp/digits
-    python examples/train_digits.py --tensorboard       # curves etc. for TensorBoard, in runs/
 """
 import argparse
+import contextlib
 import os
 import time
 
@@ -59,6 +61,9 @@ def parse_args(argv=None):
                    help="log loss, accuracy and learning rate per epoch, the first layer's "
                         "weights, a few inputs and the hyper-parameters for TensorBoard "
                         "(torch.utils.tensorboard; DIR defaults to runs/<date>_<host>)")
+    p.add_argument("--profile", action="store_true",
+                   help="profile three training steps of the last epoch with torch.profiler: "
+                        "print the ops' table and write a chrome trace (Perfetto) to --out")
     return p.parse_args(argv)
 
 
@@ -153,9 +158,9 @@ def make_train_step(model, optimizer, scheduler, amp=False):
     return train_step
 
 
-def run_epoch(train_step, model, train_loader, test_loader, device, desc):
+def run_epoch(train_step, model, train_loader, test_loader, device, desc, on_step=None):
     """One pass over the training set and an evaluation: (mean loss, test accuracy, seconds for
-    the epoch, seconds spent in the training steps)."""
+    the epoch, seconds spent in the training steps).  ``on_step()`` runs after each step."""
     start = time.perf_counter()
     model.train()
     total, batches, in_steps = 0.0, 0, 0.0
@@ -165,11 +170,26 @@ def run_epoch(train_step, model, train_loader, test_loader, device, desc):
         step_start = time.perf_counter()
         loss = train_step(x, y).item()   # .item() waits for the step to finish
         in_steps += time.perf_counter() - step_start
+        if on_step is not None:
+            on_step()
         total += loss
         batches += 1
         bar.set_postfix(loss=f"{total / batches:.4f}")
     acc = accuracy(*evaluate(model, test_loader, device))
     return total / batches, acc, time.perf_counter() - start, in_steps
+
+
+def profiler(out_dir):
+    """torch.profiler over an epoch: one step to wait, one to warm up, three recorded; at the
+    end of them it prints the ops by total CPU time and writes the trace next to the
+    checkpoint (open it in https://ui.perfetto.dev)."""
+    def report(prof):
+        print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=15))
+        prof.export_chrome_trace(os.path.join(out_dir, "trace.json"))
+    return torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+        schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1),
+        on_trace_ready=report)
 
 
 def compile_report():
@@ -215,8 +235,11 @@ def main(argv=None):
 
     history = {"loss": [], "acc": [], "seconds": [], "step_seconds": []}
     for epoch in range(1, args.epochs + 1):
-        loss, acc, seconds, in_steps = run_epoch(train_step, model, train_loader, test_loader,
-                                                 device, desc=f"epoch {epoch}/{args.epochs}")
+        profiling = args.profile and epoch == args.epochs   # the last epoch, compiled already
+        with profiler(args.out) if profiling else contextlib.nullcontext() as prof:
+            loss, acc, seconds, in_steps = run_epoch(
+                train_step, model, train_loader, test_loader, device,
+                desc=f"epoch {epoch}/{args.epochs}", on_step=prof.step if profiling else None)
         history["loss"].append(loss)
         history["acc"].append(acc)
         history["seconds"].append(seconds)
@@ -300,6 +323,8 @@ def main(argv=None):
     if writer is not None:
         print(f"  tensorboard:         {writer.get_logdir()} "
               f"(tensorboard --logdir {writer.get_logdir()})")
+    if args.profile:
+        print(f"  profiler trace:      {os.path.join(args.out, 'trace.json')}")
     return 0 if same else 1
 
 

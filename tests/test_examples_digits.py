@@ -1,6 +1,7 @@
 """examples/train_digits.py and notebooks/02_train_digits.ipynb train a digit classifier end to
 end: the script reaches its promised accuracy, writes a checkpoint that real PyTorch reads and a
 PNG plot, and reloads the checkpoint to the same predictions; the notebook runs and draws."""
+import json
 import re
 import subprocess
 import sys
@@ -51,9 +52,16 @@ def test_short_run_with_workers_writes_torch_readable_checkpoint_and_plot(tmp_pa
     import torchlike
 
     out_dir = tmp_path / "digits"   # missing: the script must create it
-    # --amp rides along (autocast and GradScaler inside the compiled step): the flag's test
+    # --amp rides along (autocast and GradScaler inside the compiled step): the flag's test;
+    # so does --profile (three steps of the last epoch under torchlike.profiler)
     out = _run("--epochs", "2", "--workers", "2", "--compile", "--amp", "--seed", "1",
-               "--out", str(out_dir))
+               "--profile", "--out", str(out_dir))
+    assert re.search(r"^ +ProfilerStep\* .* 3 +$", out, flags=re.M), out
+    assert re.search(r"^ +Torch-Compiled Region .* 3 +$", out, flags=re.M), out
+    trace = json.loads((out_dir / "trace.json").read_text())
+    assert {"ProfilerStep#2", "ProfilerStep#4", "Torch-Compiled Region"} <= {
+        e["name"] for e in trace["traceEvents"]}
+    assert f"profiler trace:      {out_dir / 'trace.json'}" in out
     assert re.search(r"mixed precision: +autocast bfloat16, GradScaler scale 65536\n", out), out
 
     epochs = re.findall(r"^epoch +(\d+)/2: train loss (\d+\.\d+), test accuracy (\d+\.\d+)%",

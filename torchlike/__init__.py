@@ -260,6 +260,7 @@ from . import utils as utils  # noqa: E402
 from .utils import checkpoint as _checkpoint  # noqa: E402  (loads torchlike.utils.checkpoint)
 from . import export as export  # noqa: E402
 from .serialization import load as load, save as save  # noqa: E402
+from . import profiler as profiler  # noqa: E402
 from ._tensor import Tensor as Tensor  # noqa: E402
 from ._legacy import (  # noqa: E402
     BFloat16Tensor as BFloat16Tensor, BoolTensor as BoolTensor, ByteTensor as ByteTensor,

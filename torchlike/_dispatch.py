@@ -346,6 +346,8 @@ def call(op, *args, static=()):
     try:
         if _amp_hook.policy is not None:   # NOTE [ autocast hook ]: a region is active
             args = _amp_hook.policy.cast(op, args)
+        if _profiler is not None:   # NOTE [ profiler hook ] in autograd/profiler.py
+            return _profiler.op(op, args, static)
         return _call(op, args, static)
     finally:
         _x64_restore(prev)
@@ -441,6 +443,7 @@ def _call(op, args, static):
 
 _new_tensor = object.__new__
 _record = None   # _lazy.record while lazy mode is on (NOTE [ lazy segments ] in _lazy.py)
+_profiler = None   # the active recorder (NOTE [ profiler hook ] in autograd/profiler.py)
 
 
 def eager_forward(op, static, dt, arrays):

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import compiler
+from .. import _dispatch, compiler
 from .._device import from_jax_device, out_of_memory
 from .._tensor import Tensor, defer_check
 from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices, step_placement
@@ -72,6 +72,8 @@ class Compiled:
             grads = _owned(grads)
         self.sealed = sealed
         try:
+            if _dispatch._profiler is not None:   # NOTE [ profiler hook ] in autograd/profiler.py
+                return _dispatch._profiler.program(self.fn, donated, kept, grads, hypers, gens)
             return self.fn(donated, kept, grads, hypers, gens)
         except ValueError as e:
             if "incompatible devices" not in str(e):

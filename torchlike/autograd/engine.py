@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _lazy, _meta, _trace_context, _x64
+from .. import _dispatch, _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
 from .._lazy import Pending
@@ -41,6 +41,12 @@ def _seed(arr):
 def _accumulate(a, b):
     if a is None:
         return b
+    if _dispatch._profiler is not None:   # PyTorch's aten::add_ (NOTE [ profiler hook ])
+        return _dispatch._profiler.accumulate(_sum, a, b)
+    return _sum(a, b)
+
+
+def _sum(a, b):
     if isinstance(a, jax.Array) and isinstance(b, jax.Array):
         return _add(a, b)
     return _as_tensor(a) + _as_tensor(b)   # a Tensor under create_graph, or a meta array
@@ -208,6 +214,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     heapq.heapify(ready)
     captured = {}
 
+    profiler = _dispatch._profiler   # NOTE [ profiler hook ] in autograd/profiler.py
     prev = _grad_state.grad_enabled
     _grad_state.grad_enabled = create_graph
     try:
@@ -224,8 +231,12 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                 if node not in needed:
                     continue
             buf = _tensor_pre_hooks(node, buf, create_graph)
+            scope = None   # the node's range while a profiler records, closed after its outputs
             if any(g is not None for g in buf):
-                outs = call_node(node, buf, create_graph)
+                if profiler is None:
+                    outs = call_node(node, buf, create_graph)
+                else:
+                    scope, outs = profiler.node(node, call_node, buf, create_graph)
                 if not keep_graph:
                     node.release()
             else:   # nothing flowed into this node: nothing flows out of it
@@ -242,6 +253,8 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                 deps[child] -= 1
                 if deps[child] == 0:
                     heapq.heappush(ready, (-child._seq, next(tie), child))
+            if scope is not None:
+                profiler.end(scope)
     finally:
         _grad_state.grad_enabled = prev
     return [captured.get(tuple(e)) for e in capture or ()]

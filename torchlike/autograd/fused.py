@@ -182,8 +182,8 @@ def _program(signature):
 def try_run(roots, root_grads, keep_graph):
     """Run the backward as one program if this graph's signature was seen before.  Returns
     False (having done nothing) when the per-node walk should run instead."""
-    if not enabled or anomaly_mode._state.enabled:
-        return False
+    if not enabled or anomaly_mode._state.enabled or _dispatch._profiler is not None:
+        return False   # (a profiler times node by node: NOTE [ profiler hook ])
     plan = _plan(roots, root_grads)
     program = None if plan is None else _compiled(plan[0])
     if program is None:

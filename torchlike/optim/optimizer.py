@@ -33,6 +33,7 @@ from .. import _lazy, _trace_context, _x64
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import add_hook
+from ..autograd.profiler import record_function
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
            "required"]
@@ -72,19 +73,21 @@ def _with_step_hooks(step):
     @functools.wraps(step)
     def hooked_step(*args, **kwargs):
         self = args[0]
-        for hook in itertools.chain(_global_step_hooks["pre"].values(),
-                                    self._hooks["step_pre"].values()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(f"{step} must return None or a tuple of "
-                                       f"(new_args, new_kwargs), but got {result}.")
-                args, kwargs = result
-        out = step(*args, **kwargs)
-        for hook in itertools.chain(self._hooks["step_post"].values(),
-                                    _global_step_hooks["post"].values()):
-            hook(self, args, kwargs)
-        return out
+        # the range PyTorch's profiler shows (NOTE [ profiler hook ] in autograd/profiler.py)
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            for hook in itertools.chain(_global_step_hooks["pre"].values(),
+                                        self._hooks["step_pre"].values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{step} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            out = step(*args, **kwargs)
+            for hook in itertools.chain(self._hooks["step_post"].values(),
+                                        _global_step_hooks["post"].values()):
+                hook(self, args, kwargs)
+            return out
 
     hooked_step._hooked = True
     return hooked_step
@@ -248,18 +251,19 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         """Mirrors ``Optimizer.zero_grad``: drop every gradient (``set_to_none=True``) or zero
         it in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if set_to_none:
+                        p.grad = None
                     else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
+                        p.grad.zero_()
 
     # --- the update ---------------------------------------------------------------------------
 

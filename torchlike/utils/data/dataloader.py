@@ -72,6 +72,7 @@ from ... import _dtype as D
 from ..._creation import empty
 from . import _worker
 from ..._device import accelerator_type
+from ...autograd.profiler import record_function
 from ._collate import default_collate, default_convert, pin_memory
 from ._fetch import _DatasetKind, _InfiniteConstantSampler
 from .dataset import IterableDataset
@@ -348,9 +349,11 @@ class _BaseDataLoaderIter:
         return next(self._sampler_iter)
 
     def __next__(self):
-        data = self._next_data()
-        if self._pin_memory:
-            data = pin_memory(data)
+        # the range PyTorch's profiler shows (NOTE [ profiler hook ] in autograd/profiler.py)
+        with record_function(f"enumerate(DataLoader)#{type(self).__name__}.__next__"):
+            data = self._next_data()
+            if self._pin_memory:
+                data = pin_memory(data)
         self._num_yielded += 1
         expected = self._IterableDataset_len_called
         if (self._dataset_kind == _DatasetKind.Iterable and expected is not None
