@@ -104,8 +104,10 @@ class Graph:
     def node(self, op, inputs, n_out=1, name_hint=None, **attrs):
         """Add a node; returns its output name (or the list of names if ``n_out != 1``)."""
         outs = [self.fresh(name_hint or op.lower()) for _ in range(n_out)]
+        eqn = getattr(self, "current", None)
+        where = "/".join([w for w in self.where if w] + ([eqn.primitive.name] if eqn else []))
         self.nodes.append(self.helper.make_node(op, list(inputs), outs,
-                                                name=self.fresh(f"node_{op}"), **attrs))
+                                                name=self.fresh(f"{where}/{op}"), **attrs))
         return outs[0] if n_out == 1 else outs
 
     def initializer(self, name, array):

@@ -277,18 +277,37 @@ def _split(g, eqn, ins, used):
 def _pad(g, eqn, ins, used):
     x, value = ins
     config = eqn.params["padding_config"]
-    if any(not _same_size(c[2], 0) for c in config):
-        raise _unsupported(g, eqn, "padding with interior (dilating) padding")
+    shape = list(_aval_in(eqn).shape)
+    for axis, (_, _, interior) in enumerate(config):
+        if not _same_size(interior, 0):
+            x = _interior(g, x, value, shape, axis, int(interior))
     lo = [c[0] for c in config]
     hi = [c[1] for c in config]
     if any(isinstance(p, (int, np.integer)) and p < 0 for p in lo + hi):
-        shape = _aval_in(eqn).shape
         cut = [(max(-int(a), 0), max(-int(b), 0)) for a, b in zip(lo, hi)]
         x = g.node("Slice", [x, g.ints([a for a, _ in cut]),
                              g.shape([n - b for n, (_, b) in zip(shape, cut)]),
                              g.ints(range(len(shape)))])
         lo, hi = [max(int(a), 0) for a in lo], [max(int(b), 0) for b in hi]
     return g.node("Pad", [x, g.shape(lo + hi), value], mode="constant")
+
+
+def _interior(g, x, value, shape, axis, k):
+    """``k`` padding values between neighbours along ``axis`` (``shape`` is updated): each
+    element is paired with a block of ``k`` values, the pairs laid end to end, the last block
+    cut off."""
+    n = shape[axis]
+    block = shape[:axis] + [n, k] + shape[axis + 1:]
+    fill = g.node("Expand", [value, g.shape(block)])
+    x = g.node("Unsqueeze", [x, g.ints([axis + 1])])
+    x = g.node("Concat", [x, fill], axis=axis + 1)
+    x = g.node("Reshape", [x, g.shape(shape[:axis] + [n * (k + 1)] + shape[axis + 1:])])
+    shape[axis] = n + (n - 1) * k
+    return g.node("Slice", [x, g.ints([0]), g.shape([shape[axis]]), g.ints([axis])])
+
+
+def _tile(g, eqn, ins, used):
+    return g.node("Tile", [ins[0], g.shape(list(eqn.params["reps"]))])
 
 
 def _iota(g, eqn, ins, used):
@@ -332,6 +351,52 @@ def _arg(op):
 def _cumsum(g, eqn, ins, used):
     axis = g.const(np.asarray(int(eqn.params["axis"]), np.int64))
     return g.node("CumSum", [ins[0], axis], reverse=int(bool(eqn.params["reverse"])))
+
+
+def _reduce_window(kind):
+    """reduce_window_sum / _max / _min as ONNX pooling: the dimensions the window does not
+    move along are merged into the pool's batch (channel 1), the others are its spatial
+    ones."""
+    def rule(g, eqn, ins, used):
+        p = eqn.params
+        aval = _aval_in(eqn)
+        shape, out_shape = list(aval.shape), list(_aval_out(eqn).shape)
+        if any(int(d) != 1 for d in p["base_dilation"]):
+            raise _unsupported(g, eqn, f"a window reduction with base dilation "
+                                       f"{tuple(p['base_dilation'])}")
+        if not _is_float(aval.dtype):
+            raise _unsupported(g, eqn, f"a window reduction of {np.dtype(aval.dtype).name}")
+        win, strides = [int(w) for w in p["window_dimensions"]], \
+            [int(st) for st in p["window_strides"]]
+        pads, dil = [tuple(int(v) for v in q) for q in p["padding"]], \
+            [int(d) for d in p["window_dilation"]]
+        spatial = [d for d in range(len(shape))
+                   if (win[d], strides[d], pads[d], dil[d]) != (1, 1, (0, 0), 1)]
+        still = [d for d in range(len(shape)) if d not in spatial]
+        x = ins[0]
+        if kind == "min":
+            x = g.node("Neg", [x])
+        if still + spatial != list(range(len(shape))):
+            x = g.node("Transpose", [x], perm=still + spatial)
+        x = g.node("Reshape", [x, g.shape([-1, 1] + [shape[d] for d in spatial])])
+        attrs = dict(kernel_shape=[win[d] for d in spatial],
+                     strides=[strides[d] for d in spatial],
+                     pads=[pads[d][0] for d in spatial] + [pads[d][1] for d in spatial],
+                     dilations=[dil[d] for d in spatial])
+        if kind == "sum":
+            y = g.node("AveragePool", [x], count_include_pad=1, **attrs)
+            y = g.node("Mul", [y, g.const(np.asarray(np.prod([win[d] for d in spatial]),
+                                                     dtype=aval.dtype))])
+        else:
+            y = g.node("MaxPool", [x], **attrs)
+        y = g.node("Reshape", [y, g.shape([out_shape[d] for d in still + spatial])])
+        back = [0] * len(shape)
+        for i, d in enumerate(still + spatial):
+            back[d] = i
+        if back != list(range(len(shape))):
+            y = g.node("Transpose", [y], perm=back)
+        return g.node("Neg", [y]) if kind == "min" else y
+    return rule
 
 
 # --- contractions -----------------------------------------------------------------------------
@@ -403,8 +468,9 @@ def _gather(g, eqn, ins, used):
     index_map = [int(d) for d in dn.start_index_map]
     op_batch = [int(d) for d in dn.operand_batching_dims]
     idx_batch = [int(d) for d in dn.start_indices_batching_dims]
-    for d in index_map:
-        if not _same_size(sizes[d], 1):
+    wide = [d for d in index_map if not _same_size(sizes[d], 1)]
+    for d in wide:
+        if not isinstance(sizes[d], (int, np.integer)):
             raise _unsupported(g, eqn, f"a gather of slices of size {sizes[d]} along an "
                                        f"indexed dimension ({d})")
     rest = [d for d in range(len(shape)) if d not in op_batch and d not in index_map]
@@ -421,13 +487,20 @@ def _gather(g, eqn, ins, used):
     if idx_order != list(range(n_idx + 1)):
         indices = g.node("Transpose", [indices], perm=idx_order)
     indices = g.node("Cast", [indices], to=elem_type(np.int64))
-    if str(eqn.params.get("mode")).endswith("CLIP"):
-        top = g.shape([shape[d] for d in index_map])
-        indices = g.node("Min", [g.node("Max", [indices, g.ints([0])]),
-                                 g.node("Sub", [top, g.ints([1])])])
+    if str(eqn.params.get("mode")).endswith("CLIP") or wide:
+        # jax clamps a start so that its whole slice fits
+        top = g.node("Sub", [g.shape([shape[d] for d in index_map]),
+                             g.ints([sizes[d] for d in index_map])])
+        indices = g.node("Min", [g.node("Max", [indices, g.ints([0])]), top])
+    for d in wide:
+        # a slice of size s along an indexed dimension: s indices, one more index dimension
+        steps = np.zeros((int(sizes[d]), len(index_map)), np.int64)
+        steps[:, index_map.index(d)] = np.arange(int(sizes[d]))
+        indices = g.node("Add", [g.node("Unsqueeze", [indices, g.ints([-2])]), g.const(steps)])
     out = g.node("GatherND", [operand, indices], batch_dims=len(op_batch))
-    labels = [("i", d) for d in idx_batch + other] + [("o", d) for d in rest]
-    kept = [d for d in index_map if d not in collapsed]     # size-1 slices that stay
+    labels = [("i", d) for d in idx_batch + other] + [("o", d) for d in wide] + \
+        [("o", d) for d in rest]
+    kept = [d for d in index_map if d not in collapsed and d not in wide]   # size-1 slices
     if kept:
         out = g.node("Unsqueeze", [out, g.ints(range(len(labels), len(labels) + len(kept)))])
         labels += [("o", d) for d in kept]
@@ -526,12 +599,14 @@ RULES = {
     "expand_dims": _expand_dims, "transpose": _transpose, "slice": _slice,
     "dynamic_slice": _dynamic_slice, "rev": _rev, "concatenate": _concatenate,
     "stack": _stack, "split": _split, "pad": _pad, "iota": _iota,
+    "tile": _tile,
     # reductions
     "reduce_sum": _reduce("ReduceSum"), "reduce_max": _reduce("ReduceMax"),
     "reduce_min": _reduce("ReduceMin"), "reduce_prod": _reduce("ReduceProd"),
     "reduce_and": _reduce("ReduceMin"), "reduce_or": _reduce("ReduceMax"),
     "argmax": _arg("ArgMax"), "argmin": _arg("ArgMin"), "cumsum": _cumsum,
-    "top_k": _top_k,
+    "top_k": _top_k, "reduce_window_sum": _reduce_window("sum"),
+    "reduce_window_max": _reduce_window("max"), "reduce_window_min": _reduce_window("min"),
     # contractions and gathers
     "dot_general": _dot_general, "conv_general_dilated": _conv, "gather": _gather,
     # calls and loops
