@@ -151,7 +151,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     token = _exporting.set(True)
     try:
         with mode:
-            proto, program, user_inputs = _build(
+            proto, program, user_inputs, weights = _build(
                 onnx, model, args, kwargs, input_names, output_names, max(opset, _BUILD_OPSET),
                 dynamic_axes, dynamic_shapes, export_params, keep_initializers_as_inputs)
     finally:
@@ -159,7 +159,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     if opset < _BUILD_OPSET:
         proto = onnx.version_converter.convert_version(proto, opset)
     onnx.checker.check_model(proto)
-    result = ONNXProgram(proto, program, user_inputs)
+    result = ONNXProgram(proto, program, user_inputs, weights)
     if verbose:
         print(onnx.printer.to_text(proto.graph))
     if verify:
@@ -224,20 +224,21 @@ def _build(onnx, model, args, kwargs, input_names, output_names, opset, dynamic_
         value_paths = jax.tree_util.tree_flatten_with_path(specs[0])[0]
         arg_avals = jax.tree_util.tree_leaves(specs[1:])
         graph = Graph(onnx, opset, RULES)
-        in_names = []
-        for path, aval in value_paths:
-            name = path[0].key
-            if export_params:
-                graph.initializer(name, np.asarray(values[name]))
-            if not export_params or keep_initializers_as_inputs:
-                graph.add_input(name, aval, {})
-            in_names.append(name)
-        dim_names = {}
+        dim_names, user_in = {}, []
         for name, aval in zip(names, arg_avals):
             for axis, axis_name in _axis_names(dynamic_axes, name).items():
                 if not isinstance(aval.shape[axis], (int, np.integer)):
                     dim_names.setdefault(str(aval.shape[axis]), axis_name)
-            in_names.append(graph.add_input(name, aval, dim_names))
+            user_in.append(graph.add_input(name, aval, dim_names))
+        # the weights, in state_dict order (after the user inputs, as PyTorch lists them)
+        avals = {path[0].key: aval for path, aval in value_paths}
+        weights = [k for k in [*program.state_dict, *program.constants] if k in avals]
+        for name in weights:
+            if export_params:
+                graph.initializer(name, np.asarray(values[name]))
+            if not export_params or keep_initializers_as_inputs:
+                graph.add_input(name, avals[name], {})
+        in_names = [path[0].key for path, _ in value_paths] + user_in
         n_out = len(program._meta["outputs"])
         needed = [True] * n_out + [False] * (len(closed.jaxpr.outvars) - n_out)
         outs = graph.translate(closed.jaxpr, closed.consts, in_names, needed)[:n_out]
@@ -257,13 +258,13 @@ def _build(onnx, model, args, kwargs, input_names, output_names, opset, dynamic_
         if key not in known:
             warnings.warn(f"Provided key {key} for dynamic axes is not a valid input/output "
                           "name", stacklevel=3)
-    gp = onnx.helper.make_graph(graph.nodes, "main_graph", graph.inputs, outputs,
-                                graph.used_initializers(out_names))
+    gp = onnx.helper.make_graph(graph.used_nodes(out_names), "main_graph", graph.inputs,
+                                outputs, graph.initializers)
     opsets = [onnx.helper.make_opsetid("", opset)]
     proto = onnx.helper.make_model(gp, opset_imports=opsets, producer_name="torchlike",
                                    producer_version=_torchlike_version())
     proto.ir_version = onnx.helper.find_min_ir_version_for(opsets)
-    return proto, program, names
+    return proto, program, names, weights
 
 
 def _elem(dtype):

@@ -7,7 +7,7 @@ of weights and inputs that jax.export lowers, with a symbolic batch dimension wh
 asked for) into a jaxpr, and translates that jaxpr equation by equation into ONNX nodes built
 with ``onnx.helper``:
 
-- a jaxpr variable is an ONNX value name; a literal or a closed-over array is an initializer
+- a jaxpr variable is an ONNX value name; a literal or a closed-over array is a Constant node
   (``const_N``); the weights are initializers named as in ``state_dict`` (``0.weight``);
 - ``jit`` / ``pjit``, ``custom_jvp_call``, ``custom_vjp_call``, ``closed_call``, ``remat`` are
   inlined: their inner jaxpr is translated in place (only the equations whose results are used:
@@ -22,9 +22,13 @@ with ``onnx.helper``:
 - a primitive without a rule raises ``UnsupportedOperatorError`` naming the primitive, the
   torchlike function it came from (the innermost named ``jit`` around it) and the source line.
 """
+import linecache
+import os
+
 import numpy as np
 
 import jax
+import jaxlib
 from jax._src import source_info_util
 
 from .errors import UnsupportedOperatorError
@@ -35,6 +39,9 @@ except ImportError:   # older jax
     from jax.core import Literal
 
 _FOLD_LIMIT = 4096     # largest constant-folded result, in elements
+# frames of these packages are not the model's code (jax, jaxlib, torchlike)
+_LIBRARIES = tuple(os.path.dirname(os.path.abspath(p)) + os.sep for p in (
+    jax.__file__, jaxlib.__file__, os.path.dirname(os.path.abspath(__file__))))
 
 
 def _is_static(shape):
@@ -115,12 +122,15 @@ class Graph:
         return name
 
     def const(self, array, dtype=None):
-        """An initializer holding ``array`` (shared between identical small constants)."""
+        """A Constant node holding ``array`` (shared between identical small constants)."""
         a = np.asarray(array, dtype=dtype)
         key = (a.dtype.str, a.shape, a.tobytes()) if a.size <= 64 else None
         if key is not None and key in self._const_cache:
             return self._const_cache[key]
-        name = self.initializer(self.fresh("const"), a)
+        name = self.fresh("const")
+        self.nodes.append(self.helper.make_node(
+            "Constant", [], [name], name=f"{name}/Constant",
+            value=self.onnx.numpy_helper.from_array(a, name)))
         self.constants[name] = a
         if key is not None:
             self._const_cache[key] = name
@@ -145,12 +155,12 @@ class Graph:
                                                               shape))
         return name
 
-    def used_initializers(self, outputs):
-        """The initializers, less the constants no node reads (folding leaves some behind)."""
+    def used_nodes(self, outputs):
+        """The nodes, less the constants no node reads (folding leaves some behind)."""
         read = set(outputs)
         for n in self.nodes:
             read.update(n.input)
-        return [t for t in self.initializers if t.name in read or t.name not in self.constants]
+        return [n for n in self.nodes if n.op_type != "Constant" or n.output[0] in read]
 
     # --- sizes ---------------------------------------------------------------------------------
     def dim(self, d):
@@ -259,11 +269,21 @@ class Graph:
         return [self.const(np.asarray(o)) for o in out]
 
     def context(self):
-        """Where the current equation comes from: the torchlike function and the source."""
+        """Where the current equation comes from: the innermost named call around it, and the
+        first line of the traceback outside jax and torchlike (the model's own code) with its
+        text, else jax's summary of the source."""
         fn = next((w for w in reversed(self.where) if w), None)
         eqn = getattr(self, "current", None)
-        src = source_info_util.summarize(eqn.source_info) if eqn is not None else None
-        return fn, src
+        if eqn is None:
+            return fn, None
+        tb = getattr(eqn.source_info, "traceback", None)
+        for frame in (tb.frames if tb is not None else ()):
+            if frame.file_name.startswith(_LIBRARIES):
+                continue
+            line = linecache.getline(frame.file_name, frame.line_num).strip()
+            return fn, (f"{frame.file_name}:{frame.line_num} ({frame.function_name})"
+                        + (f": {line}" if line else ""))
+        return fn, source_info_util.summarize(eqn.source_info)
 
 
 def _live_equations(jaxpr, needed):

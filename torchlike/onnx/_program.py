@@ -39,10 +39,11 @@ class ONNXProgram:
         >>> onnx_program(x)[0]          # runs in onnxruntime
     """
 
-    def __init__(self, model_proto, exported_program, user_inputs):
+    def __init__(self, model_proto, exported_program, user_inputs, weights):
         self._proto = model_proto
         self.exported_program = exported_program
         self._user_inputs = list(user_inputs)
+        self._weights = list(weights)       # names of the initializers that are weights
         self._session = None
 
     @property
@@ -68,9 +69,11 @@ class ONNXProgram:
             proto = copy.deepcopy(proto)
             if keep_initializers_as_inputs:
                 known = {i.name for i in proto.graph.input}
+                tensors = {t.name: t for t in proto.graph.initializer}
                 proto.graph.input.extend(
-                    onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                    for t in proto.graph.initializer if t.name not in known)
+                    onnx.helper.make_tensor_value_info(n, tensors[n].data_type,
+                                                       list(tensors[n].dims))
+                    for n in self._weights if n in tensors and n not in known)
             if not include_initializers:
                 del proto.graph.initializer[:]
         if hasattr(destination, "write"):
