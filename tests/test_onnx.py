@@ -136,6 +136,10 @@ def test_names_weights_and_program(exported, tmp_path):
     assert [i.name for i in again.graph.input] == ["x", *model.state_dict()]
     assert repr(program).startswith("ONNXProgram(\n    model=")
     assert isinstance(program.exported_program, tl.export.ExportedProgram)
+    # verify=True checks the file in onnxruntime; a file object receives the bytes
+    buf = io.BytesIO()
+    assert tl.onnx.export(model, (x,), buf, verify=True, dynamo=False) is None
+    assert onnx.load_from_string(buf.getvalue()).graph.initializer
     # older opsets are converted; without export_params the weights are graph inputs
     old = tl.onnx.export(model, (x,), opset_version=17, export_params=False).model_proto
     assert old.opset_import[0].version == 17
