@@ -188,9 +188,13 @@ class _Layers(nn.Module):
         self.conv = nn.Conv1d(3, 4, 3, padding=1, stride=2)
         self.gn = nn.GroupNorm(2, 4)
         self.emb = nn.Embedding(10, 3)
+        self.up = nn.ConvTranspose1d(3, 2, 3, stride=2, padding=3, dilation=2)  # cuts its input
+        self.bag = nn.EmbeddingBag(10, 3, mode="mean")
+        self.gru = nn.GRU(3, 4, batch_first=True, bidirectional=True)
 
     def forward(self, x, img, tok):
         c = self.conv(img)
+        square = img.view(-1, 1, 4, 6)
         return dict(
             softmax=F.softmax(x, -1), log_softmax=F.log_softmax(x, 1), gelu=F.gelu(x),
             gelu_tanh=F.gelu(x, approximate="tanh"), silu=F.silu(x), elu=F.elu(x),
@@ -206,7 +210,12 @@ class _Layers(nn.Module):
             remainder=tl.remainder(x, 0.3), floordiv=(x * 10).long() // 3,
             masked=x.masked_fill(x < 0, 0.0), bmm=tl.bmm(img, img.transpose(1, 2)),
             matmul=x @ x.T, total=x.sum(), rows=x[tl.tensor([2, 0])],
-            tril=tl.tril(x @ x.T), **_batched(self, x, img, tok))
+            tril=tl.tril(x @ x.T), conv_transpose=self.up(img), bag=self.bag(tok),
+            gru=self.gru(img.transpose(1, 2))[0], index_add=tl.zeros(10, 6).index_add(0, tok[0], x),
+            scatter_add=tl.zeros(6, 10).scatter_add(1, tok[:1].expand(6, -1), x.T),
+            max_pool2d=F.max_pool2d(square, 3, stride=2, padding=1),
+            bilinear=F.interpolate(square, scale_factor=2, mode="bilinear"),
+            **_batched(self, x, img, tok))
 
 
 def _batched(model, x, img, tok):

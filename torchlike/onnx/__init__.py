@@ -49,7 +49,6 @@ from ..nn.modules.module import Module
 from . import errors as errors
 from ._program import ONNXProgram as ONNXProgram
 from .errors import OnnxExporterError as OnnxExporterError
-from .errors import UnsupportedOperatorError as UnsupportedOperatorError
 
 __all__ = ["ONNXProgram", "OnnxExporterError", "OperatorExportTypes", "TrainingMode", "errors",
            "export", "is_in_onnx_export", "producer_name", "producer_version",

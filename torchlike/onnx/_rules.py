@@ -430,9 +430,6 @@ def _dot_general(g, eqn, ins, used):
 
 def _conv(g, eqn, ins, used):
     p = eqn.params
-    if any(int(d) != 1 for d in p["lhs_dilation"]):
-        raise _unsupported(g, eqn, "a transposed convolution (lhs_dilation "
-                                   f"{tuple(p['lhs_dilation'])})")
     if int(p["batch_group_count"]) != 1:
         raise _unsupported(g, eqn, "a convolution with batch_group_count "
                                    f"{p['batch_group_count']}")
@@ -441,9 +438,19 @@ def _conv(g, eqn, ins, used):
                                     (dn.lhs_spec, dn.rhs_spec, dn.out_spec))
     x = g.node("Transpose", [ins[0]], perm=list(lhs_spec))
     w = g.node("Transpose", [ins[1]], perm=list(rhs_spec))
+    shape = [_aval_in(eqn).shape[d] for d in lhs_spec]
     pads = [(int(a), int(b)) for a, b in p["padding"]]
-    if any(a < 0 or b < 0 for a, b in pads):
-        raise _unsupported(g, eqn, f"a convolution with negative padding {pads}")
+    # a transposed convolution dilates its input (zeros between elements), and may cut it
+    zero = g.const(np.zeros((), _aval_in(eqn).dtype))
+    for i, d in enumerate(int(d) for d in p["lhs_dilation"]):
+        if d != 1:
+            x = _interior(g, x, zero, shape, 2 + i, d - 1)
+    cut = [(max(-a, 0), max(-b, 0)) for a, b in pads]
+    if any(a or b for a, b in cut):
+        axes = [2 + i for i, (a, b) in enumerate(cut) if a or b]
+        x = g.node("Slice", [x, g.ints([cut[a - 2][0] for a in axes]),
+                             g.shape([shape[a] - cut[a - 2][1] for a in axes]), g.ints(axes)])
+        pads = [(max(a, 0), max(b, 0)) for a, b in pads]
     y = g.node("Conv", [x, w], strides=[int(s) for s in p["window_strides"]],
                pads=[a for a, _ in pads] + [b for _, b in pads],
                dilations=[int(d) for d in p["rhs_dilation"]],
@@ -511,6 +518,43 @@ def _gather(g, eqn, ins, used):
             else ("i", next(batch_src)) for i in range(n_out)]
     perm = [labels.index(w) for w in want]
     return out if perm == list(range(n_out)) else g.node("Transpose", [out], perm=perm)
+
+
+def _scatter(reduction):
+    """lax.scatter (and its -add, -mul, -min, -max forms) as ONNX ScatterND: the scattered
+    dimensions of the operand first, the updates' scatter dimensions first, then one Transpose
+    back.  Each scattered dimension takes windows of size 1; every other dimension a whole
+    window."""
+    def rule(g, eqn, ins, used):
+        operand, indices, updates = ins
+        dn = eqn.params["dimension_numbers"]
+        shape = list(_aval_in(eqn, 0).shape)
+        up_shape = list(_aval_in(eqn, 2).shape)
+        window = [int(d) for d in dn.update_window_dims]
+        inserted = [int(d) for d in dn.inserted_window_dims]
+        to_operand = [int(d) for d in dn.scatter_dims_to_operand_dims]
+        if tuple(dn.operand_batching_dims) or sorted(inserted) != sorted(to_operand):
+            raise _unsupported(g, eqn, "a scatter with batching dimensions or windows along "
+                                       "its scattered dimensions")
+        rest = [d for d in range(len(shape)) if d not in to_operand]
+        for w, d in zip(window, rest):
+            if not _same_size(up_shape[w], shape[d]):
+                raise _unsupported(g, eqn, f"a scatter of partial windows ({up_shape[w]} of "
+                                           f"{shape[d]} along dimension {d})")
+        order = to_operand + rest
+        if order != list(range(len(shape))):
+            operand = g.node("Transpose", [operand], perm=order)
+        scatter_dims = [d for d in range(len(up_shape)) if d not in window]
+        if scatter_dims + window != list(range(len(up_shape))):
+            updates = g.node("Transpose", [updates], perm=scatter_dims + window)
+        indices = g.node("Cast", [indices], to=elem_type(np.int64))
+        out = g.node("ScatterND", [operand, indices, updates], reduction=reduction)
+        back = [0] * len(shape)
+        for i, d in enumerate(order):
+            back[d] = i
+        return out if back == list(range(len(shape))) else g.node("Transpose", [out],
+                                                                    perm=back)
+    return rule
 
 
 # --- calls and loops ------------------------------------------------------------------------------
@@ -609,6 +653,11 @@ RULES = {
     "reduce_window_max": _reduce_window("max"), "reduce_window_min": _reduce_window("min"),
     # contractions and gathers
     "dot_general": _dot_general, "conv_general_dilated": _conv, "gather": _gather,
+    "scatter": _scatter("none"), "scatter-add": _scatter("add"),
+    "scatter_add": _scatter("add"), "scatter-mul": _scatter("mul"),
+    "scatter_mul": _scatter("mul"), "scatter-min": _scatter("min"),
+    "scatter_min": _scatter("min"), "scatter-max": _scatter("max"),
+    "scatter_max": _scatter("max"),
     # calls and loops
     "pjit": _call("jaxpr"), "jit": _call("jaxpr"), "closed_call": _call("call_jaxpr"),
     "core_call": _call("call_jaxpr"), "remat": _call("jaxpr"), "checkpoint": _call("jaxpr"),
