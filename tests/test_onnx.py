@@ -276,6 +276,25 @@ def test_batch_sized_translations_match_eager():
         _check_outputs(program, arrays, want)
 
 
+def test_a_loss_divides_by_the_dynamic_batch():
+    """The mean over the batch reads the batch size as a value (jax's dim_as_value)."""
+    class Loss(nn.Module):
+        def forward(self, logits, target):
+            return F.cross_entropy(logits, target)
+    gen = np.random.default_rng(5)
+
+    def batch(n):
+        return gen.standard_normal((n, 4)).astype(np.float32), gen.integers(0, 4, n)
+    program = tl.onnx.export(Loss(), tuple(tl.from_numpy(a) for a in batch(3)),
+                             dynamic_axes={"logits": {0: "n"}, "target": {0: "n"}})
+    session = _session(program.model_proto.SerializeToString())
+    for n in (2, 7):
+        logits, target = batch(n)
+        (got,) = session.run(None, {"logits": logits, "target": target})
+        want = F.cross_entropy(tl.from_numpy(logits), tl.from_numpy(target)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_unsupported_op_names_the_primitive_and_the_function():
     class Inverse(nn.Module):
         def forward(self, x):

@@ -306,6 +306,11 @@ def _interior(g, x, value, shape, axis, k):
     return g.node("Slice", [x, g.ints([0]), g.shape([shape[axis]]), g.ints([axis])])
 
 
+def _dim_as_value(g, eqn, ins, used):
+    size = g.node("Squeeze", [g.dim(eqn.params["dim"]), g.ints([0])])
+    return g.node("Cast", [size], to=elem_type(_aval_out(eqn).dtype))
+
+
 def _tile(g, eqn, ins, used):
     return g.node("Tile", [ins[0], g.shape(list(eqn.params["reps"]))])
 
@@ -643,7 +648,7 @@ RULES = {
     "expand_dims": _expand_dims, "transpose": _transpose, "slice": _slice,
     "dynamic_slice": _dynamic_slice, "rev": _rev, "concatenate": _concatenate,
     "stack": _stack, "split": _split, "pad": _pad, "iota": _iota,
-    "tile": _tile,
+    "tile": _tile, "dim_as_value": _dim_as_value,
     # reductions
     "reduce_sum": _reduce("ReduceSum"), "reduce_max": _reduce("ReduceMax"),
     "reduce_min": _reduce("ReduceMin"), "reduce_prod": _reduce("ReduceProd"),
