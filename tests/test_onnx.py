@@ -140,7 +140,7 @@ def test_names_weights_and_program(exported, tmp_path):
     buf = io.BytesIO()
     assert tl.onnx.export(model, (x,), buf, verify=True, dynamo=False) is None
     assert onnx.load_from_string(buf.getvalue()).graph.initializer
-    # older opsets are converted; without export_params the weights are graph inputs
+    # an older opset; without export_params the weights are graph inputs
     old = tl.onnx.export(model, (x,), opset_version=17, export_params=False).model_proto
     assert old.opset_import[0].version == 17
     assert not {t.name for t in old.graph.initializer} & set(model.state_dict())
@@ -245,19 +245,21 @@ def _check_outputs(program, arrays, want):
 
 
 def test_layers_and_functions_match_the_traced_program():
-    """Static shapes; the oracle is torchlike.export's program of the same forward run by
-    XLA (one compiled program: the eager forward would compile each of ~60 ops)."""
+    """Static shapes, opset 16 (reductions take their axes as attributes before 18); the
+    oracle is torchlike.export's program of the same forward run by XLA (one compiled program:
+    the eager forward would compile each of ~70 ops)."""
     tl.manual_seed(0)
     model = _Layers().eval()
     arrays = _layer_inputs(4, np.random.default_rng(3))
     inputs = tuple(tl.from_numpy(a) for a in arrays)
-    program = tl.onnx.export(model, inputs)
+    program = tl.onnx.export(model, inputs, opset_version=16)
+    assert program.model_proto.opset_import[0].version == 16
     _check_outputs(program, arrays, program.exported_program.module()(*inputs))
 
 
 def test_batch_sized_translations_match_eager():
     """The ops whose ONNX form computes sizes from the batch, with a dynamic batch, against
-    the eager forward at two batch sizes."""
+    the eager forward at two batch sizes; opset 14 (sizes sliced out of Shape)."""
     tl.manual_seed(0)
     model = _Layers().eval()
     gen = np.random.default_rng(4)
@@ -268,7 +270,8 @@ def test_batch_sized_translations_match_eager():
     wrapper.forward = forward
     wrapper.emb = model.emb
     program = tl.onnx.export(wrapper, tuple(tl.from_numpy(a) for a in _layer_inputs(3, gen)),
-                             dynamic_axes={"x": {0: "b"}, "img": {0: "b"}, "tok": {0: "b"}})
+                             dynamic_axes={"x": {0: "b"}, "img": {0: "b"}, "tok": {0: "b"}},
+                             opset_version=14)
     for n in (2, 5):
         arrays = _layer_inputs(n, gen)
         with tl.no_grad():
@@ -307,6 +310,12 @@ def test_unsupported_op_names_the_primitive_and_the_function():
     assert message.startswith("Exporting the operator 'jax::erf_inv' to ONNX opset version 20 "
                               "is not supported"), message
     assert "erfinv" in message      # the torchlike function (or its source line)
+    with pytest.raises(tl.onnx.errors.UnsupportedOperatorError,
+                       match="Try exporting with opset version 16"):   # ScatterND's add
+        tl.onnx.export(_Layers().eval(), tuple(tl.from_numpy(a) for a in _layer_inputs(
+            4, np.random.default_rng(0))), opset_version=15)
+    with pytest.raises(ValueError, match="Unsupported ONNX opset version: 12"):
+        tl.onnx.export(Inverse(), (tl.rand(3),), opset_version=12)
 
 
 def test_missing_onnx_raises_as_pytorch(monkeypatch):

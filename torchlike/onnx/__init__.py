@@ -29,6 +29,8 @@ Differences from torch.onnx.export:
   "torchlike".
 - A recurrent layer is unrolled over the example's sequence length, so only the batch (or
   another axis that does not change the number of steps) may be dynamic.
+- Opsets 13 to 23 are written directly (no version conversion); an op whose translation needs
+  a newer opset raises UnsupportedOperatorError naming the opset to use.
 - ``report``, ``profile``, ``dump_exported_program``, ``artifacts_dir``, ``optimize``,
   ``do_constant_folding`` (constants are always folded) and ``autograd_inlining`` are accepted
   and change nothing; ``custom_translation_table`` and ``custom_opsets`` are not supported.
@@ -58,7 +60,7 @@ producer_name = "pytorch"
 producer_version = "2.13.0"   # the PyTorch whose exporter torchlike's signature follows
 
 _DEFAULT_OPSET = 20           # torch.onnx's default (ONNX_DEFAULT_OPSET)
-_BUILD_OPSET = 18             # the oldest opset the translator writes; older ones are converted
+_OPSETS = range(13, 24)       # what the translator writes (torch.onnx: up to 23)
 _exporting = contextvars.ContextVar("torchlike_onnx_exporting", default=False)
 
 
@@ -111,7 +113,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
             ``kwargs``: keyword inputs.
         f: a path or a binary file object to write; None writes nothing.
         input_names, output_names: names of the graph's user inputs and outputs, in order.
-        opset_version: the ONNX opset (default 20).
+        opset_version: the ONNX opset, 13 to 23 (default 20).
         dynamic_axes: ``{name: {axis: axis_name}}`` or ``{name: [axes]}`` for inputs and
             outputs; ``dynamic_shapes``: torch.export's form (``{"x": {0: Dim("batch")}}``).
         export_params: False leaves the weights out (they become graph inputs).
@@ -146,17 +148,18 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     args = args if isinstance(args, tuple) else (args,)
     kwargs = dict(kwargs or {})
     opset = _DEFAULT_OPSET if opset_version is None else int(opset_version)
+    if opset not in _OPSETS:
+        raise ValueError(f"Unsupported ONNX opset version: {opset}; torchlike.onnx writes "
+                         f"opsets {_OPSETS[0]} to {_OPSETS[-1]}")
     mode = contextlib.nullcontext() if dynamo else select_model_mode_for_export(model, training)
     token = _exporting.set(True)
     try:
         with mode:
             proto, program, user_inputs, weights = _build(
-                onnx, model, args, kwargs, input_names, output_names, max(opset, _BUILD_OPSET),
-                dynamic_axes, dynamic_shapes, export_params, keep_initializers_as_inputs)
+                onnx, model, args, kwargs, input_names, output_names, opset, dynamic_axes,
+                dynamic_shapes, export_params, keep_initializers_as_inputs)
     finally:
         _exporting.reset(token)
-    if opset < _BUILD_OPSET:
-        proto = onnx.version_converter.convert_version(proto, opset)
     onnx.checker.check_model(proto)
     result = ONNXProgram(proto, program, user_inputs, weights)
     if verbose:

@@ -149,8 +149,12 @@ class Graph:
             symbol = str(d)
             shape.append(dim_names.get(symbol, symbol))
             if symbol not in self.dims:
-                self.dims[symbol] = DimValue(self, self.node("Shape", [name], start=i,
-                                                             end=i + 1))
+                if self.opset >= 15:
+                    size = self.node("Shape", [name], start=i, end=i + 1)
+                else:
+                    size = self.node("Slice", [self.node("Shape", [name]), self.ints([i]),
+                                               self.ints([i + 1])])
+                self.dims[symbol] = DimValue(self, size)
         self.inputs.append(self.helper.make_tensor_value_info(name, elem_type(aval.dtype),
                                                               shape))
         return name

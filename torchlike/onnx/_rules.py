@@ -42,8 +42,18 @@ def _same(op):
 def _logical(bool_op, int_op):
     """and / or / xor / not: logical on booleans, bitwise on integers."""
     def rule(g, eqn, ins, used):
-        return g.node(bool_op if np.dtype(_aval_in(eqn).dtype) == np.bool_ else int_op, ins)
+        if np.dtype(_aval_in(eqn).dtype) == np.bool_:
+            return g.node(bool_op, ins)
+        _needs(g, eqn, 18, f"{int_op} (bitwise {eqn.primitive.name} of integers)")
+        return g.node(int_op, ins)
     return rule
+
+
+def _needs(g, eqn, opset, what):
+    if g.opset < opset:
+        raise UnsupportedOperatorError(f"jax::{eqn.primitive.name}", g.opset, opset,
+                                       detail=f"its translation uses {what}, added in opset "
+                                              f"{opset}")
 
 
 def _ne(g, eqn, ins, used):
@@ -339,7 +349,10 @@ def _reduce(op):
         x = ins[0]
         if dtype == np.bool_:    # all / any as min / max over 0s and 1s
             x = g.node("Cast", [x], to=elem_type(np.int32))
-        out = g.node(op, [x, g.ints(axes)], keepdims=0)
+        if op == "ReduceSum" or g.opset >= 18:      # axes became an input in 13 / 18
+            out = g.node(op, [x, g.ints(axes)], keepdims=0)
+        else:
+            out = g.node(op, [x], axes=axes, keepdims=0)
         return g.node("Cast", [out], to=elem_type(np.bool_)) if dtype == np.bool_ else out
     rule.__name__ = f"_{op.lower()}"
     return rule
@@ -389,6 +402,10 @@ def _reduce_window(kind):
                      pads=[pads[d][0] for d in spatial] + [pads[d][1] for d in spatial],
                      dilations=[dil[d] for d in spatial])
         if kind == "sum":
+            if all(d == 1 for d in attrs["dilations"]):
+                del attrs["dilations"]          # AveragePool has them from opset 19
+            else:
+                _needs(g, eqn, 19, "AveragePool with dilations")
             y = g.node("AveragePool", [x], count_include_pad=1, **attrs)
             y = g.node("Mul", [y, g.const(np.asarray(np.prod([win[d] for d in spatial]),
                                                      dtype=aval.dtype))])
@@ -553,7 +570,11 @@ def _scatter(reduction):
         if scatter_dims + window != list(range(len(up_shape))):
             updates = g.node("Transpose", [updates], perm=scatter_dims + window)
         indices = g.node("Cast", [indices], to=elem_type(np.int64))
-        out = g.node("ScatterND", [operand, indices, updates], reduction=reduction)
+        if reduction != "none":
+            _needs(g, eqn, 16 if reduction in ("add", "mul") else 18,
+                   f"ScatterND with reduction '{reduction}'")
+        attrs = {} if reduction == "none" else {"reduction": reduction}
+        out = g.node("ScatterND", [operand, indices, updates], **attrs)
         back = [0] * len(shape)
         for i, d in enumerate(order):
             back[d] = i

@@ -17,6 +17,8 @@ class UnsupportedOperatorError(OnnxExporterError):
         if detail is not None:
             msg = f"Exporting the operator '{name}' to ONNX opset version {version} is not " \
                   f"supported: {detail}"
+            if supported_version is not None:
+                msg += f". Try exporting with opset version {supported_version}"
         elif supported_version is not None:
             msg = (f"Exporting the operator '{name}' to ONNX opset version {version} is not "
                    f"supported. Support for this operator was added in version "
