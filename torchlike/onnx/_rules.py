@@ -637,6 +637,29 @@ def _scan(g, eqn, ins, used):
     return carry + stacked
 
 
+def _atan2(g, eqn, ins, used):
+    """atan(y / x) moved into the right quadrant, with IEEE's signed zeros: where x < 0 add
+    +-pi (by y's sign bit); where x is +-0, +-pi/2, or for y = +-0 the signed 0 or pi."""
+    y, x = ins
+    c = lambda v: _scalar_like(g, eqn, v)    # noqa: E731
+
+    def signbit(v):     # v < 0, or v is -0.0 (1 / -0.0 = -inf)
+        zero = g.node("Equal", [v, c(0)])
+        return g.node("Or", [g.node("Less", [v, c(0)]),
+                             g.node("And", [zero, g.node("Less", [g.node("Reciprocal", [v]),
+                                                                  c(0)])])])
+
+    def by_y(neg, pos):
+        return g.node("Where", [y_neg, c(neg), c(pos)])
+    y_neg, x_neg = signbit(y), signbit(x)
+    base = g.node("Atan", [g.node("Div", [y, x])])
+    base = g.node("Where", [g.node("Less", [x, c(0)]),
+                            g.node("Add", [base, by_y(-np.pi, np.pi)]), base])
+    on_axis = g.node("Where", [x_neg, by_y(-np.pi, np.pi), by_y(-0.0, 0.0)])
+    at_zero = g.node("Where", [g.node("Equal", [y, c(0)]), on_axis, by_y(-np.pi / 2, np.pi / 2)])
+    return g.node("Where", [g.node("Equal", [x, c(0)]), at_zero, base])
+
+
 def _top_k(g, eqn, ins, used):
     k = g.ints([int(eqn.params["k"])])
     values, indices = g.node("TopK", [ins[0], k], n_out=2, axis=-1, largest=1, sorted=1)
@@ -656,7 +679,7 @@ RULES = {
     "acos": _same("Acos"), "atan": _same("Atan"), "sinh": _same("Sinh"),
     "cosh": _same("Cosh"), "asinh": _same("Asinh"), "acosh": _same("Acosh"),
     "atanh": _same("Atanh"), "square": _square, "integer_pow": _integer_pow,
-    "is_finite": _is_finite, "clamp": _clamp, "select_n": _select_n,
+    "atan2": _atan2, "is_finite": _is_finite, "clamp": _clamp, "select_n": _select_n,
     "eq": _same("Equal"), "ne": _ne, "lt": _same("Less"), "le": _same("LessOrEqual"),
     "gt": _same("Greater"), "ge": _same("GreaterOrEqual"),
     "and": _logical("And", "BitwiseAnd"), "or": _logical("Or", "BitwiseOr"),
