@@ -102,6 +102,7 @@ class Graph:
         self._count = 0
         self._const_cache = {}
         self.where = []         # names of the inlined calls around the current equation
+        self.current = None     # the equation being translated
 
     # --- names and nodes ---------------------------------------------------------------------
     def fresh(self, hint="v"):
@@ -111,7 +112,7 @@ class Graph:
     def node(self, op, inputs, n_out=1, name_hint=None, **attrs):
         """Add a node; returns its output name (or the list of names if ``n_out != 1``)."""
         outs = [self.fresh(name_hint or op.lower()) for _ in range(n_out)]
-        eqn = getattr(self, "current", None)
+        eqn = self.current
         where = "/".join([w for w in self.where if w] + ([eqn.primitive.name] if eqn else []))
         self.nodes.append(self.helper.make_node(op, list(inputs), outs,
                                                 name=self.fresh(f"{where}/{op}"), **attrs))
@@ -235,11 +236,12 @@ class Graph:
         folded = self._fold(eqn, ins)
         if folded is not None:
             return folded
-        self.current = eqn
+        outer, self.current = self.current, eqn
         rule = self.rules.get(prim)
         if rule is None:
             raise UnsupportedOperatorError.for_primitive(prim, self)
         outs = rule(self, eqn, ins, used)
+        self.current = outer
         return outs if isinstance(outs, (list, tuple)) else [outs]
 
     def inline(self, eqn, ins, used, jaxpr, name=None):
@@ -277,7 +279,7 @@ class Graph:
         first line of the traceback outside jax and torchlike (the model's own code) with its
         text, else jax's summary of the source."""
         fn = next((w for w in reversed(self.where) if w), None)
-        eqn = getattr(self, "current", None)
+        eqn = self.current
         if eqn is None:
             return fn, None
         tb = getattr(eqn.source_info, "traceback", None)
