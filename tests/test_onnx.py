@@ -315,6 +315,9 @@ def test_unsupported_op_names_the_primitive_and_the_function():
                        match="Try exporting with opset version 16"):   # ScatterND's add
         tl.onnx.export(_Layers().eval(), tuple(tl.from_numpy(a) for a in _layer_inputs(
             4, np.random.default_rng(0))), opset_version=15)
+    dropout = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))     # in training mode
+    with pytest.raises(tl.onnx.OnnxExporterError, match=r"draws random numbers .* model.eval"):
+        tl.onnx.export(dropout, (tl.randn(2, 4),))
     with pytest.raises(ValueError, match="Unsupported ONNX opset version: 12"):
         tl.onnx.export(Inverse(), (tl.rand(3),), opset_version=12)
 

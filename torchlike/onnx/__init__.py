@@ -220,6 +220,12 @@ def _build(onnx, model, args, kwargs, input_names, output_names, opset, dynamic_
     traced = []
     with _x64.on():
         program = _export_program(model, args, kwargs, dynamic_shapes, None, traced)
+        if any(s["kind"] == cap.RNG_STATE and s["input"] for s in program._meta["state"]):
+            raise OnnxExporterError(
+                f"{type(model).__name__}'s forward draws random numbers (dropout or another "
+                "random op in training mode), which torchlike.onnx cannot translate: call "
+                "model.eval() before exporting, or export with dynamo=False (it exports in "
+                "TrainingMode.EVAL)")
         fn, specs = traced
         closed = jax.make_jaxpr(fn)(*specs)
         values = program._values({**program.state_dict, **program.constants})
