@@ -31,8 +31,9 @@ Differences from torch.onnx.export:
   file's producer is "torchlike".
 - A forward that draws random numbers (dropout in training mode) is refused with an
   OnnxExporterError saying to call ``model.eval()``.
-- A recurrent layer is unrolled over the example's sequence length, so only the batch (or
-  another axis that does not change the number of steps) may be dynamic.
+- A recurrent layer becomes an ONNX Loop; its number of steps is the example's sequence
+  length unless that axis is dynamic too (which torchlike.export supports only where the
+  forward traces with a symbolic size).
 - Opsets 13 to 23 are written directly (no version conversion); an op whose translation needs
   a newer opset raises UnsupportedOperatorError naming the opset to use.
 - ``report``, ``profile``, ``dump_exported_program``, ``artifacts_dir``, ``optimize``,

@@ -12,8 +12,8 @@ with ``onnx.helper``:
 - ``jit`` / ``pjit``, ``custom_jvp_call``, ``custom_vjp_call``, ``closed_call``, ``remat`` are
   inlined: their inner jaxpr is translated in place (only the equations whose results are used:
   dead code such as max-pooling's unused indices is never emitted);
-- ``scan`` (torchlike's recurrent layers) is unrolled: its body is translated once per step, so
-  the sequence length is fixed at export time (the batch stays dynamic);
+- ``scan`` (torchlike's recurrent layers) becomes an ONNX ``Loop`` whose body graph reads the
+  step's slice of each scanned input and the enclosing graph's values (``Graph.subgraph``);
 - a symbolic size (``batch``, or an expression such as ``7*batch``) is computed in the graph from
   the ``Shape`` of the input that carries it, so a reshape or broadcast that involves the batch
   works at any batch size; sizes known at export time are constants;
@@ -22,6 +22,7 @@ with ``onnx.helper``:
 - a primitive without a rule raises ``UnsupportedOperatorError`` naming the primitive, the
   torchlike function it came from (the innermost named ``jit`` around it) and the source line.
 """
+import contextlib
 import linecache
 import os
 
@@ -163,9 +164,29 @@ class Graph:
     def used_nodes(self, outputs):
         """The nodes, less the constants no node reads (folding leaves some behind)."""
         read = set(outputs)
-        for n in self.nodes:
+        stack = list(self.nodes)
+        while stack:                # the nodes of loop bodies read outer values too
+            n = stack.pop()
             read.update(n.input)
+            for a in n.attribute:
+                if a.type == self.onnx.AttributeProto.GRAPH:
+                    read.update(o.name for o in a.g.output)
+                    stack.extend(a.g.node)
         return [n for n in self.nodes if n.op_type != "Constant" or n.output[0] in read]
+
+    @contextlib.contextmanager
+    def subgraph(self):
+        """Build a loop body: nodes made inside the block go to a graph of their own (yielded
+        as a list to fill with the body's inputs and outputs: ``[nodes, inputs, outputs]``);
+        values of the enclosing graph stay readable, and sizes and constants made inside do
+        not leak out."""
+        saved = self.nodes, self._const_cache, dict(self.dims)
+        self.nodes, self._const_cache = [], {}
+        body = [self.nodes, [], []]
+        try:
+            yield body
+        finally:
+            self.nodes, self._const_cache, self.dims = saved
 
     # --- sizes ---------------------------------------------------------------------------------
     def dim(self, d):

@@ -608,33 +608,54 @@ def _fun_name(eqn):
 
 
 def _scan(g, eqn, ins, used):
-    """Unrolled: the body once per step (NOTE [ onnx translation ])."""
+    """An ONNX Loop over the scanned axis: the body reads step i of each scanned input
+    (``Gather``) and the constants from the enclosing graph, carries the carry, and its
+    per-step outputs are stacked by the Loop (then reversed for a reverse scan)."""
     p = eqn.params
-    n_consts, n_carry, length = int(p["num_consts"]), int(p["num_carry"]), int(p["length"])
+    n_consts, n_carry = int(p["num_consts"]), int(p["num_carry"])
     consts, carry, xs = ins[:n_consts], ins[n_consts:n_consts + n_carry], \
         ins[n_consts + n_carry:]
-    body = p["jaxpr"]
-    if length == 0:
-        raise _unsupported(g, eqn, "a scan of length 0")
-    n_ys = len(eqn.outvars) - n_carry
-    need_ys = used[n_carry:]
-    ys = [[None] * length for _ in range(n_ys)]
-    steps = range(length - 1, -1, -1) if p["reverse"] else range(length)
-    for t in steps:
-        xt = [g.node("Gather", [x, g.const(np.asarray(t, np.int64))], axis=0) for x in xs]
-        outs = g.inline(eqn, consts + carry + xt,
-                        [True] * n_carry + list(need_ys), body)
-        carry = outs[:n_carry]
-        for k in range(n_ys):
-            ys[k][t] = outs[n_carry + k]
+    trips = g.node("Squeeze", [g.dim(p["length"]), g.ints([0])])     # a size, maybe symbolic
+    need_ys = list(used[n_carry:])
+    helper = g.helper
+
+    def info(name, aval=None):
+        dtype = np.bool_ if aval is None else aval.dtype
+        return helper.make_tensor_value_info(name, elem_type(dtype), None if aval else [])
+    with g.subgraph() as body:
+        step, cond = g.fresh("step"), g.fresh("cond")
+        carry_in = [g.fresh("carry") for _ in carry]
+        body[1] += [helper.make_tensor_value_info(step, elem_type(np.int64), []), info(cond)]
+        body[1] += [info(n, v.aval) for n, v in
+                    zip(carry_in, eqn.invars[n_consts:n_consts + n_carry])]
+        t = step
+        if p["reverse"]:
+            t = g.node("Sub", [g.node("Sub", [trips, g.const(np.asarray(1, np.int64))]), step])
+        xt = [g.node("Gather", [x, t], axis=0) for x in xs]
+        outs = g.inline(eqn, consts + carry_in + xt, [True] * n_carry + need_ys, p["jaxpr"])
+        results = [g.node("Identity", [cond])]
+        results += [g.node("Identity", [o]) for o, keep in
+                    zip(outs, [True] * n_carry + need_ys) if keep]
+        inner = p["jaxpr"].jaxpr.outvars
+        kept_avals = [v.aval for v, keep in zip(inner, [True] * n_carry + need_ys) if keep]
+        body[2] += [info(results[0])] + [info(r, a) for r, a in zip(results[1:], kept_avals)]
+        graph = helper.make_graph(body[0], g.fresh("scan_body"), body[1], body[2])
+    n_ys = sum(need_ys)
+    loop = g.node("Loop", [trips, g.const(np.asarray(True))] + carry,
+                  n_out=n_carry + n_ys, body=graph)
+    loop = loop if isinstance(loop, list) else [loop]
+    carry_out, ys = loop[:n_carry], iter(loop[n_carry:])
     stacked = []
-    for k in range(n_ys):
-        if not need_ys[k]:
+    for keep in need_ys:
+        if not keep:
             stacked.append(None)
             continue
-        stacked.append(g.node("Concat", [g.node("Unsqueeze", [y, g.ints([0])])
-                                         for y in ys[k]], axis=0))
-    return carry + stacked
+        y = next(ys)
+        if p["reverse"]:
+            y = g.node("Slice", [y, g.ints([-1]), g.ints([np.iinfo(np.int64).min]), g.ints([0]),
+                                 g.ints([-1])])
+        stacked.append(y)
+    return carry_out + stacked
 
 
 def _atan2(g, eqn, ins, used):
