@@ -18,6 +18,7 @@ scaled by a torch.amp.GradScaler, the usual mixed-precision loop.
     python examples/train_digits.py --profile            # profile steps of the last epoch
     python examples/train_digits.py --tensorboard        # curves etc. for TensorBoard, in runs/
     python examples/train_digits.py --epochs 3 --workers 2 --out /tmp/digits
+    python examples/train_digits.py --onnx digits.onnx   # also export the model to ONNX
 """
 import argparse
 import contextlib
@@ -64,6 +65,9 @@ def parse_args(argv=None):
     p.add_argument("--profile", action="store_true",
                    help="profile three training steps of the last epoch with torch.profiler: "
                         "print the ops' table and write a chrome trace (Perfetto) to --out")
+    p.add_argument("--onnx", metavar="PATH", default=None,
+                   help="export the trained model to ONNX (torch.onnx.export, any batch size) "
+                        "and, if onnxruntime is installed, check it against the model")
     return p.parse_args(argv)
 
 
@@ -135,6 +139,24 @@ def save_plot(history, path):
 def amp_dtype(device):
     """The lower precision autocast uses on ``device``: bfloat16 on the CPU, float16 on a GPU."""
     return torch.float16 if device.type == "cuda" else torch.bfloat16
+
+
+def export_onnx(model, images, path):
+    """Export ``model`` to an ONNX file with a dynamic batch axis, and return a line that says,
+    if onnxruntime is installed, how far its logits on ``images`` are from the model's."""
+    model.eval()
+    torch.onnx.export(model, (images[:1],), path, input_names=["images"],
+                      output_names=["logits"], dynamic_axes={"images": {0: "batch"},
+                                                             "logits": {0: "batch"}})
+    try:
+        import onnxruntime
+    except ImportError:
+        return f"{path} (install onnxruntime to check it)"
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    (logits,) = session.run(None, {"images": images.cpu().numpy()})
+    with torch.no_grad():
+        diff = (torch.from_numpy(logits) - model(images).cpu()).abs().max().item()
+    return f"{path} (onnxruntime vs eager on {len(images)} images: max abs diff {diff:.2e})"
 
 
 def make_train_step(model, optimizer, scheduler, amp=False):
@@ -318,6 +340,9 @@ def main(argv=None):
               f"({per_epoch:.2f} s compiled, {eager:.2f} s eager),")
         print(f"                       {eager_steps / compiled_steps:.1f}x faster per training "
               f"step ({ms * compiled_steps:.1f} ms compiled, {ms * eager_steps:.1f} ms eager)")
+    if args.onnx:
+        images = torch.cat([x for x, _ in test_loader]).to(device)
+        print(f"  onnx:                {export_onnx(model, images, args.onnx)}")
     print(f"  checkpoint:          {ckpt_path}")
     print(f"  plot:                {plot_path}")
     if writer is not None:

@@ -28,7 +28,7 @@ LAYERS = (
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",
                  "backends", "mps", "xpu", "multiprocessing", "distributed", "amp", "cpu",
-                 "distributions", "viz")),
+                 "distributions", "profiler", "viz")),
     ("programs", ("_compile", "compiler", "func", "export", "serialization", "jit", "onnx", "hub",
                   "utils.checkpoint", "utils.tensorboard")),
 )

@@ -486,6 +486,12 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, platfor
         torch.Size([7, 3])
     """
     del strict
+    return _export_program(mod, args, kwargs, dynamic_shapes, platforms)
+
+
+def _export_program(mod, args, kwargs, dynamic_shapes, platforms, traced=None):
+    """:func:`export`'s work; ``traced`` (a list) receives the jax function that was exported
+    and its input specs (torchlike.onnx translates its jaxpr)."""
     if not isinstance(mod, Module):
         raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got "
                          f"{type(mod)}.")
@@ -512,12 +518,12 @@ def _from_capture(capture, result, specs, platforms):
     kept = [e.name for e in capture.keep(result)]
     try:
         dims_, ranges, symbols = _symbols(capture, specs, static_auto=False)
-        exported, method = low.lower(capture, dims_, symbols, platforms, "forward")
+        exported, method = low.lower(capture, dims_, symbols, platforms, "forward", traced)
     except RuntimeError:
         if not any(v is Dim.AUTO for s in specs for v in s.values()):
             raise
         dims_, ranges, symbols = _symbols(capture, specs, static_auto=True)
-        exported, method = low.lower(capture, dims_, symbols, platforms, "forward")
+        exported, method = low.lower(capture, dims_, symbols, platforms, "forward", traced)
     entries = [e for e in capture.entries
                if e.kind in (cap.PARAMETER, cap.BUFFER) or e.name in kept]
     state_meta = _state_meta(capture, entries, kept, result.changed)

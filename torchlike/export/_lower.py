@@ -56,23 +56,28 @@ def _specs(capture, shapes):
     return values, args, kwargs
 
 
-def _export(fn, name, platforms, specs):
+def _export(fn, name, platforms, specs, traced=None):
     fn.__name__ = fn.__qualname__ = name
-    return jax.export.export(jax.jit(fn), platforms=platforms)(*specs)
+    exported = jax.export.export(jax.jit(fn), platforms=platforms)(*specs)
+    if traced is not None:
+        traced[:] = [fn, specs]
+    return exported
 
 
-def lower(capture, dims, symbols, platforms, name):
+def lower(capture, dims, symbols, platforms, name, traced=None):
     """Export ``capture.pure``.  ``dims[j]``: input j's {dim index: symbol name}; ``symbols``:
-    {name: jax symbolic dimension}.  Returns (jax.export.Exported, method)."""
+    {name: jax symbolic dimension}.  Returns (jax.export.Exported, method).  ``traced``: a
+    list that receives the exported jax function and its input specs (torchlike.onnx traces
+    them again into a jaxpr)."""
     shapes = [[symbols[d[i]] if i in d else n for i, n in enumerate(t.shape)]
               for t, d in zip(capture.inputs, dims)]
 
     def pure(values, args, kwargs):
         return capture.pure(values, args, kwargs)
     if not symbols:
-        return _export(pure, name, platforms, _specs(capture, shapes)), "static"
+        return _export(pure, name, platforms, _specs(capture, shapes), traced), "static"
     try:
-        return _export(pure, name, platforms, _specs(capture, shapes)), "symbolic"
+        return _export(pure, name, platforms, _specs(capture, shapes), traced), "symbolic"
     except Exception as e:   # noqa: BLE001 -- any failure of the symbolic trace; see the note
         direct = e
     names = {s for d in dims for s in d.values()}
@@ -80,7 +85,8 @@ def lower(capture, dims, symbols, platforms, name):
         if len(names) != 1:
             raise _NotPerExample(f"it has {len(names)} dynamic dimensions ({sorted(names)}); "
                                  "only one (a batch dimension) can be exported per example")
-        return _lower_per_example(capture, dims, names.pop(), symbols, platforms, name), \
+        return _lower_per_example(capture, dims, names.pop(), symbols, platforms, name,
+                                  traced), \
             "per-example"
     except _NotPerExample as e:
         raise RuntimeError(
@@ -91,7 +97,7 @@ def lower(capture, dims, symbols, platforms, name):
             "(dynamic_shapes=None) instead (see NOTE [ symbolic batch ])") from direct
 
 
-def _lower_per_example(capture, dims, symbol, symbols, platforms, name):
+def _lower_per_example(capture, dims, symbol, symbols, platforms, name, traced=None):
     axes = []
     for j, d in enumerate(dims):
         at = [i for i, s in d.items() if s == symbol]
@@ -136,7 +142,7 @@ def _lower_per_example(capture, dims, symbol, symbols, platforms, name):
         return outputs, {}
     shapes = [[symbols[d[i]] if i in d else n for i, n in enumerate(t.shape)]
               for t, d in zip(capture.inputs, dims)]
-    exported = _export(pure, name, platforms, _specs(capture, shapes))
+    exported = _export(pure, name, platforms, _specs(capture, shapes), traced)
     _check_per_example(capture, exported)
     return exported
 
