@@ -502,13 +502,13 @@ def _export_program(mod, args, kwargs, dynamic_shapes, platforms, traced=None):
     capture = cap.Capture(mod, args, kwargs, with_grads=False, grad_mode=False)
     result = capture.trace()
     specs = _dynamic_dims(capture, args, kwargs, dynamic_shapes)
-    return _from_capture(capture, result, specs, platforms)
+    return _from_capture(capture, result, specs, platforms, traced)
 
 
-def _from_capture(capture, result, specs, platforms):
+def _from_capture(capture, result, specs, platforms, traced=None):
     """The ExportedProgram of a forward ``capture`` that ``result`` (its first trace) describes;
-    ``specs``: per input, {dim index: Dim or hint}.  torchlike.jit saves its traced programs
-    through this too (one capture for both)."""
+    ``specs``: per input, {dim index: Dim or hint}; ``traced`` as for :func:`_export_program`.
+    torchlike.jit saves its traced programs through this too (one capture for both)."""
     if result.plan.created or result.plan.deferred:
         name = type(capture.fn).__name__ if isinstance(capture.fn, Module) \
             else cap._qualname(capture.fn)
