@@ -112,7 +112,22 @@ class TracedModule(_Mirror):
 TracedModule._child = TracedModule
 
 
-class TopLevelTracedModule(TracedModule):
+class _Program:
+    """What the objects that run a program (their ``_runner``) share: its StableHLO text as
+    ``.code`` / ``.graph`` and ``save``."""
+
+    @property
+    def code(self):
+        return self._runner.text()
+
+    graph = inlined_graph = code
+
+    def save(self, f, _extra_files=None):
+        """Mirrors ``torch.jit.ScriptModule.save``: see :func:`torchlike.jit.save`."""
+        save(self, f, _extra_files)
+
+
+class TopLevelTracedModule(_Program, TracedModule):
     """Mirrors ``torch.jit.TopLevelTracedModule``: what ``torchlike.jit.trace(module, ...)``
     returns.  Calls run the captured program compiled, with the module's live parameters;
     gradients reach them (NOTE [ traced programs ] in _program.py).  ``.code`` / ``.graph`` show
@@ -133,18 +148,8 @@ class TopLevelTracedModule(TracedModule):
         return self._flags_to(RecursiveScriptModule(original,
                                                     runner=self._runner.for_copy(original)))
 
-    @property
-    def code(self):
-        return self._runner.text()
 
-    graph = inlined_graph = code
-
-    def save(self, f, _extra_files=None):
-        """Mirrors ``torch.jit.ScriptModule.save``: see :func:`torchlike.jit.save`."""
-        save(self, f, _extra_files)
-
-
-class RecursiveScriptModule(_Mirror):
+class RecursiveScriptModule(_Program, _Mirror):
     """Mirrors ``torch.jit.RecursiveScriptModule``: what ``torchlike.jit.script(module)`` and
     ``torchlike.jit.load`` return.  A scripted module's calls run its forward compiled where it
     can be one program (one per input structure and training mode; each shape specialised by
@@ -169,16 +174,6 @@ class RecursiveScriptModule(_Mirror):
         original = copy.deepcopy(self._original, memo)
         return self._flags_to(RecursiveScriptModule(original, name=self.original_name,
                                                     runner=runner.for_copy(original)))
-
-    @property
-    def code(self):
-        return self._runner.text()
-
-    graph = inlined_graph = code
-
-    def save(self, f, _extra_files=None):
-        """Mirrors ``torch.jit.ScriptModule.save``: see :func:`torchlike.jit.save`."""
-        save(self, f, _extra_files)
 
     def _get_name(self):
         return "RecursiveScriptModule"
@@ -206,7 +201,7 @@ class RecursiveScriptModule(_Mirror):
 RecursiveScriptModule._child = RecursiveScriptModule
 
 
-class ScriptFunction:
+class ScriptFunction(_Program):
     """Mirrors ``torch.jit.ScriptFunction``: what ``trace`` and ``script`` return for a
     function; calling it runs the function's program (``.code`` / ``.graph``: its StableHLO,
     ``.save(path)``: see :func:`torchlike.jit.save`)."""
@@ -231,15 +226,6 @@ class ScriptFunction:
     @property
     def qualified_name(self):
         return f"__torch__.{self.__qualname__}"
-
-    @property
-    def code(self):
-        return self._runner.text()
-
-    graph = inlined_graph = code
-
-    def save(self, f, _extra_files=None):
-        save(self, f, _extra_files)
 
     def __repr__(self):
         return f"<torchlike.jit.ScriptFunction object at {hex(id(self))}>"
