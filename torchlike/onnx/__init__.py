@@ -16,9 +16,10 @@ Why torchlike's own translator and not a converter: jax2onnx (0.17.1), the one m
 jax-to-ONNX converter, pulls flax, optax, orbax and equinox (about 1 GB); given the same
 jaxprs it converted the MLP, LSTM language model and Transformer encoder correctly (max abs
 difference in onnxruntime 3e-8, 3e-8, 5e-7) but failed on the digits CNN's symbolic batch (its
-``rem`` rule needs a constant size); jax2tf + tf2onnx needs TensorFlow.  The optional extra may bring only ``onnx``.  The translator covers what
-torchlike's layers lower to (the four models of tests/test_onnx.py: MLP, CNN, LSTM language
-model, Transformer encoder), with a dynamic batch axis.
+``rem`` rule needs a constant size); jax2tf + tf2onnx needs TensorFlow.  The optional extra
+may bring only ``onnx``.  The translator covers what torchlike's layers lower to (the four
+models of tests/test_onnx.py: MLP, CNN, LSTM language model, Transformer encoder), with a
+dynamic batch axis.
 
 Differences from torch.onnx.export:
 - ``dynamo=True`` (the default) and ``dynamo=False`` use the same translator; both need only
