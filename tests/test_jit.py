@@ -291,7 +291,7 @@ _LOADER = textwrap.dedent("""
     extra = {"note.txt": ""}
     m = torchlike.jit.load(sys.argv[1], map_location="cpu", _extra_files=extra)
     data = np.load(sys.argv[2])
-    outs = {k: m(torchlike.tensor(data[k])).numpy() for k in data.files}
+    outs = {k: m(torchlike.tensor(data[k])).detach().numpy() for k in data.files}
     np.savez(sys.argv[3], **outs)
     print(type(m).__name__, m.original_name, extra["note.txt"].decode(), flush=True)
 """)
@@ -321,6 +321,11 @@ def test_save_load_in_a_process_without_the_model(pair, tmp_path):
                                        atol=1e-6)
     loaded = tl.jit.load(path)   # and here: same parameter names as the original's
     assert list(loaded.state_dict()) == list(p["ours"].state_dict())
+    for m in (loaded, p["ours"]):   # and the same gradients (the file holds the derivative)
+        m.zero_grad()
+        m(tl.tensor(x)).pow(2).sum().backward()
+    for (name, a), b in zip(loaded.named_parameters(), p["ours"].parameters(), strict=True):
+        np.testing.assert_allclose(_np(a.grad), _np(b.grad), rtol=1e-4, atol=1e-6, err_msg=name)
 
 
 def test_scripted_training_steps_equal_eager():

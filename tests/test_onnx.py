@@ -241,7 +241,7 @@ def _check_outputs(program, arrays, want):
     # dict outputs come in jax's order (sorted keys), named output_<key>
     assert sorted(got) == [f"output_{k}" for k in sorted(want)]
     for key, w in want.items():
-        g, w = got[f"output_{key}"], w.numpy()
+        g, w = got[f"output_{key}"], w.detach().numpy()
         assert g.dtype == w.dtype and g.shape == w.shape, key
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=key)
 

@@ -17,7 +17,9 @@ Differences from torch.export:
 - Tracing always runs the Python code (torch.export's non-strict mode); ``strict`` is accepted.
 - An ``ExportedProgram`` holds a jax.export program, not an FX graph: there is no ``graph`` /
   ``graph_module`` and no ``run_decompositions``; ``mlir_module()`` shows the StableHLO text.
-- ``ep.module()`` runs the program: its outputs carry no autograd history.
+- ``ep.module()`` runs the program as one op (``FromJaxBackward`` where torch shows the last
+  op's node); gradients flow to its parameters and inputs, after ``load`` too (NOTE
+  [ a differentiable exported module ]).
 - Dynamic dimensions are jax.export symbolic dimensions, always at least 1 (a ``Dim`` minimum
   below 1 means 1), and an example size of 1 is not specialized.  Derived dimensions
   (``2 * batch``) are not supported.  See NOTE [ symbolic batch ] in _lower.py for how a
@@ -32,6 +34,7 @@ import numpy as np
 from .. import _x64
 from .._random import Generator, default_generator
 from .._tensor import Tensor
+from ..func._bridge import bridge_op
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ..optim.optimizer import Optimizer
@@ -151,7 +154,7 @@ class _Exported:
     def __init__(self, exported, meta):
         self._exported = exported
         self._meta = meta
-        self._jitted = None
+        self._jitted = self._bridged = None
 
     @property
     def exported(self):
@@ -245,8 +248,20 @@ class ExportedProgram(_Exported):
     def module(self):
         """Mirrors ``torch.export.ExportedProgram.module``: an ``nn.Module`` holding copies of
         the parameters and buffers (same names as the original's ``state_dict``) whose calls
-        run the program (outputs without autograd history); writes to buffers are kept."""
+        run the program, differentiably (NOTE [ a differentiable exported module ]); writes to
+        buffers are kept."""
         return ExportedModule(self)
+
+    def _op(self):
+        """The program as one torchlike op of (state values, args, kwargs) (NOTE [ a
+        differentiable exported module ])."""
+        if self._bridged is None:
+            meta, exported = self._meta, self._exported
+
+            def program(values, args, kwargs):
+                return exported.call(values, *low.check_call(meta, exported, args, kwargs))
+            self._bridged = bridge_op(program, x64=True)
+        return self._bridged
 
     def __repr__(self):
         ranges = ", ".join(f"{k}: VR[{lo}, {'int_oo' if hi is None else hi}]"
@@ -293,11 +308,23 @@ class ExportedModule(Module):
         return out
 
     def forward(self, *args, **kwargs):
-        tensors = self._tensors()
-        outputs, updates = self._program._call(self._program._values(tensors), args, kwargs)
-        for name, a in updates.items():
-            tensors[name]._write(a)
-        return _to_tensors(outputs)
+        program, tensors = self._program, self._tensors()
+        low.check_call(program._meta, program._exported, args, kwargs)   # torch's guard errors
+        values = {s["name"]: tensors[s["name"]] for s in program._meta["state"] if s["input"]}
+        outputs, updates = program._op()(values, args, kwargs)
+        for name, t in updates.items():
+            tensors[name]._write(t._value())
+        return outputs
+
+
+# NOTE [ a differentiable exported module ]
+# torch.export's module (and a loaded one) is differentiable: its outputs carry grad_fn, and
+# backward reaches its parameters and inputs.  ExportedModule runs the jax.export program as
+# one op through the JAX bridge (func._bridge.bridge_op): its forward is the program (jitted),
+# its backward jax.vjp of ``Exported.call``, which jax.export answers with the program's own
+# derivative: the one it lowers when the program was exported in this process, the one
+# serialized beside it after a load (export.save writes the first-order derivative,
+# ``vjp_order=1``).  A higher-order derivative of a loaded program is not in the file.
 
 
 class ExportedStep(_Exported):
@@ -437,12 +464,12 @@ def _assign(obj, rest, spec, value):
 def _state_meta(capture, entries, kept, updated):
     out = []
     for e in entries:
-        v = capture.live(e)
         spec = capture.spec(e)
+        tensor = capture.state.tensors[e.where[1]] if e.where[0] == "tensor" else None
         out.append({"name": e.name, "kind": e.kind, "shape": [int(d) for d in spec.shape],
                     "dtype": np.dtype(spec.dtype).name, "persistent": e.persistent,
                     "python": e.python, "input": e.name in kept, "updated": e.name in updated,
-                    "requires_grad": bool(getattr(v, "requires_grad", False))})
+                    "requires_grad": tensor is not None and tensor.requires_grad})
     return out
 
 

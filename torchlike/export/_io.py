@@ -25,7 +25,7 @@ _FORMAT = "torchlike.export"
 
 def _serialize(exported):
     try:
-        return bytes(exported.serialize())
+        return bytes(exported.serialize(vjp_order=1))   # NOTE [ a differentiable exported module ]
     except ImportError as e:
         raise ImportError("torchlike.export.save needs the 'flatbuffers' package for "
                           "jax.export's serialization: pip install flatbuffers (or "

@@ -10,8 +10,9 @@ so, else every shape is the example's (a call with another shape then fails torc
 call, so it must have been called once before it is saved (its last call's program is saved).
 The modules' ``original_name``s travel in the extra file ``torchlike.jit.json``.  ``load``
 returns a ``RecursiveScriptModule`` over ``ExportedProgram.module()``: same parameter and buffer
-names as the original's ``state_dict``; its outputs carry no autograd history (jax.export's
-serialized program has no derivative), so a loaded module runs inference.
+names as the original's ``state_dict``; gradients reach its parameters and inputs through the
+derivative saved beside the program (NOTE [ a differentiable exported module ] in
+export/__init__.py).
 """
 import json
 import os
@@ -59,8 +60,8 @@ class _LoadedRunner:
 
 def load(f, map_location=None, _extra_files=None):
     """Mirrors ``torch.jit.load``: the module :func:`save` wrote, as a
-    ``RecursiveScriptModule`` that runs its program (no model code needed; outputs without
-    autograd history, NOTE [ jit files ]).
+    ``RecursiveScriptModule`` that runs its program (no model code needed; differentiable,
+    NOTE [ jit files ]).
 
     Args:
         f: a path or a readable binary file object.
