@@ -736,3 +736,36 @@ def test_an_allocation_xla_refuses_is_pytorchs_out_of_memory_error():
     with pytest.raises(RuntimeError, match="INTERNAL") as info:
         call(Op("other_probe", other, "OtherProbeBackward0"), x)
     assert not isinstance(info.value, tl.OutOfMemoryError)
+
+
+_FAULTS = """
+import resource, torchlike as tl
+tl.manual_seed(0)
+model = tl.nn.Sequential(tl.nn.Linear(256, 1024), tl.nn.ReLU(), tl.nn.Linear(1024, 10))
+x = tl.randn(64, 256)
+def step():
+    model.zero_grad()
+    model(x).square().mean().backward()
+for _ in range(3):
+    step()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    step()
+model[0].weight.grad.numpy()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="glibc's malloc")
+def test_eager_steps_reuse_host_memory():
+    """NOTE [ the host allocator ]: with torchlike's malloc settings, eager steps that
+    allocate and free the same arrays each step reuse the memory (few page faults); with
+    glibc's defaults (TORCHLIKE_MALLOC=system) each step's arrays land on fresh pages."""
+    faults = {}
+    for setting in ("system", "torchlike"):
+        env = dict(os.environ, TORCHLIKE_MALLOC=setting, JAX_PLATFORMS="cpu")
+        run = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True,
+                             timeout=120, env=env, cwd=ROOT)
+        assert run.returncode == 0, run.stderr[-2000:]
+        faults[setting] = int(run.stdout.split()[-1])
+    assert faults["torchlike"] * 10 < faults["system"], faults

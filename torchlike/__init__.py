@@ -332,6 +332,8 @@ __version__ = version.__version__   # NOTE [ the version torchlike reports ] in 
 _x64.restore(_x64_prev)
 del _x64_prev, _checkpoint
 
+_settings.tune_host_allocator()   # NOTE [ the host allocator ] in _settings.py
+
 import os as _os  # noqa: E402
 if _os.environ.get("TORCHLIKE_LAZY") == "1":   # NOTE [ lazy segments ] in _lazy.py
     from . import _lazy
