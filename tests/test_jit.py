@@ -355,6 +355,31 @@ def test_scripted_training_steps_equal_eager():
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6, err_msg=k)
 
 
+def _inc(x):
+    return x + 1
+
+
+def test_load_keeps_training_flags_and_deprecation_warns_at_torchs_line(tmp_path):
+    """A loaded module has the saved modules' training flags (a model traced in eval mode
+    loads in eval mode), as torch's; jit.trace / jit.script's DeprecationWarning points into
+    the library, as torch's, so Python's default filters keep a user's program quiet."""
+    flags, places = [], []
+    for T in (torch, tl):
+        m = T.nn.Sequential(T.nn.Linear(2, 2), T.nn.Linear(2, 2)).eval()
+        m[1].train()
+        path = str(tmp_path / f"{T.__name__}.pt")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            T.jit.trace(m, T.ones(1, 2)).save(path)
+            T.jit.script(_inc)
+        flags.append([k.training for k in T.jit.load(path).modules()])
+        places.append([w.filename == __file__ for w in seen
+                       if issubclass(w.category, DeprecationWarning)
+                       and ("jit.trace`" in str(w.message) or "jit.script`" in str(w.message))])
+    assert flags[0] == flags[1] == [False, False, True]
+    assert places[0] == places[1] == [False, False]
+
+
 def test_load_says_what_a_pytorch_torchscript_file_is(tmp_path):
     path = str(tmp_path / "ts.pt")
     torch.jit.save(torch.jit.trace(torch.nn.Linear(2, 2), torch.ones(1, 2)), path)

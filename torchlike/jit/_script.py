@@ -47,7 +47,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         >>> scripted(x).sum().backward()          # gradients reach model's parameters
     """
     warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile` or "
-                  "`torch.export`.", DeprecationWarning, stacklevel=2)
+                  "`torch.export`.", DeprecationWarning)   # torch's line: hidden by default
     if isinstance(obj, (ScriptModule, ScriptFunction)) or isinstance(obj, type):
         return obj
     if isinstance(obj, Module):
