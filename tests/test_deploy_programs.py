@@ -95,7 +95,8 @@ PROGRAM = textwrap.dedent('''
     path = os.path.join(out, "tagger.onnx")
     torch.onnx.export(tagger, (torch.ones(2, 3, 4),), path, input_names=["seq"],
                       output_names=["tags"], dynamo=False,
-                      dynamic_axes={"seq": {0: "batch", 1: "time"}, "tags": {0: "batch", 1: "time"}})
+                      dynamic_axes={"seq": {0: "batch", 1: "time"},
+                                    "tags": {0: "batch", 1: "time"}})
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     seq = torch.linspace(-2, 2, 7 * 5 * 4).reshape(7, 5, 4)
     (tags,) = session.run(None, {"seq": seq.numpy()})

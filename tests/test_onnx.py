@@ -323,6 +323,25 @@ def test_lstm_with_dynamic_batch_and_sequence_axes():
             np.testing.assert_allclose(got, model(tl.from_numpy(x)).numpy(), atol=1e-5)
 
 
+def test_optimize_folds_constants_in_place(exported):
+    """ONNXProgram.optimize (torch's tutorial calls it) folds what depends on weights alone and
+    drops what nothing reads; the optimized model computes the same outputs."""
+    assert callable(torch.onnx.ONNXProgram.optimize)
+    model = exported["encoder"][0]
+    example = tl.from_numpy(_inputs("encoder", 3, np.random.default_rng(7)))
+    program = tl.onnx.export(model, (example,), dynamic_axes={"src": [0]})
+    x = _inputs("encoder", 4, np.random.default_rng(8))
+    (before,) = program(tl.from_numpy(x))
+    nodes, size = len(program.model_proto.graph.node), program.model_proto.ByteSize()
+    program.optimize()
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    graph = program.model_proto.graph
+    assert len(graph.node) < nodes and program.model_proto.ByteSize() < 1.5 * size
+    assert not any(n.op_type == "Constant" for n in graph.node)
+    (after,) = program(tl.from_numpy(x))
+    np.testing.assert_array_equal(after.numpy(), before.numpy())
+
+
 def test_unsupported_op_names_the_primitive_and_the_function():
     class Inverse(nn.Module):
         def forward(self, x):

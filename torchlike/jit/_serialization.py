@@ -11,8 +11,8 @@ call, so it must have been called once before it is saved (its last call's progr
 The modules' ``original_name``s and ``training`` flags travel in the extra file
 ``torchlike.jit.json`` (``load`` restores both, as torch's loaded module keeps its flags).
 ``load`` returns a ``RecursiveScriptModule`` over ``ExportedProgram.module()``: same parameter
-and buffer names as the original's ``state_dict``; its outputs carry no autograd history (jax.export's
-serialized program has no derivative), so a loaded module runs inference.
+and buffer names as the original's ``state_dict``; its outputs carry no autograd history
+(jax.export's serialized program has no derivative), so a loaded module runs inference.
 """
 import json
 import os
