@@ -154,12 +154,11 @@ def _as_jax(a):
 # elimination).  onnxscript is no dependency of torchlike, so optimize does both itself with the
 # onnx package: each top-level node whose inputs are all initializers or Constant outputs (and
 # that holds no subgraph and draws no random numbers) is evaluated once by onnx's reference
-# evaluator and replaced by initializers, unless an output would exceed _FOLD_LIMIT elements or
-# the evaluator cannot run the op
-# (folding must not inflate the file, as onnxscript's size limits also prevent); then nodes whose
-# outputs nothing reads (not a graph output, not a later node's or a subgraph's input) and
-# unread initializers are dropped.  Graph nodes are in topological order (ONNX requires it), so
-# one pass of each suffices.
+# evaluator and replaced by initializers -- unless an output would exceed _FOLD_LIMIT elements
+# (folding must not inflate the file, as onnxscript's size limits also prevent) or the evaluator
+# cannot run the op; then nodes whose outputs nothing reads (not a graph output, not a later
+# node's or a subgraph's input) and unread initializers are dropped.  Graph nodes are in
+# topological order (ONNX requires it), so one pass of each suffices.
 _FOLD_LIMIT = 1 << 20
 _NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
             "Multinomial", "Bernoulli", "Loop", "If", "Scan"}
