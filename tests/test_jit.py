@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import typing
 import warnings
 
 import numpy as np
@@ -358,6 +359,64 @@ def test_scripted_training_steps_equal_eager():
             opt.step()
     for (k, a), b in zip(net.state_dict().items(), eager.state_dict().values()):
         np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def _inc(x):
+    return x + 1
+
+
+def test_load_keeps_training_flags_and_deprecation_warns_at_torchs_line(tmp_path):
+    """A loaded module has the saved modules' training flags (a model traced in eval mode
+    loads in eval mode), as torch's; jit.trace / jit.script's DeprecationWarning points into
+    the library, as torch's, so Python's default filters keep a user's program quiet."""
+    flags, places = [], []
+    for T in (torch, tl):
+        m = T.nn.Sequential(T.nn.Linear(2, 2), T.nn.Linear(2, 2)).eval()
+        m[1].train()
+        path = str(tmp_path / f"{T.__name__}.pt")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            T.jit.trace(m, T.ones(1, 2)).save(path)
+            T.jit.script(_inc)
+        flags.append([k.training for k in T.jit.load(path).modules()])
+        places.append([w.filename == __file__ for w in seen
+                       if issubclass(w.category, DeprecationWarning)
+                       and ("jit.trace`" in str(w.message) or "jit.script`" in str(w.message))])
+    assert flags[0] == flags[1] == [False, False, True]
+    assert places[0] == places[1] == [False, False]
+
+
+def _longest(lengths: typing.List[int]) -> int:
+    best = 0
+    for n in lengths:
+        if n > best:
+            best = n
+    return best
+
+
+def test_isinstance_and_scripted_helpers_without_tensors_as_torch():
+    """jit.isinstance checks typed containers as torch's eager fallback does (same answers,
+    same errors); a scripted helper over Python values runs quietly (nothing to compile)."""
+    T_ = typing
+    cases = [([1, 2], T_.List[int]), ([1, 2.0], T_.List[int]), ({"a": 1}, T_.Dict[str, int]),
+             ({"a": "b"}, T_.Dict[str, int]), ((1, "x"), T_.Tuple[int, str]),
+             ((1, "x", 2), T_.Tuple[int, str]), (None, T_.Optional[T_.List[int]]),
+             ([[1], ["a"]], T_.List[T_.List[int]]), (3, T_.Union[T_.List[int], int]),
+             (3, (str, int)), ({1: [2.0]}, dict[int, list[float]]), ("s", str | None)]
+    errors = []
+    for T in (torch, tl):
+        answers = [T.jit.isinstance(o, t) for o, t in cases]
+        for bad in (T_.List, dict, [int]):
+            with pytest.raises(RuntimeError) as e:
+                T.jit.isinstance([1], bad)
+            errors.append(str(e.value))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            answers.append(T.jit.isinstance([], T_.List[str]))
+            answers.append(T.jit.script(_longest)([3, 7, 2]))
+        answers.append([str(w.message)[:40] for w in seen if w.category is UserWarning])
+        errors.append(answers)
+    assert errors[:4] == errors[4:]
 
 
 def test_load_says_what_a_pytorch_torchscript_file_is(tmp_path):

@@ -300,6 +300,49 @@ def test_a_loss_divides_by_the_dynamic_batch():
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_lstm_with_dynamic_batch_and_sequence_axes():
+    """Two dynamic axes (batch and time) trace symbolically through the LSTM's transposed
+    views (their strides are expressions in the sizes) and run at other sizes."""
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm, self.head = nn.LSTM(4, 8, batch_first=True), nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.head(self.lstm(x)[0])
+    tl.manual_seed(0)
+    model, gen = Tagger().eval(), np.random.default_rng(6)
+    program = tl.onnx.export(model, (tl.randn(2, 5, 4),), input_names=["x"],
+                             dynamic_axes={"x": {0: "b", 1: "t"}})
+    dims = program.model_proto.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param for d in dims[:2]] == ["b", "t"]
+    session = _session(program.model_proto.SerializeToString())
+    for shape in ((3, 9, 4), (1, 2, 4)):
+        x = gen.standard_normal(shape).astype(np.float32)
+        (got,) = session.run(None, {"x": x})
+        with tl.no_grad():
+            np.testing.assert_allclose(got, model(tl.from_numpy(x)).numpy(), atol=1e-5)
+
+
+def test_optimize_folds_constants_in_place(exported):
+    """ONNXProgram.optimize (torch's tutorial calls it) folds what depends on weights alone and
+    drops what nothing reads; the optimized model computes the same outputs."""
+    assert callable(torch.onnx.ONNXProgram.optimize)
+    model = exported["encoder"][0]
+    example = tl.from_numpy(_inputs("encoder", 3, np.random.default_rng(7)))
+    program = tl.onnx.export(model, (example,), dynamic_axes={"src": [0]})
+    x = _inputs("encoder", 4, np.random.default_rng(8))
+    (before,) = program(tl.from_numpy(x))
+    nodes, size = len(program.model_proto.graph.node), program.model_proto.ByteSize()
+    program.optimize()
+    onnx.checker.check_model(program.model_proto, full_check=True)
+    graph = program.model_proto.graph
+    assert len(graph.node) < nodes and program.model_proto.ByteSize() < 1.5 * size
+    assert not any(n.op_type == "Constant" for n in graph.node)
+    (after,) = program(tl.from_numpy(x))
+    np.testing.assert_array_equal(after.numpy(), before.numpy())
+
+
 def test_unsupported_op_names_the_primitive_and_the_function():
     class Inverse(nn.Module):
         def forward(self, x):

@@ -390,3 +390,15 @@ def test_nothing_recorded_while_inactive_and_lazy_runs_eagerly():
     finally:
         _lazy.enable(False)
     assert _counts(p.events(), lambda e: True) == {"aten::mul": 1, "aten::sum": 1}
+
+
+def test_training_batch_norm_is_an_event_as_torch():
+    """A BatchNorm in training mode (which also writes its running statistics) is one event
+    under the module's forward, with its time, as torch's aten::batch_norm is."""
+    found = []
+    for lib in (torch, tl):
+        bn = lib.nn.BatchNorm1d(3)
+        with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]) as p:
+            bn(lib.ones(4, 3))
+        found.append({a.key: a.count for a in p.key_averages()}.get("aten::batch_norm"))
+    assert found[0] == found[1] == 1

@@ -12,11 +12,22 @@ that order.
 import functools
 
 import numpy as np
+from jax.errors import InconclusiveDimensionOperation
 
 
 def contiguous_strides(shape):
     """The strides of a contiguous tensor of ``shape`` (read by every view op: cached)."""
-    return _contiguous_strides(tuple(shape))
+    shape = tuple(shape)
+    try:
+        return _contiguous_strides(shape)
+    except InconclusiveDimensionOperation:
+        # a symbolic size (jax.export's dimension, >= 1; torchlike.export / onnx with dynamic
+        # axes): the strides are expressions in it
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.append(acc)
+            acc = acc * (max(int(s), 1) if isinstance(s, (int, np.integer)) else s)
+        return tuple(reversed(strides))
 
 
 @functools.lru_cache(maxsize=1024)   # (bounded: NOTE [ bounded program caches ] in _dispatch.py)

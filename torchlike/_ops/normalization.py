@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .. import _dtype as D, _meta, _x64
+from .. import _dispatch, _dtype as D, _meta, _x64
 from .._dispatch import Op, _raw_fn, call, forward_fn, is_traced, wrap_outputs
 from .._inplace import inplace_method
 from .._tensor import Tensor, _wrap_dim
@@ -69,6 +69,13 @@ def _check_mixed(input, *params):
 def _run_updating(op, update_op, args, targets, static):
     """Run ``update_op`` (returning the output, then new values for ``targets``) in one jit, store
     the new values into ``targets`` and record ``op`` (the output alone) as the backward node."""
+    if _dispatch._profiler is not None:   # an event of its own, as a dispatched op has
+        return _dispatch._profiler.op(op, args, static, run=lambda: _updating(
+            op, update_op, args, targets, static))
+    return _updating(op, update_op, args, targets, static)
+
+
+def _updating(op, update_op, args, targets, static):
     arrays = [a._value() if isinstance(a, Tensor) else a for a in args]
     traced = is_traced(arrays)
     fn = _raw_fn(update_op, static, None) if traced else forward_fn(update_op, static, None)

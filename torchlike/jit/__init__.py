@@ -14,13 +14,17 @@ TorchScript; its programs are jax programs (``torchlike.compile``, ``torchlike.e
   _serialization.py);
 - the decorators TorchScript reads (``ignore``, ``unused``, ``export``, ``interface``,
   ``script_if_tracing``) return what they decorate, ``annotate``, ``Final`` and ``Attribute``
-  are PyTorch's eager meanings, ``fork`` runs its function at once and returns a completed
-  ``Future`` (PyTorch's eager fallback), and ``is_tracing()`` / ``is_scripting()`` are True
-  while torchlike captures a traced / scripted program.  An old-style ``ScriptModule`` subclass
-  with ``@script_method`` methods runs as the Module it is.
+  are PyTorch's eager meanings (so is ``isinstance``, checking typed containers), ``fork``
+  runs its function at once and returns a completed ``Future`` (PyTorch's eager fallback), and
+  ``is_tracing()`` / ``is_scripting()`` are True while torchlike captures a traced / scripted
+  program.  An old-style ``ScriptModule`` subclass with ``@script_method`` methods runs as the
+  Module it is.
 """
+import builtins
 import contextlib
+import types
 import typing
+import warnings
 
 from . import _program
 from ._modules import (Attribute as Attribute, RecursiveScriptModule as RecursiveScriptModule,
@@ -36,8 +40,9 @@ from ._trace import (TracerWarning as TracerWarning, TracingCheckError as Tracin
 __all__ = ["Attribute", "Error", "Final", "Future", "RecursiveScriptModule", "ScriptFunction",
            "ScriptModule", "TopLevelTracedModule", "TracedModule", "TracerWarning",
            "TracingCheckError", "annotate", "export", "fork", "freeze", "ignore", "interface",
-           "is_scripting", "is_tracing", "load", "optimize_for_inference", "save", "script",
-           "script_if_tracing", "script_method", "trace", "trace_module", "unused", "wait",
+           "is_scripting", "is_tracing", "isinstance", "load", "optimize_for_inference", "save",
+           "script", "script_if_tracing", "script_method", "trace", "trace_module", "unused",
+           "wait",
            "enable_onednn_fusion", "fuser", "onednn_fusion_enabled", "optimized_execution",
            "set_fusion_strategy"]
 
@@ -101,6 +106,75 @@ def is_tracing():
 def annotate(the_type, the_value):
     """Mirrors ``torch.jit.annotate``: ``the_value`` (the type is TorchScript's to read)."""
     return the_value
+
+
+_BARE = {dict: "dict", list: "list", tuple: "tuple", typing.Dict: "Dict", typing.List: "List",
+         typing.Optional: "Optional", typing.Tuple: "Tuple"}
+
+
+def _bare_check(target_type):
+    name = _BARE.get(target_type) if builtins.isinstance(target_type, typing.Hashable) else None
+    if name is None:
+        return
+    if name.endswith("ict"):
+        raise RuntimeError(f"Attempted to use {name} without contained types. Please add "
+                           f"contained type, e.g. {name}[int, int]")
+    raise RuntimeError(f"Attempted to use {name} without a contained type. Please add a "
+                       f"contained type, e.g. {name}[int]")
+
+
+def _element_is(value, t):
+    return _container_is(value, t) if typing.get_origin(t) else builtins.isinstance(value, t)
+
+
+def _container_is(obj, target_type):
+    origin, params = typing.get_origin(target_type), typing.get_args(target_type)
+    _bare_check(target_type)
+    if origin in (list, dict, tuple):
+        if obj == [] or obj == {} or obj == ():
+            warnings.warn("The inner type of a container is lost when calling "
+                          "torch.jit.isinstance in eager mode. For example, List[int] would "
+                          "become list and therefore falsely return True for List[float] or "
+                          "List[str].", stacklevel=3)
+        if not builtins.isinstance(obj, origin):
+            return False
+        if origin is list:
+            return all(_element_is(v, params[0]) for v in obj)
+        if origin is dict:
+            return all(builtins.isinstance(k, params[0]) and _element_is(v, params[1])
+                       for k, v in obj.items())
+        return len(obj) == len(params) and all(map(_element_is, obj, params))
+    if origin is typing.Union or origin is types.UnionType:   # Optional too
+        if obj is None:
+            return True
+        for t in params:   # as torch's: the first container type among them decides
+            if typing.get_origin(t):
+                return _container_is(obj, t)
+            if builtins.isinstance(obj, t):
+                return True
+    return False
+
+
+def isinstance(obj, target_type):
+    """Mirrors ``torch.jit.isinstance``: whether ``obj`` is of ``target_type``, a type, a typed
+    container (``List[int]``, ``Dict[str, Tensor]``, ``Tuple[int, str]``, ``Optional[...]``,
+    nested) checked element by element, or a tuple of those (any one matches).  An empty
+    container matches any element type (with PyTorch's warning).
+
+    Example::
+
+        >>> torchlike.jit.isinstance([1, 2], typing.List[int])
+        True
+    """
+    if builtins.isinstance(target_type, typing.Container):
+        if not builtins.isinstance(target_type, tuple):
+            raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type or a "
+                               "tuple of types")
+        return any(isinstance(obj, t) for t in target_type)
+    if typing.get_origin(target_type):
+        return _container_is(obj, target_type)
+    _bare_check(target_type)
+    return builtins.isinstance(obj, target_type)
 
 
 class Future:

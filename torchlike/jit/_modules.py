@@ -258,13 +258,14 @@ def save(m, f, _extra_files=None):
         raise AttributeError(f"'{type(m).__name__}' object has no attribute 'save'")
     ep = runner.exported_program()
     if isinstance(m, ScriptFunction):
-        names = {"": m.__name__}
+        names, training = {"": m.__name__}, {}
     else:
-        names = {k: mod.original_name for k, mod in m.named_modules()
-                 if isinstance(mod, _Mirror)}
+        mirrors = [(k, mod) for k, mod in m.named_modules() if isinstance(mod, _Mirror)]
+        names = {k: mod.original_name for k, mod in mirrors}
+        training = {k: mod.training for k, mod in mirrors}   # torch's file keeps each flag
     extra = {k: v.decode() if isinstance(v, bytes) else v
              for k, v in (_extra_files or {}).items()}
-    extra[NAMES] = json.dumps({"original_names": names})
+    extra[NAMES] = json.dumps({"original_names": names, "training": training})
     export.save(ep, f, extra_files=extra)
 
 

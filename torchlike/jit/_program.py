@@ -246,8 +246,8 @@ class ScriptRunner:
     def __call__(self, args, kwargs):
         settings = tuple(self._settings())
         leaves, tree = flatten(args, kwargs)
-        if self.eager is not None or _traced(leaves):
-            return self._run_eagerly(args, kwargs, settings)
+        if self.eager is not None or _traced(leaves) or not any(map(cap.is_array, leaves)):
+            return self._run_eagerly(args, kwargs, settings)   # (no tensor: nothing to compile)
         consts = tuple((type(x), x) for x in leaves if not cap.is_array(x))
         key = (tree, consts, tuple(t for _, t in settings))
         try:

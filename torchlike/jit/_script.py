@@ -14,7 +14,8 @@ A function the capture cannot turn into a program -- it branches on a tensor's v
 UserWarning that names what failed (the line, where there is one).  If the eager call fails
 too, its error is the user's and propagates without a warning.  Inside a program being traced
 (torchlike.compile, another trace or script, to_jax) a scripted function runs as Python, so it
-becomes part of that program.
+becomes part of that program.  A call without tensor arguments (a helper over ints, lists or
+strings, common in TorchScript code) has nothing to compile: it runs as Python, silently.
 """
 import warnings
 
@@ -47,7 +48,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         >>> scripted(x).sum().backward()          # gradients reach model's parameters
     """
     warnings.warn("`torch.jit.script` is deprecated. Please switch to `torch.compile` or "
-                  "`torch.export`.", DeprecationWarning, stacklevel=2)
+                  "`torch.export`.", DeprecationWarning)   # torch's line: hidden by default
     if isinstance(obj, (ScriptModule, ScriptFunction)) or isinstance(obj, type):
         return obj
     if isinstance(obj, Module):

@@ -8,10 +8,11 @@ dimension 0 of the inputs is exported as one symbolic batch dimension where the 
 so, else every shape is the example's (a call with another shape then fails torch.export's way,
 ``AssertionError: Guard failed: x.size()[0] == 4``).  A scripted module is captured at its first
 call, so it must have been called once before it is saved (its last call's program is saved).
-The modules' ``original_name``s travel in the extra file ``torchlike.jit.json``.  ``load``
-returns a ``RecursiveScriptModule`` over ``ExportedProgram.module()``: same parameter and buffer
-names as the original's ``state_dict``; gradients reach its parameters and inputs through the
-derivative saved beside the program (NOTE [ a differentiable exported module ] in
+The modules' ``original_name``s and ``training`` flags travel in the extra file
+``torchlike.jit.json`` (``load`` restores both, as torch's loaded module keeps its flags).
+``load`` returns a ``RecursiveScriptModule`` over ``ExportedProgram.module()``: same parameter
+and buffer names as the original's ``state_dict``; gradients reach its parameters and inputs
+through the derivative saved beside the program (NOTE [ a differentiable exported module ] in
 export/__init__.py).
 """
 import json
@@ -92,7 +93,8 @@ def load(f, map_location=None, _extra_files=None):
     if not isinstance(ep, _export.ExportedProgram):
         raise RuntimeError("torch.jit.load: the file holds a training step "
                            "(torchlike.export.export_step); load it with torchlike.export.load")
-    names = json.loads(extra.pop(NAMES) or "{}").get("original_names", {})
+    manifest = json.loads(extra.pop(NAMES) or "{}")
+    names, training = manifest.get("original_names", {}), manifest.get("training", {})
     if _extra_files is not None:
         for k in _extra_files:
             if extra.get(k) is not None:
@@ -105,4 +107,6 @@ def load(f, map_location=None, _extra_files=None):
     for path, mod in loaded.named_modules():
         if path and isinstance(mod, _Mirror):
             object.__setattr__(mod, "original_name", names.get(path, "Module"))
+        if path in training:   # the saved module's flags, as torch.jit.load restores them
+            object.__setattr__(mod, "training", training[path])
     return loaded

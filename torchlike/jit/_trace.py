@@ -232,7 +232,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         >>> traced.save("model.pt")
     """
     warnings.warn("`torch.jit.trace` is deprecated. Please switch to `torch.compile` or "
-                  "`torch.export`.", DeprecationWarning, stacklevel=2)
+                  "`torch.export`.", DeprecationWarning)   # torch's line: hidden by default
     if isinstance(func, (ScriptModule, ScriptFunction)):
         warnings.warn("The input to trace is already a ScriptModule, tracing it is a no-op. "
                       "Returning the object as is.", stacklevel=2)

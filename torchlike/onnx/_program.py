@@ -89,6 +89,14 @@ class ONNXProgram:
         else:
             onnx.save_model(proto, destination)
 
+    def optimize(self):
+        """Mirrors ``ONNXProgram.optimize``: simplify the model in place (NOTE [ onnx optimize ]):
+        nodes computed from constants alone become initializers, and nodes and initializers
+        no output depends on are removed.  The model computes the same values."""
+        _fold_constants(self._proto.graph, list(self._proto.opset_import))
+        _drop_unused(self._proto.graph)
+        self._session = None
+
     def initialize_inference_session(self, initializer=None):
         """Mirrors ``ONNXProgram.initialize_inference_session``: open the onnxruntime session
         (``initializer(model_bytes)`` makes it, if given)."""
@@ -139,3 +147,85 @@ class ONNXProgram:
 def _as_jax(a):
     with _x64.on():
         return jnp.asarray(a)
+
+
+# NOTE [ onnx optimize ]
+# torch's ONNXProgram.optimize runs onnxscript's optimizer (constant folding, dead code
+# elimination).  onnxscript is no dependency of torchlike, so optimize does both itself with the
+# onnx package: each top-level node whose inputs are all initializers or Constant outputs (and
+# that holds no subgraph and draws no random numbers) is evaluated once by onnx's reference
+# evaluator and replaced by initializers -- unless an output would exceed _FOLD_LIMIT elements
+# (folding must not inflate the file, as onnxscript's size limits also prevent) or the evaluator
+# cannot run the op; then nodes whose outputs nothing reads (not a graph output, not a later
+# node's or a subgraph's input) and unread initializers are dropped.  Graph nodes are in
+# topological order (ONNX requires it), so one pass of each suffices.
+_FOLD_LIMIT = 1 << 20
+_NO_FOLD = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+            "Multinomial", "Bernoulli", "Loop", "If", "Scan"}
+
+
+def _subgraphs(node):
+    import onnx
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def _reads(graph):
+    """Every name the nodes of ``graph`` (and of their subgraphs) read."""
+    names = set()
+    for node in graph.node:
+        names.update(node.input)
+        for g in _subgraphs(node):
+            names |= _reads(g)
+    return names
+
+
+def _fold_constants(graph, opsets):
+    import onnx
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+    inputs = {i.name for i in graph.input}
+    known = {t.name: t for t in graph.initializer if t.name not in inputs}
+    kept = []
+    for node in graph.node:
+        ins = [n for n in node.input if n]
+        if (node.op_type == "Constant" and node.domain in ("", "ai.onnx")) or (
+                ins and node.domain in ("", "ai.onnx") and node.op_type not in _NO_FOLD
+                and all(n in known for n in ins) and not any(_subgraphs(node))):
+            model = onnx.helper.make_model(
+                onnx.helper.make_graph([node], "fold", [], [
+                    onnx.helper.make_empty_tensor_value_info(o) for o in node.output],
+                    initializer=[known[n] for n in ins]), opset_imports=opsets)
+            try:
+                values = ReferenceEvaluator(model).run(None, {})
+            except Exception:   # noqa: BLE001 -- an op the reference evaluator lacks: kept
+                values = None
+            if values is not None and all(np.asarray(v).size <= _FOLD_LIMIT for v in values):
+                for name, v in zip(node.output, values):
+                    known[name] = numpy_helper.from_array(np.asarray(v), name)
+                    graph.initializer.append(known[name])
+                continue
+        kept.append(node)
+    del graph.node[:]
+    graph.node.extend(kept)
+
+
+def _drop_unused(graph):
+    needed = {o.name for o in graph.output}
+    kept = []
+    for node in reversed(graph.node):
+        sub = set()
+        for g in _subgraphs(node):
+            sub |= _reads(g)
+        if any(o in needed for o in node.output if o):
+            kept.append(node)
+            needed.update(n for n in node.input if n)
+            needed |= sub
+    del graph.node[:]
+    graph.node.extend(reversed(kept))
+    unused = [t for t in graph.initializer if t.name not in needed]
+    for t in unused:
+        graph.initializer.remove(t)
