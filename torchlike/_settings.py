@@ -18,20 +18,22 @@ change.  To run on fewer threads, restrict the process's CPUs before jax starts
 
 NOTE [ the host allocator ]
 XLA's CPU runtime allocates every output of every op with the C library's ``malloc``, and an
-eager step frees and allocates the same sizes again each step.  glibc's defaults hand that
+eager step frees and allocates the same sizes again each step.  glibc's defaults can hand that
 memory back to the kernel between steps: a freed block over its mmap threshold is unmapped, and
 the free top of its heap past its trim threshold is released, so the next step's arrays land on
-fresh pages and each first touch is a page fault.  On the 2-core sandbox here the Transformer of
-scripts/bench_train.py spent about a quarter of its eager forward in them (326,611 minor faults
-for 660 forwards against 89,607 with the settings below; recorded forward 3.9 -> 2.6 ms,
-no_grad 3.2 -> 2.1 ms; the maximum RSS 502 against 508 MB); recording suffers most, since the
-arrays it saves for backward keep the heap's top in use.  So on glibc, at import, torchlike
-keeps freed memory in the process up to 256 MiB past the heap's top (``M_TRIM_THRESHOLD``) and
-serves blocks up to 32 MiB (glibc's own cap for its moving threshold) from the heap
-(``M_MMAP_THRESHOLD``); larger ones are still mapped and unmapped.  The cost: up to 256 MiB of
-freed memory stays counted in the process's RSS after a peak.  ``TORCHLIKE_MALLOC=system``
-(read at import) leaves glibc's defaults; other C libraries are left alone.  PyTorch's own CPU
-allocator faces the same defaults (its documentation suggests jemalloc or tcmalloc instead).
+fresh pages and each first touch is a page fault.  glibc raises both thresholds after it frees
+a large mapped block (up to 32 MiB), so whether a process pays depends on what it freed before:
+in fresh processes here the Transformer step of scripts/bench_train.py took 968 minor faults a
+step (and the MLP's 252), its recorded forward 3.7-3.8 ms against 2.46 ms without the faults;
+in another run, and inside bench_train (torch's and the data's large frees had raised the
+thresholds), none.  So on glibc, at import, torchlike keeps freed memory in the process up to
+256 MiB past the heap's top (``M_TRIM_THRESHOLD``) and serves blocks up to 32 MiB from the
+heap (``M_MMAP_THRESHOLD``): 0-3 faults a step from the start, the peak RSS unchanged (502
+against 508 MB over 660 forwards); larger blocks are still mapped and unmapped.  The cost: up
+to 256 MiB of freed memory stays counted in the process's RSS after a peak.
+``TORCHLIKE_MALLOC=system`` (read at import) leaves glibc's defaults; other C libraries are left
+alone.  PyTorch's CPU allocator meets the same defaults (its documentation suggests jemalloc or
+tcmalloc instead).
 """
 import ctypes
 import os
