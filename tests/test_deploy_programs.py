@@ -11,12 +11,11 @@ import sys
 import textwrap
 import time
 
+import onnxruntime  # noqa: F401  (the test extra's: NOTE [ torch is required ] in conftest.py)
 import pytest
+import tensorboard  # noqa: F401
 
-from test_examples import REPO, _env
-
-pytest.importorskip("onnxruntime")
-pytest.importorskip("tensorboard")
+from test_examples import _env
 
 TIMEOUT = 120   # seconds for the pair of runs (a pass takes about 6 s)
 

@@ -11,15 +11,14 @@ import sys
 import warnings
 
 import numpy as np
+import onnx   # the test extra's, imported as torch is (NOTE [ torch is required ] in conftest.py)
+import onnxruntime as ort
 import pytest
 import torch
 
 import torchlike as tl
 import torchlike.nn as nn
 import torchlike.nn.functional as F
-
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
 
 EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / \
     "train_digits.py"

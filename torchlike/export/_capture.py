@@ -101,6 +101,20 @@ def input_names(fn, args, kwargs):
     return names
 
 
+def unique_names():
+    """A function that returns each name it is given, suffixed ``_1``, ``_2``... where it
+    gave that name already."""
+    taken = set()
+
+    def unique(name):
+        base, n = name, 1
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        return name
+    return unique
+
+
 def output_names(tree):
     """``output`` for a single Tensor, else ``output_<path>``."""
     paths, _ = jax.tree_util.tree_flatten_with_path(tree)
@@ -169,14 +183,7 @@ class Capture:
         input_ids = {id(t): j for j, t in enumerate(self.inputs)}
         self.input_of = {}          # position in state.tensors -> position in self.inputs
         self.entries = []
-        taken = set()
-
-        def unique(name):
-            base, n = name, 1
-            while name in taken:
-                name, n = f"{base}_{n}", n + 1
-            taken.add(name)
-            return name
+        unique = unique_names()
 
         self.tensor_names = [None] * len(self.state.tensors)
         for i, t in enumerate(self.state.tensors):

@@ -27,7 +27,7 @@ import contextlib
 
 import jax
 
-from ...export._capture import Capture
+from ...export._capture import Capture, unique_names
 from ...nn.modules.module import Module
 
 try:
@@ -159,14 +159,7 @@ def graph(model, args, verbose=False, use_strict_trace=True):
     kinds = {e.name: e.kind for e in capture.entries}
     scopes = _state_scopes(model) if is_module else {"": root}
 
-    nodes, taken, producer = [], set(), {}
-
-    def unique(name):
-        base, n = name, 1
-        while name in taken:
-            name, n = f"{base}_{n}", n + 1
-        taken.add(name)
-        return name
+    nodes, producer, unique = [], {}, unique_names()
 
     def shapes_attr(avals, text):
         shapes = [pb.tensor_shape_pb2.TensorShapeProto(
