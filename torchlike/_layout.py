@@ -12,22 +12,11 @@ that order.
 import functools
 
 import numpy as np
-from jax.errors import InconclusiveDimensionOperation
 
 
 def contiguous_strides(shape):
     """The strides of a contiguous tensor of ``shape`` (read by every view op: cached)."""
-    shape = tuple(shape)
-    try:
-        return _contiguous_strides(shape)
-    except InconclusiveDimensionOperation:
-        # a symbolic size (jax.export's dimension, >= 1; torchlike.export / onnx with dynamic
-        # axes): the strides are expressions in it
-        strides, acc = [], 1
-        for s in reversed(shape):
-            strides.append(acc)
-            acc = acc * (max(int(s), 1) if isinstance(s, (int, np.integer)) else s)
-        return tuple(reversed(strides))
+    return _contiguous_strides(tuple(shape))
 
 
 @functools.lru_cache(maxsize=1024)   # (bounded: NOTE [ bounded program caches ] in _dispatch.py)
@@ -35,7 +24,10 @@ def _contiguous_strides(shape):
     strides, acc = [], 1
     for s in reversed(shape):
         strides.append(acc)
-        acc *= max(int(s), 1)   # (Python ints whatever the key held: equal keys share a result)
+        # Python ints whatever the key held (equal keys share a result); a symbolic size
+        # (jax.export's dimension, >= 1: export and onnx with dynamic axes) as it is, so the
+        # strides are expressions in it
+        acc *= max(int(s), 1) if isinstance(s, (int, np.integer)) else s
     return tuple(reversed(strides))
 
 
