@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _compile, _trace_context, _x64
-from .._compile.trace import _user_frame
+from .._compile.trace import _PACKAGE, _user_frame
 from .._tensor import Tensor
 from ..compiler import Unsupported
 from ..export import _capture as cap
@@ -80,9 +80,6 @@ class NotCapturable(Exception):
     def __init__(self, reason, frame=None, graph_break=True):
         super().__init__(str(reason))
         self.reason, self.frame, self.graph_break = reason, frame, graph_break
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # torchlike's
 
 
 def warn(message, category):
