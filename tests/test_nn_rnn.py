@@ -300,6 +300,41 @@ def test_traced_backward_matches_eager():
     np.testing.assert_allclose(np.asarray(traced), eager, rtol=1e-5, atol=1e-6)
 
 
+def test_backward_from_kept_residuals(monkeypatch):
+    """NOTE [ kept residuals ]: a recorded stack keeps its VJP's residuals until a backward
+    frees them; the gradients (node by node, fused, and of second order, which differentiates
+    the primals) equal those of the VJP at the primals, computed with nothing kept."""
+    from torchlike.autograd import fused
+    m = TL_NN.LSTM(3, 4, num_layers=2)
+    x = tl.tensor(X[..., :3], dtype=tl.float32, requires_grad=True)
+
+    def grads(fuse):
+        monkeypatch.setattr(fused, "enabled", fuse)
+        monkeypatch.setattr(fused, "fuse_after", 1)
+        out, (h, c) = m(x)
+        node = out.grad_fn
+        kept = node._residuals is not None
+        first = tl.autograd.grad((out ** 2).sum() + c.sum(), [x, *m.parameters()],
+                                 create_graph=True)
+        second = tl.autograd.grad(sum((g ** 2).sum() for g in first), x)[0]
+        out, _ = m(x)
+        x.grad = None
+        (out ** 2).sum().backward()
+        freed = out.grad_fn._residuals is None
+        return kept, freed, [g.detach().numpy() for g in first] + [second.numpy(),
+                                                                   x.grad.numpy()]
+
+    for fuse in (False, True):
+        kept, freed, with_residuals = grads(fuse)
+        assert kept and freed
+        monkeypatch.setattr(tl_ops._ONEDNN_STACK, "residuals", False)
+        kept, _, recomputed = grads(fuse)
+        monkeypatch.setattr(tl_ops._ONEDNN_STACK, "residuals", True)
+        assert not kept
+        for a, b in zip(with_residuals, recomputed):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 # --- module surface ------------------------------------------------------------------------------
 
 SURFACE = [

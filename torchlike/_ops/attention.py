@@ -126,7 +126,8 @@ def linear(input, weight, bias=None):
                 out = call(_ADDMM_FLAT_T, bias, input, weight, static=static)
             else:
                 out = _flat_linear(input.view(-1, k), weight, bias, rows)
-            return out.view(*rows, out.shape[-1])
+            # (the view op itself: out is a fresh contiguous matrix, nothing to check)
+            return call(VIEW, out, static=(("shape", rows + (out.shape[-1],)),))
     out = linalg.matmul(input, weight.t())
     return out if bias is None else out + bias
 

@@ -186,9 +186,10 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
     return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
 
 
-_ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0")
-_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0")
-_PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0")
+# (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py)
+_ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0", residuals=True)
+_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True)
+_PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0", residuals=True)
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
 
 

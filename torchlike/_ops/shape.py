@@ -44,8 +44,9 @@ def view_strides(old_shape, old_strides, new_shape):
 
 
 def _viewed(parent, out, kw):
-    return stored_strides(view_strides(parent.shape, strides_of(parent), out.shape),
-                 out.shape)
+    if parent._strides is None:   # a view of a contiguous tensor is contiguous
+        return None
+    return stored_strides(view_strides(parent.shape, parent._strides, out.shape), out.shape)
 
 
 def _transposed(parent, out, kw):
@@ -215,6 +216,8 @@ def _sizes(args, fname="view", name="size"):
 
 def infer_size(shape, numel):
     """Resolve one -1 in ``shape`` (PyTorch's infer_size)."""
+    if all(s >= 0 for s in shape) and math.prod(shape) == numel:
+        return tuple(shape)   # nothing to infer: the common case, in one pass
     shape = list(shape)
     infer = None
     for i, s in enumerate(shape):
@@ -237,7 +240,7 @@ def infer_size(shape, numel):
 def view(x, *shape):
     """Mirrors ``Tensor.view``: same storage, new shape; an error if the strides forbid it."""
     shape = infer_size(_sizes(shape), x.numel())
-    if view_strides(x.shape, strides_of(x), shape) is None:
+    if x._strides is not None and view_strides(x.shape, x._strides, shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
@@ -255,7 +258,7 @@ UNSAFE_VIEW = Op("_unsafe_view", lambda x, shape: x.reshape(shape), "UnsafeViewB
 def reshape(x, *shape):
     """Mirrors ``torch.reshape``: a view when the strides allow one, else a copy."""
     shape = infer_size(_sizes(shape, "reshape", "shape"), x.numel())
-    if view_strides(x.shape, strides_of(x), shape) is not None:
+    if x._strides is None or view_strides(x.shape, x._strides, shape) is not None:
         return call(VIEW, x, static=(("shape", shape),))
     return call(UNSAFE_VIEW, clone(x), static=(("shape", shape),))
 

@@ -109,9 +109,10 @@ def _plan(roots, root_grads):
                 return None
             else:
                 avals.append(type(p))
+        kept = node._residuals   # NOTE [ kept residuals ] in _dispatch.py
         sig.append((node._op, node._static, node._dt, node._mask, node._out_mask,
-                    node._out_meta, tuple(avals), tuple(edges)))
-        operands.append(primals)
+                    node._out_meta, tuple(avals), tuple(edges), kept is not None))
+        operands.append(primals if kept is None else (primals, kept))
     for g in root_grads:
         if type(g) is not ArrayImpl:
             return None
@@ -145,8 +146,9 @@ def _program(signature):
     """The backward walk of ``signature`` as a function of (root grads, operands), returning the
     leaves' new gradients in the order of the signature."""
     nodes, roots = signature
-    vjps = [None if d[0] == "leaf" else _dispatch._vjp_fn(d[0], d[1], d[2], d[3], d[4])
-            for d in nodes]
+    vjps = [None if d[0] == "leaf" else
+            _dispatch.residual_vjp_fn(d[0], d[1], d[2], d[3]) if d[8] else
+            _dispatch._vjp_fn(d[0], d[1], d[2], d[3], d[4]) for d in nodes]
     order = _topological(nodes)
     leaves = [i for i, d in enumerate(nodes) if d[0] == "leaf"]
 
@@ -164,7 +166,7 @@ def _program(signature):
                 continue
             if not buf:
                 continue
-            op, static, dt, mask, out_mask, out_meta, _, edges = d
+            op, static, dt, mask, out_mask, out_meta, _, edges, _ = d
             if out_mask is None:
                 g = buf[0]
             else:

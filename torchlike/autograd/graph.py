@@ -302,6 +302,7 @@ class OpNode(Node):
 
     _placeholders = False
     _pending = False   # some primals are Pending (NOTE [ lazy segments ] in _lazy.py)
+    _residuals = None   # NOTE [ kept residuals ] in _dispatch.py
 
     def _resolve(self):
         self._primals = tuple([p.get() if type(p) is Pending else p for p in self._primals])
@@ -315,6 +316,7 @@ class OpNode(Node):
         if self._primals is None:
             return
         self._saved = ()
+        self._residuals = None
         if self._op.saves == () and not self._op.per_call:
             self._primals = tuple([(a.shape, a.dtype) if isinstance(a, (jax.Array, Pending))
                                    else (a,) for a in self._primals])
@@ -376,6 +378,10 @@ class OpNode(Node):
             out = _meta.run(fn, bop.name, *arrays)
             outs = _dispatch.wrap_outputs(bop, (), None, out, (), arrays,
                                           edges if any(edges) else None)
+        elif self._residuals is not None and not traced:   # NOTE [ kept residuals ]
+            g = values[0] if self._out_mask is None else tuple(values)
+            outs = _dispatch.residual_backward_fn(op, static, dt, mask)(g, primals,
+                                                                       self._residuals)
         else:
             g = values[0] if self._out_mask is None else tuple(values)
             outs = _meta.run(_dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced),
