@@ -304,7 +304,17 @@ def test_backward_from_kept_residuals(monkeypatch):
     """NOTE [ kept residuals ]: a recorded stack keeps its VJP's residuals until a backward
     frees them; the gradients (node by node, fused, and of second order, which differentiates
     the primals) equal those of the VJP at the primals, computed with nothing kept."""
+    from torchlike import _lazy
     from torchlike.autograd import fused
+    was_lazy = _lazy.enabled   # (eager recording: a lazy segment keeps no residuals)
+    _lazy.enable(False)
+    try:
+        _kept_residuals_check(monkeypatch, fused)
+    finally:
+        _lazy.enable(was_lazy)
+
+
+def _kept_residuals_check(monkeypatch, fused):
     m = TL_NN.LSTM(3, 4, num_layers=2)
     x = tl.tensor(X[..., :3], dtype=tl.float32, requires_grad=True)
 
