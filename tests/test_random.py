@@ -7,6 +7,7 @@ distributions: moments of large samples drawn with fixed seeds, with tolerances 
 standard errors for the sample size.  Within torchlike: determinism, generator state, in-place
 semantics, and the traced (jax.jit) path with the generator state carried in and out.
 """
+import itertools
 import math
 import pickle
 import re
@@ -734,6 +735,11 @@ def test_randperm_is_a_permutation():
     firsts = np.array([tl.randperm(10, generator=g)[0].item() for _ in range(500)])
     mean, var, _ = _discrete_uniform_moments(0, 10)
     assert abs(firsts.mean() - mean) <= Z * math.sqrt(var / firsts.size)
+    # each of the 24 orders of 4 equally likely
+    n = 2400
+    drawn = [tuple(tl.randperm(4, generator=g).tolist()) for _ in range(n)]
+    orders = list(itertools.permutations(range(4)))
+    check_frequencies([drawn.count(o) / n for o in orders], [1 / 24] * 24, n, "randperm")
 
 
 # ------------------------------------------------------------------------------------------------
