@@ -348,6 +348,36 @@ def test_a_graph_over_the_cap_runs_node_by_node(monkeypatch):
         assert all(tl.equal(a, b) for a, b in zip(run, reference))
 
 
+def test_gathered_gradients_sum_in_arrival_order(monkeypatch):
+    """NOTE [ gathered gradients ]: the gradients reaching one input from every step of an
+    unrolled loop are added a chunk at a time, in one program per chunk, to the same sum,
+    bit for bit, as adding each as it arrives."""
+    from torchlike.autograd import engine
+    monkeypatch.setattr(fused, "enabled", False)
+    tl.manual_seed(0)
+    cell = tl.nn.LSTMCell(3, 4)
+    xs = tl.randn(30, 2, 3)
+    chunks = []
+    original = engine._add_chunk
+    monkeypatch.setattr(engine, "_add_chunk", lambda *gs: chunks.append(len(gs)) or
+                        original(*gs))
+
+    def grads():
+        cell.zero_grad(set_to_none=True)
+        h = c = tl.zeros(2, 4)
+        for x in xs:
+            h, c = cell(x, (h, c))
+        h.pow(2).sum().backward()
+        return [p.grad.numpy() for p in cell.parameters()]
+
+    gathered = grads()
+    assert chunks and set(chunks) == {engine._CHUNK + 1}
+    monkeypatch.setattr(engine, "_CHUNK", 10 ** 9)   # every gradient added on its own
+    one_by_one = grads()
+    for a, b in zip(gathered, one_by_one):
+        assert (a == b).all()
+
+
 # --- autograd misuse, as a careless user writes it: each row runs on torch and torchlike -------
 
 def _leaf(T, n=3):

@@ -52,6 +52,56 @@ def _sum(a, b):
     return _as_tensor(a) + _as_tensor(b)   # a Tensor under create_graph, or a meta array
 
 
+# NOTE [ gathered gradients ]
+# A node's input that several nodes feed (a weight an unrolled recurrence uses at every step)
+# gets one gradient from each, and PyTorch adds each to the sum as it arrives.  One jitted add
+# per arrival is one XLA call each (6-8 us on the 2-core CPU): examples/pytorch/lstm_timeseries.py
+# made 62,370 of them in 45 backward passes.  So the engine gathers the concrete gradients that
+# arrive at one input (``_Parts``) and adds them in the same order, ``_CHUNK`` at a time in one
+# program (a chain of adds: XLA rounds after each, so the sum is, bit for bit, the one adding
+# each as it arrives gives), the rest one by one when the node runs.  At most ``_CHUNK`` + 1
+# gradients of an input are alive at once.  Under create_graph (Tensors), a profiler (which
+# times each add) or on other arrays (meta, tracers, pending values) each arrival is added at
+# once, as before.  An LSTMCell unrolled 60 steps: 414 adds -> 190 adds and 56 chunks, its
+# forward and backward 21.2 -> 20.4 ms (median of 8, interleaved).
+_CHUNK = 4
+
+
+class _Parts(list):
+    """Gradients arrived at one input and not yet added (NOTE [ gathered gradients ])."""
+
+
+def _add_chunk_fn(acc, *gs):
+    for g in gs:
+        acc = jnp.add(acc, g)
+    return acc
+
+
+_add_chunk = jax.jit(_add_chunk_fn)
+
+
+def _gather(a, b):
+    """Gradient ``b`` arriving where ``a`` (None, one gradient or _Parts) is waiting."""
+    if a is None:
+        return b
+    if type(b) is not ArrayImpl or _dispatch._profiler is not None:
+        return _accumulate(_settled(a), b)
+    if type(a) is _Parts:
+        a.append(b)
+        return _Parts([_add_chunk(*a)]) if len(a) > _CHUNK else a
+    return _Parts((a, b)) if type(a) is ArrayImpl else _accumulate(a, b)
+
+
+def _settled(g):
+    """The sum of what ``g`` holds (NOTE [ gathered gradients ])."""
+    if type(g) is not _Parts:
+        return g
+    acc = g[0]
+    for x in g[1:]:
+        acc = _add(acc, x)
+    return acc
+
+
 def _as_tensor(g):
     return g if g is None or isinstance(g, Tensor) else Tensor._wrap(g)
 
@@ -220,7 +270,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     try:
         while ready:
             node = heapq.heappop(ready)[2]
-            buf = buffers.pop(node)
+            buf = [_settled(g) for g in buffers.pop(node)]
             if node in capture_nodes:
                 # As PyTorch: a node that runs captures its gradient before its tensor hooks
                 # (they run with the node); one that only captures runs the hooks first.
@@ -249,7 +299,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                     cbuf = buffers[child] = [None] * _num_outputs(child)
                 g = outs[i] if i < len(outs) else None
                 if g is not None:
-                    cbuf[nr] = _accumulate(cbuf[nr], g)
+                    cbuf[nr] = _gather(cbuf[nr], g)
                 deps[child] -= 1
                 if deps[child] == 0:
                     heapq.heappush(ready, (-child._seq, next(tie), child))
