@@ -6,16 +6,12 @@ under real torch and as ``python -m torchlike X.py``: the two print the same lin
 The program draws no random numbers (its weights are set from ``arange``), so every line it
 prints is comparable exactly; values are printed as agreement checks or rounded.
 """
-import subprocess
-import sys
 import textwrap
-import time
 
 import onnxruntime  # noqa: F401  (the test extra's: NOTE [ torch is required ] in conftest.py)
-import pytest
 import tensorboard  # noqa: F401
 
-from test_examples import _env
+from test_examples import run_side_by_side
 
 TIMEOUT = 120   # seconds for the pair of runs (a pass takes about 6 s)
 
@@ -121,26 +117,9 @@ PROGRAM = textwrap.dedent('''
 def test_after_training_program_prints_as_under_torch(tmp_path):
     script = tmp_path / "after_training.py"
     script.write_text(PROGRAM)
-    procs = {}
-    for label, prefix in (("torch", []), ("torchlike", ["-m", "torchlike"])):
-        env = _env()
-        env["OMP_NUM_THREADS"] = "1"
-        procs[label] = subprocess.Popen([sys.executable, *prefix, str(script)], cwd=tmp_path,
-                                        env=env, text=True, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE)
-    deadline, results = time.monotonic() + TIMEOUT, {}
-    try:
-        for label, proc in procs.items():
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, f"{label} exited {proc.returncode}\n{out}\n{err}"
-            results[label] = out, err
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the program ran past {TIMEOUT} s")
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
+    results = run_side_by_side({"torch": [str(script)],
+                                "torchlike": ["-m", "torchlike", str(script)]},
+                               tmp_path, TIMEOUT, "the program")
     (want, _), (got, err) = results["torch"], results["torchlike"]
     assert got.splitlines() == want.splitlines()
     # torch's jit deprecations point into torch (hidden by default); no can't-compile warning

@@ -4,6 +4,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,35 @@ def _env():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
+
+
+def run_side_by_side(commands, cwd, timeout, what, extra_env=None):
+    """{label: (stdout, stderr)} of each command (a list of arguments after the interpreter)
+    run at once, each on one thread, all within ``timeout`` seconds; a failed run or one past
+    the deadline fails the test, and every process still running is killed."""
+    procs = {}
+    for label, args in commands.items():
+        env = _env()
+        env["OMP_NUM_THREADS"] = "1"    # the runs share the machine's cores
+        env.update((extra_env or {}).get(label, {}))
+        procs[label] = subprocess.Popen([sys.executable, *args], cwd=cwd, env=env, text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline, results = time.monotonic() + timeout, {}
+    try:
+        for label, proc in procs.items():
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, (
+                f"{label}: {' '.join(commands[label])} exited {proc.returncode}\n"
+                f"--- stdout ---\n{out}\n--- stderr ---\n{err}")
+            results[label] = out, err
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} ran past {timeout} s")
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return results
 
 
 def _run_tour(*args):

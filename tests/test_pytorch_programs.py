@@ -11,14 +11,11 @@ on the CPU and on "cuda" (CPU devices presented as CUDA ones, TORCHLIKE_CPU_AS_C
 """
 import math
 import re
-import subprocess
-import sys
-import time
 
 import pytest
 import torch  # noqa: F401  (the oracle: the torch runs below need it installed)
 
-from test_examples import REPO, _env
+from test_examples import REPO, run_side_by_side
 
 PROGRAMS = REPO / "examples" / "pytorch"
 TIMEOUT = 240   # seconds for one program's pair of runs (bounds a hang; a pass takes ~10-30 s)
@@ -38,31 +35,11 @@ def _run(name, args, variants):
     """{label: (final line as a dict, stdout)} of ``examples/pytorch/<name>.py args`` run once
     per variant, all at once; a variant is (interpreter arguments, extra environment)."""
     script = str(PROGRAMS / f"{name}.py")
-    procs, commands = {}, {}
-    for label, (prefix, extra_env) in variants.items():
-        env = _env()
-        env["OMP_NUM_THREADS"] = "1"    # the runs share the machine's cores
-        env.update(extra_env)
-        commands[label] = [sys.executable, *prefix, script, *args]
-        procs[label] = subprocess.Popen(commands[label], cwd=REPO, env=env, text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + TIMEOUT
-    results = {}
-    try:
-        for label, proc in procs.items():
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert proc.returncode == 0, (
-                f"{label}: {' '.join(commands[label][1:])} exited {proc.returncode}\n"
-                f"--- stdout ---\n{out}\n--- stderr ---\n{err}")
-            results[label] = (_final_line(out), out)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{name} {' '.join(args)} ran past {TIMEOUT} s")
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.communicate()
-    return results
+    outputs = run_side_by_side(
+        {label: [*prefix, script, *args] for label, (prefix, _) in variants.items()}, REPO,
+        TIMEOUT, f"{name} {' '.join(args)}",
+        {label: extra_env for label, (_, extra_env) in variants.items()})
+    return {label: (_final_line(out), out) for label, (out, _) in outputs.items()}
 
 
 TORCH = ((), {})
