@@ -7,8 +7,9 @@ and a linear layer in float64, batch 32, unrolled over T time steps, MSE loss, t
 For each T it runs, each in a fresh process (so that peak memory is the configuration's own):
   per-node   the per-node walk (torchlike.autograd.fused.enabled = False);
   fused      the per-node walk the first time a graph is seen, one compiled program from the
-             second time on (fused.fuse_after = 2 here, 32 by default, so that the second step
-             shows the compile), for graphs of up to fused.max_nodes nodes;
+             second time on (fused.fuse_after = 2 and buy_after = 0 here, where by
+             default a graph waits until its savings would repay the compile, so that the
+             second step shows the compile), for graphs of up to fused.max_nodes nodes;
   uncapped   the fused backward with no size cap (only up to --uncapped-max time steps: the
              compile grows faster than the graph);
   torch      the same loop in PyTorch, for reference.
@@ -39,7 +40,7 @@ def one(t_steps, mode):
         import torchlike as lib
         from torchlike.autograd import fused
         fused.enabled = mode != "per-node"
-        fused.fuse_after = 2
+        fused.fuse_after, fused.buy_after = 2, 0
         if mode == "uncapped":
             fused.max_nodes = 10 ** 9
     lib.manual_seed(0)

@@ -48,6 +48,7 @@ import jax.numpy as jnp  # noqa: E402
 
 import torchlike  # noqa: E402
 from torchlike import _lazy  # noqa: E402
+from torchlike.autograd import fused  # noqa: E402
 
 try:
     import torch
@@ -414,9 +415,10 @@ def main(argv=None):
                                            "torch": "d"})]
     rows = [row for row in rows if row[0][0] in args.cases]
 
-    # the lazy column's steady state: a repeated segment compiled at its fuse_after-th flush,
-    # as a long loop's is once its flushes have cost what a compile costs
-    _lazy.buy_after = 0
+    # the steady state: a repeated segment (lazy) and a repeated graph's backward (fused)
+    # compiled at their fuse_after-th flush or sighting, as a long loop's are once running them
+    # op by op or node by node has cost (or would save) what a compile costs
+    _lazy.buy_after = fused.buy_after = 0
     results = {}  # (impl, case key) -> stats; a shared key is measured once
     for _, keys in rows:
         for impl, key in keys.items():

@@ -15,11 +15,13 @@ scope computes in 32 bits, and jax only warns.  The suite makes that an error
 every test that touches an int64 / float64 tensor also checks that its path runs in the scope.
 
 NOTE [ the fused backward in tests ]
-The fused backward compiles a graph's program on its ``fuse_after``-th sighting (32 by default:
-NOTE [ fused backward ] in torchlike/autograd/fused.py).  A test runs a graph a few times at
-most, so the session sets 2: every test that runs a graph twice to compare the fused program
-with the per-node walk (tests/parity.py's both_again, tests/test_engine_vs_jax.py) relies on it,
-and tests/test_engine_vs_jax.py checks the rule at another setting.
+The fused backward compiles a graph's program once it has been seen ``fuse_after`` times (32 by
+default) and as often as its savings need to repay the compile (about 1,200 times: NOTE [ fused
+backward ] in torchlike/autograd/fused.py).  A test runs a graph a few times at most, so the
+session sets 2 sightings and nothing more (``buy_after = 0``): every test that runs a graph twice to
+compare the fused program with the per-node walk (tests/parity.py's both_again,
+tests/test_engine_vs_jax.py) relies on it, and tests/test_engine_vs_jax.py checks the rule at
+other settings.
 
 NOTE [ torch is required ]
 Real PyTorch is the oracle of most tests, so they import it at the top of the file, never through
@@ -41,7 +43,7 @@ import torch  # noqa: E402  (NOTE [ torch is required ])
 
 from torchlike.autograd import fused  # noqa: E402  (after the settings above)
 
-fused.fuse_after = 2   # NOTE [ the fused backward in tests ]
+fused.fuse_after, fused.buy_after = 2, 0   # NOTE [ the fused backward in tests ]
 
 
 @pytest.fixture(autouse=True)

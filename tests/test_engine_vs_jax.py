@@ -189,9 +189,10 @@ def test_fused_backward_matches_the_per_node_walk(shapes, steps, outputs, seed):
     assert len(compiled) <= 1    # compiled now, or earlier for the same graph shape
 
 
-def test_fused_backward_compiles_on_the_fuse_after_th_sighting(monkeypatch):
-    """Node by node until a graph's signature has been seen ``fuse_after`` times, then one
-    program from that sighting on (NOTE [ fused backward ])."""
+def test_fused_backward_is_compiled_once_seen_often_enough(monkeypatch):
+    """Node by node until a graph's signature has been seen ``fuse_after`` times and as often
+    as its savings need to repay its compile, then one program from that sighting on; the
+    compile's time then prices the next (NOTE [ fused backward ])."""
     from torchlike.autograd import fused
     monkeypatch.setattr(fused, "fuse_after", 4)
     compiled = []
@@ -200,11 +201,26 @@ def test_fused_backward_compiles_on_the_fuse_after_th_sighting(monkeypatch):
     x = tl.randn(3, 5, dtype=tl.float64, requires_grad=True)
     v = x.detach().numpy()
     expected = np.cos(v) * v + np.sin(v)
-    for sighting in range(1, 7):
-        x.grad = None
-        (x.sin() * x).sum().backward()
-        assert len(compiled) == (sighting >= 4), sighting
-        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+    def sightings_until_compiled():
+        compiled.clear()
+        fused._SEEN.clear()
+        for sighting in range(1, 10):
+            x.grad = None
+            (x.sin() * x).sum().backward()
+            np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+            if compiled:
+                return sighting
+
+    assert sightings_until_compiled() == 4   # conftest's buy_after = 0: fuse_after decides
+    monkeypatch.setattr(fused, "buy_after", None)
+    # a compile of 6 nodes' savings a node so far: compiled on the 7th sighting
+    monkeypatch.setattr(fused, "_compiles", [6 * fused.node_saving, 1])
+    assert sightings_until_compiled() == 7
+    nodes = len(compiled[0][0])
+    assert fused._compiles[1] == 1 + nodes and fused._compiles[0] > 6 * fused.node_saving
+    monkeypatch.setattr(fused, "_compiles", [1 * fused.node_saving, 1])
+    assert sightings_until_compiled() == 4   # fuse_after is the least
 
 
 def test_fused_backward_is_used_and_keeps_engine_semantics():

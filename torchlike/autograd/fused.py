@@ -12,12 +12,25 @@ from then on.  Until then the graph runs node by node, so code whose graphs repe
 When to compile is a rent-or-buy choice: the program costs one compile (0.1-3 s on the 2-core CPU
 for the graphs of scripts/bench_train.py and examples/pytorch/) and then saves a fraction of a
 millisecond to a few milliseconds per backward, so it pays for itself only after hundreds of
-steps, and a graph seen a handful of times never repays it.  Waiting ``fuse_after`` = 32
-sightings costs a long training loop at most 32 per-node walks (tens of milliseconds) and spares
-every rarer graph its compile: fusing on the second sighting compiled a program for every graph
-shape that occurred twice, 44-64% of the wall time of the example programs was compiling
-(scripts/bench_programs.py), and switching the fused backward off made word_lstm, char_lstm and
-cnn_digits 5-20% faster end to end.
+steps, and a graph seen a handful of times never repays it.  Fusing on the second sighting
+compiled a program for every graph shape that occurred twice: 44-64% of the wall time of the
+example programs was compiling (scripts/bench_programs.py), and switching the fused backward off
+made word_lstm, char_lstm and cnn_digits 5-20% faster end to end.  Waiting for 32 sightings still
+compiled cnn_digits' step at its 32nd of 80 backwards: 0.77 s of compiling, repaid by about 1 ms
+on each of the 48 left (that program took 7.68 s with the fused backward, 6.82 s without).
+
+What fusing saves is the per-node walk's dispatch, not its arithmetic: measured in a training
+step of each scripts/bench_train.py model (2-core CPU, fused against node by node, interleaved),
+the program saved 0.72 ms of the MLP's 17 nodes, 0.40 ms of the CNN's 23 and 1.95 ms of the
+Transformer's 94: 17-43 µs a node (``node_saving`` = 25 µs), while the example programs'
+compiles took 31-35 ms a node.  So a signature is compiled once it has been seen ``fuse_after``
+= 32 times *and* often enough that the savings would have paid for its compile: the seconds a
+node of the programs compiled so far took to compile (a prior of one second for 32 nodes) over
+the saving a node, about 1,200 sightings until a compile has been timed (``buy_after``
+sightings where set).  The walk's own time does not tell the saving: an LSTM's walk is mostly
+its arithmetic, which the program runs as well (word_lstm's walks took about 30 ms each; with
+its program compiled at the 32nd of 156 backwards that program took 14.03 s end to end,
+without 13.49 s).
 
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
@@ -33,6 +46,8 @@ the per-node walk's.  So a graph of more than ``max_nodes`` nodes runs node by n
 stops counting there: a long graph costs what the per-node walk costs.  128 keeps every model of
 scripts/bench_train.py fused (the Transformer's backward has 93 nodes, the MLP's 16).
 """
+from time import perf_counter
+
 import jax
 import jax.numpy as jnp
 
@@ -46,7 +61,10 @@ _SEEN = {}          # signature -> sightings so far (an int) or the compiled pro
 _MAX_SIGNATURES = 256   # the least recently seen are dropped (NOTE [ bounded program caches ])
 enabled = True      # tests switch it off to compare against the per-node walk
 max_nodes = 128     # larger graphs run node by node (NOTE [ fused backward ]: a compile's cost)
-fuse_after = 32     # sightings of a signature before its program is compiled (NOTE above)
+fuse_after = 32     # the fewest sightings of a signature before its program is compiled
+buy_after = None    # sightings before it is compiled, if more (None: learned; NOTE above)
+node_saving = 25e-6   # seconds a compiled program saves a backward, a node (NOTE above)
+_compiles = [1.0, 32]   # seconds spent compiling programs, and their nodes (a prior: 1 s for 32)
 
 
 def _plain(node):
@@ -182,32 +200,39 @@ def _program(signature):
 
 
 def try_run(roots, root_grads, keep_graph):
-    """Run the backward as one program if this graph's signature was seen before.  Returns
-    False (having done nothing) when the per-node walk should run instead."""
+    """Run the backward as one program if this graph's signature has been seen often enough.
+    Returns False (having done nothing) when the per-node walk should run instead."""
     if not enabled or anomaly_mode._state.enabled or _dispatch._profiler is not None:
         return False   # (a profiler times node by node: NOTE [ profiler hook ])
     plan = _plan(roots, root_grads)
-    program = None if plan is None else _compiled(plan[0])
-    if program is None:
+    if plan is None:
         return False
+    signature = plan[0]
+    program = _SEEN.pop(signature, 0)   # filed again last: the least recently seen go first
+    start = None
+    if type(program) is int:
+        if program + 1 < max(fuse_after, _sightings_to_buy()):
+            _dispatch.remember(_SEEN, signature, program + 1, _MAX_SIGNATURES)
+            return False
+        program, start = _program(signature), perf_counter()
+    _dispatch.remember(_SEEN, signature, program, _MAX_SIGNATURES)
     if _run(program, plan, root_grads, keep_graph):
         # recorded into the lazy segment: the saved values ``plan`` holds must not count as
         # referenced if this flushes it (NOTE [ lazy segments ] in _lazy.py)
         del plan
         _lazy.recorded_backward()
+    elif start is not None:   # its first run: the compile, timed
+        _compiles[0] += perf_counter() - start
+        _compiles[1] += len(signature[0])
     return True
 
 
-def _compiled(signature):
-    """The program of ``signature``, or None until it has been seen ``fuse_after`` times."""
-    program = _SEEN.pop(signature, 0)   # filed again last: the least recently seen go first
-    if type(program) is int:
-        if program + 1 < fuse_after:
-            _dispatch.remember(_SEEN, signature, program + 1, _MAX_SIGNATURES)
-            return None
-        program = _program(signature)
-    _dispatch.remember(_SEEN, signature, program, _MAX_SIGNATURES)
-    return program
+def _sightings_to_buy():
+    """How often a signature is seen before the backwards its program would speed up have paid
+    for compiling it (NOTE [ fused backward ]): a compile and a saving are both per node."""
+    if buy_after is not None:
+        return buy_after
+    return 1 + _compiles[0] / _compiles[1] / node_saving
 
 
 def _run(program, plan, root_grads, keep_graph):
