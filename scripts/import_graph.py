@@ -20,7 +20,7 @@ PACKAGE = "torchlike"
 # itself, __main__, testing) is the facade.
 LAYERS = (
     ("base", ("_dtype", "_size", "_layout", "_meta", "_device", "_x64", "_settings", "_precision",
-              "_trace_context", "_info", "version", "torch_version", "return_types",
+              "_quick", "_trace_context", "_info", "version", "torch_version", "return_types",
               "autograd.grad_mode", "autograd.anomaly_mode", "_amp_hook")),
     ("core", ("_tensor", "_tensor_str", "_storage", "_views", "_inplace", "_creation", "_dispatch",
               "_lazy", "autograd.graph", "autograd.engine", "autograd.fused")),

@@ -523,9 +523,10 @@ def test_model_on_meta(name, build, inputs, reinit, step):
         return
     xs = _inputs(tl, inputs, "cpu")
     assert _step(tl, m, xs).item() == _step(tl, cpu, xs).item()
-    # NOTE: a graph's first backward in a process can differ from later runs of the same graph
-    # in the last bit (MultiheadAttention's bias grads, without meta), hence rtol for the step
-    _assert_state_equal(_state(m), _state(cpu), rtol=1e-6)
+    # NOTE: the second model's step runs the graph's fused backward (conftest), compiled with
+    # XLA's defaults, where the first walked it node by node with quick programs (NOTE [ quick
+    # compiles ] in torchlike/_quick.py): they round differently in the last bits, hence rtol
+    _assert_state_equal(_state(m), _state(cpu), rtol=1e-5)
 
 
 def _frozen_cnn(T, device):

@@ -48,6 +48,7 @@ from ._x64 import restore as _x64_restore, swap as _x64_swap
 from ._layout import output_strides
 from ._lazy import Pending
 from ._meta import MetaArray, is_meta
+from ._quick import inlined, quick_jit
 from ._tensor import ArrayImpl, Tensor
 from .autograd import graph
 from .autograd.grad_mode import INFERENCE_REGIONS, _state
@@ -62,12 +63,12 @@ class Op:
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "_fold_names", "pieces", "grad_pieces", "_node_cls",
-                 "_specialised", "residuals")
+                 "_specialised", "residuals", "quick")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, pieces=None, grad_pieces=None,
-                 residuals=False):
+                 residuals=False, quick=True):
         self.name = name
         self.fn = fn
         self.node = node
@@ -120,6 +121,9 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
+        # its programs compile quickly (NOTE [ quick compiles ]); False for an op whose loop
+        # quick code runs markedly slower, where a training step runs it (the rnn stacks)
+        self.quick = quick
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -215,6 +219,12 @@ def with_dynamic(names, fixed, values):
     return fixed + tuple(zip(names, values))
 
 
+def op_jit(op, fn, **kwargs):
+    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), or jax.jit for an op marked
+    ``quick=False``."""
+    return quick_jit(fn, **kwargs) if op.quick else jax.jit(fn, **kwargs)
+
+
 # NOTE [ bounded program caches ]
 # An entry of a cache keyed by static arguments that can carry shapes (a view's sizes, a
 # factory's size, a slice's bounds) keeps a jax.jit function alive, and with it every program
@@ -264,7 +274,7 @@ def dynamic_forward_fn(op, fixed, dt):
 
         def run(*xs):
             return _raw_fn(op, with_dynamic(op.dynamic, fixed, xs[-n:]), dt)(*xs[:-n])
-        f = remember(op._fwd, key, jax.jit(run, keep_unused=True))
+        f = remember(op._fwd, key, op_jit(op, run, keep_unused=True))
     return f
 
 
@@ -278,7 +288,7 @@ def forward_fn(op, static, dt):
         # keep_unused: an operand only read for its shape (x.uniform_(), zeros_like) still
         # places the result, which stays committed to that operand's device like every array
         # torchlike makes (jitted calls with committed and uncommitted arguments compile twice)
-        f = remember(op._fwd, key, jax.jit(_raw_fn(op, static, dt), keep_unused=True))
+        f = remember(op._fwd, key, op_jit(op, _raw_fn(op, static, dt), keep_unused=True))
     return f
 
 
@@ -462,18 +472,20 @@ def eager_forward(op, static, dt, arrays):
         return arrays[0]
     if op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
         return pieces
-    if op.dynamic:
-        fn = op._fwd.get((static, dt))
-        if fn is not None:
-            return fn(*arrays)
-        fixed, values = split_dynamic(op.dynamic, static)
-        fn = _specialised_fn(op, static, fixed, dt)
-        return fn(*arrays) if fn is not None else \
-            dynamic_forward_fn(op, fixed, dt)(*arrays, *values)
     fn = op._fwd.get((static, dt))
     if fn is None:
-        fn = forward_fn(op, static, dt)
-    return fn(*arrays)
+        if op.dynamic:
+            fixed, values = split_dynamic(op.dynamic, static)
+            fn = _specialised_fn(op, static, fixed, dt)
+            if fn is None:
+                fn = dynamic_forward_fn(op, fixed, dt)
+                arrays = (*arrays, *values)
+        else:
+            fn = forward_fn(op, static, dt)
+    try:
+        return fn(*arrays)
+    except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
+        return inlined(e, fn, *arrays)
 
 
 def _lazy_forward(op, static, dt, arrays):
@@ -711,7 +723,7 @@ def residual_forward_fn(op, static, dt, mask):
         def run(*xs):
             out, pull = vjp(xs)
             return out, jax.tree_util.tree_leaves(pull)
-        f = remember(op._fwd, key, jax.jit(run, keep_unused=True))
+        f = remember(op._fwd, key, op_jit(op, run, keep_unused=True))
     return f
 
 
@@ -732,7 +744,7 @@ def residual_backward_fn(op, static, dt, mask):
     key = ("residuals", static, dt, mask)
     f = op._bwd.get(key)
     if f is None:
-        f = remember(op._bwd, key, jax.jit(residual_vjp_fn(op, static, dt, mask)))
+        f = remember(op._bwd, key, op_jit(op, residual_vjp_fn(op, static, dt, mask)))
     return f
 
 
@@ -753,14 +765,14 @@ def backward_fn(op, static, dt, mask, out_mask, traced):
             def run(g, values, *primals):
                 return _vjp_fn(op, with_dynamic(op.dynamic, fixed, values), dt, mask,
                                out_mask)(g, *primals)
-            f = remember(op._bwd, key, jax.jit(run))
+            f = remember(op._bwd, key, op_jit(op, run))
         return lambda g, *primals: f(g, values, *primals)
     key = (static, dt, mask, out_mask)
     f = op._bwd.get(key)
     if f is None:
         f = _vjp_fn(op, static, dt, mask, out_mask)
         if not op.per_call:
-            f = remember(op._bwd, key, jax.jit(f))
+            f = remember(op._bwd, key, op_jit(op, f))
     return f
 
 

@@ -50,6 +50,7 @@ import jax
 import numpy as np
 
 from . import _x64
+from ._quick import inlined
 
 _SCALARS = (bool, int, float, complex)
 _INT64 = 2 ** 63
@@ -296,9 +297,13 @@ def record_call(fn, args):
     entry = _CALLS.get((fn, tree))
     if entry is None:
         def flat_fn(*xs):
-            return tuple(jax.tree_util.tree_leaves(fn(*jax.tree_util.tree_unflatten(tree, xs))))
-        out = jax.eval_shape(lambda *xs: fn(*jax.tree_util.tree_unflatten(tree, xs)),
-                             *[_spec(x) for x in flat])
+            args = jax.tree_util.tree_unflatten(tree, xs)
+            try:
+                out = fn(*args)
+            except ValueError as e:   # in the segment's program (NOTE [ quick compiles ])
+                out = inlined(e, fn, *args)
+            return tuple(jax.tree_util.tree_leaves(out))
+        out = fn.eval_shape(*jax.tree_util.tree_unflatten(tree, [_spec(x) for x in flat]))
         # per_call: run as it is where the segment runs op by op (``fn``'s own program, not a
         # jit of flat_fn compiling the same work again); the segment's program inlines it
         op = _dispatch.Op(getattr(fn, "__name__", "call"), flat_fn, None, per_call=True)

@@ -19,6 +19,8 @@ other mix is a RuntimeError.
 """
 import jax
 
+from ._quick import inlined
+
 
 class _MetaDevice:
     """What ``to_jax_device('meta')`` gives: no jax device at all."""
@@ -60,7 +62,10 @@ def evaluate(fn, name, *arrays):
     concrete arrays or Python scalars; NotImplementedError for an op whose result shape depends
     on its values."""
     try:
-        out = jax.eval_shape(fn, *arrays)
+        try:
+            out = jax.eval_shape(fn, *arrays)
+        except ValueError as e:   # a quick program inside (NOTE [ quick compiles ] in _quick.py)
+            out = inlined(e, jax.eval_shape, fn, *arrays)
     except (jax.errors.ConcretizationTypeError, jax.errors.TracerBoolConversionError,
             jax.errors.TracerIntegerConversionError, jax.errors.TracerArrayConversionError):
         raise NotImplementedError(f"{name}: attempted to run this operator with Meta tensors, "
@@ -75,4 +80,7 @@ def run(fn, name, *arrays):
     for a in arrays:
         if type(a) is MetaArray or type(a) is tuple and any(type(x) is MetaArray for x in a):
             return evaluate(fn, name, *arrays)
-    return fn(*arrays)
+    try:
+        return fn(*arrays)
+    except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
+        return inlined(e, fn, *arrays)

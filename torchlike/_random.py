@@ -52,6 +52,7 @@ from ._device import (current_index, device as _device_cls, devices_of, from_jax
                       to_jax_device)
 from ._dispatch import Op, with_out
 from ._meta import META
+from ._quick import inlined, quick_jit
 from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721
@@ -374,7 +375,7 @@ def _factory_program(op, static, device, n_params):
     def run(packed):
         params = [packed[2 + i] for i in range(n_params)]
         return op.fn(packed[:2].astype(jnp.uint32), *params, **kw).astype(kw["dtype"])
-    return jax.jit(run, out_shardings=jax.sharding.SingleDeviceSharding(device))
+    return quick_jit(run, out_shardings=jax.sharding.SingleDeviceSharding(device))
 
 
 @_x64.scoped
@@ -390,7 +391,11 @@ def _sample_on(op, device, generator, *params, static):
         return op.fn(key, *params, **dict(static))
     wide = params and isinstance(params[0], np.unsignedinteger)
     packed = np.array([*key.tolist(), *params], np.uint64 if wide else np.float64)
-    return _factory_program(op, static, target, len(params))(packed)
+    program = _factory_program(op, static, target, len(params))
+    try:
+        return program(packed)
+    except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
+        return inlined(e, program, packed)
 
 
 # --- distributions: pure functions (key, shape, dtype, *params) -> sample ----------------------

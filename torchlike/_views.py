@@ -15,6 +15,7 @@ from . import _meta, _x64
 from ._dispatch import Op, remember, split_dynamic, with_dynamic
 from ._layout import contiguous_strides
 from ._meta import is_meta
+from ._quick import inlined, quick_jit
 
 
 # --- strides ------------------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def _cached_chain(cache, chain, make):
     f = cache.get(key)
     if f is None:
         n = len(values)
-        f = remember(cache, key, jax.jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
+        f = remember(cache, key, quick_jit(lambda *xs: make(_rejoin(key, xs[len(xs) - n:]))(
             *xs[:len(xs) - n])), _MAX_CHAINS)
     return f, values
 
@@ -96,7 +97,10 @@ def apply_chain(root_arr, chain):
     if is_meta(root_arr):
         return _meta.evaluate(apply_chain_fn(chain), chain[-1][0].name, root_arr)
     f, values = _cached_chain(_CHAINS, chain, apply_chain_fn)
-    return f(root_arr, *values)
+    try:
+        return f(root_arr, *values)
+    except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
+        return inlined(e, f, root_arr, *values)
 
 
 # --- writing through a view: the root with the view's positions replaced ------------------------
@@ -135,7 +139,10 @@ def scatter_chain(root_arr, chain, value):
     if not chain and type(value) is type(root_arr) and value.aval == root_arr.aval:
         return value   # NOTE [ writes through an alias ]
     f, values = _cached_chain(_SCATTERS, chain, _scatter_fn)
-    return f(root_arr, value, *values)
+    try:
+        return f(root_arr, value, *values)
+    except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
+        return inlined(e, f, root_arr, value, *values)
 
 
 def part_numbers(shape, is_complex):

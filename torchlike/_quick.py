@@ -1,0 +1,57 @@
+"""Quick compiles: the XLA options torchlike's per-op programs compile with.
+
+NOTE [ quick compiles ]
+Compiling is most of a new process's time (scripts/bench_programs.py: 44-60% of the example
+programs' wall time), and an eager program compiles a program per op and shape, most of them a
+few elementwise loops that run for microseconds.  XLA's CPU backend compiles loop fusions with
+its newer emitters by default; its older ones (``xla_cpu_use_fusion_emitters=False``) compile
+the same program in about 60% of the time (2-core CPU, jax 0.10.2, one core: a 64x64 mul
+32 -> 19 ms, batch norm's statistics 66 -> 35 ms, Adam over a small CNN's 10 tensors 410 ->
+280 ms), and their code runs as fast for elementwise work, reductions over leading axes, gathers
+and what is not a fusion (dots, convolutions), but slower for a row-wise softmax (128x512: 55 ->
+76 µs, and no quicker to compile) and a recurrence's loop (an LSTM layer's scan: 1.9 -> 2.8 ms).
+Set for the whole process (with one codegen split), the old emitters also slowed
+scripts/bench_train.py's Transformer step compiled as one program from 2.68 to 3.08 ms.  So the
+programs that run eagerly, where a compile is most of what a program costs (an op's forward and
+backward, a view chain, a random draw, an optimizer's update), compile with the old emitters
+(``quick_jit``), and the programs compiled because they repeat (torchlike.compile's step, the
+fused backward, a lazy segment) and the ops marked ``quick=False`` (the rnn stacks) with XLA's
+defaults.  Only where every device is a CPU (the option is the CPU backend's), and an XLA
+without the option keeps its defaults.
+
+jax refuses a jit with compiler options inside another trace (``jax.make_jaxpr``, ``eval_shape``,
+a user's ``jax.jit`` over eager code on captured tensors): a call that can be reached there
+catches that error and runs the program's function in the trace instead (``inlined``), which is
+what a nested jit amounts to.  The check costs nothing when the call is not traced.
+"""
+import jax
+
+_QUICK = {"xla_cpu_use_fusion_emitters": False}
+_options = None   # the options in use, found when the first program is made
+
+
+def quick_jit(fn, **kwargs):
+    """``jax.jit(fn, **kwargs)`` compiled with the quick options (NOTE [ quick compiles ])."""
+    global _options
+    if _options is None:
+        _options = _supported()
+    return jax.jit(fn, compiler_options=_options or None, **kwargs)
+
+
+def inlined(error, fn, *args):
+    """``fn(*args)`` with every jit inside it inlined into the trace it was called in, where
+    ``error`` is jax refusing a quick program there; any other error is raised again."""
+    if "compiler_options" not in str(error):
+        raise error
+    with jax.disable_jit():
+        return fn(*args)
+
+
+def _supported():
+    if any(d.platform != "cpu" for d in jax.devices()):
+        return {}
+    try:
+        jax.jit(lambda: 0, compiler_options=_QUICK).lower().compile()
+    except jax.errors.JaxRuntimeError:   # this XLA has no such option
+        return {}
+    return _QUICK
