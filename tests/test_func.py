@@ -412,6 +412,25 @@ def test_to_jax_function_and_buffers():
         tl.func.to_jax(3)
 
 
+def test_to_jax_runs_ops_on_captured_tensors_in_the_trace():
+    """Ops on tensors a to_jax function closes over (a view, a reduction, a random draw) run
+    inside the caller's jax.jit and make_jaxpr: their programs, compiled quickly where they run
+    eagerly, are inlined into the trace (NOTE [ quick compiles ] in torchlike/_quick.py).
+    Oracle: the same arithmetic in numpy."""
+    from torchlike import _quick
+    w = tl.tensor(W)
+
+    def f(a):
+        return (a @ w.t()).sum() + w.sum() * 2 + w.t()[0].sum() + tl.rand(3).sum() * 0
+
+    want = (XB @ W.T).sum() + W.sum() * 2 + W.T[0].sum()
+    np.testing.assert_allclose(float(f(tl.tensor(XB))), want, rtol=1e-5)
+    np.testing.assert_allclose(float(jax.jit(tl.func.to_jax(f))(jnp.asarray(XB))), want,
+                               rtol=1e-5)
+    assert jax.make_jaxpr(tl.func.to_jax(f))(jnp.asarray(XB)).eqns
+    assert _quick._options == _quick._QUICK   # in use: this process's devices are CPUs
+
+
 def _from_jax_case(T):
     x = t(T, XB, grad=True)
     w = t(T, W, grad=True)
