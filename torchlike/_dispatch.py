@@ -121,8 +121,8 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
-        # its programs compile quickly (NOTE [ quick compiles ]); False for an op whose loop
-        # quick code runs markedly slower, where a training step runs it (the rnn stacks)
+        # its programs compile quickly (NOTE [ quick compiles ] in _quick.py); False for an op
+        # whose loop quick code runs markedly slower, where a training step runs it (rnn stacks)
         self.quick = quick
         self._fwd = {}
         self._bwd = {}

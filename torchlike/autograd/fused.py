@@ -16,8 +16,9 @@ steps, and a graph seen a handful of times never repays it.  Fusing on the secon
 compiled a program for every graph shape that occurred twice: 44-64% of the wall time of the
 example programs was compiling (scripts/bench_programs.py), and switching the fused backward off
 made word_lstm, char_lstm and cnn_digits 5-20% faster end to end.  Waiting for 32 sightings still
-compiled cnn_digits' step at its 32nd of 80 backwards: 0.77 s of compiling, repaid by about 1 ms
-on each of the 48 left (that program took 7.68 s with the fused backward, 6.82 s without).
+compiled cnn_digits' step at its 32nd of 84 backwards: 0.77 s of compiling, repaid by about 1 ms
+on each of the 52 left (that program took 7.68 s with the fused backward, 6.82 s without, one
+run each).
 
 What fusing saves is the per-node walk's dispatch, not its arithmetic: measured in a training
 step of each scripts/bench_train.py model (2-core CPU, fused against node by node, interleaved),
@@ -30,7 +31,7 @@ the saving a node, about 1,200 sightings until a compile has been timed (``buy_a
 sightings where set).  The walk's own time does not tell the saving: an LSTM's walk is mostly
 its arithmetic, which the program runs as well (word_lstm's walks took about 30 ms each; with
 its program compiled at the 32nd of 156 backwards that program took 14.03 s end to end,
-without 13.49 s).
+without 13.49 s, one run each).
 
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
