@@ -317,7 +317,10 @@ def run_call(fn, args):
     """``fn(*args)`` now: recorded and flushed with the open segment where ``args`` hold
     pending values (so it runs in the segment's program), else called on the values."""
     if not any(type(x) is Pending for x in jax.tree_util.tree_leaves(args)):
-        return fn(*args)   # (an optimizer's step: ~135 operands for Adam over 27 tensors)
+        try:   # (an optimizer's step: ~135 operands for Adam over 27 tensors)
+            return fn(*args)
+        except ValueError as e:   # inside another trace (NOTE [ quick compiles ])
+            return inlined(e, fn, *args)
     if enabled:
         out = record_call(fn, args)
         if out is not None:

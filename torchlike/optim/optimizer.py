@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _lazy, _trace_context, _x64
-from .._quick import inlined, quick_jit
+from .._quick import quick_jit
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import add_hook
@@ -320,13 +320,9 @@ class Optimizer:
         if not groups:
             return
         flags = tuple(f for f, _ in groups)
-        program, args = _program(type(self)._rule, flags), ([a for _, a in groups],)
-        try:
-            # after a pending backward, one program with the forward and backward (NOTE
-            # [ lazy segments ] in _lazy.py)
-            results = _lazy.run_call(program, args)
-        except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
-            results = inlined(e, program, *args)
+        # after a pending backward, one program with the forward and backward (NOTE
+        # [ lazy segments ] in _lazy.py)
+        results = _lazy.run_call(_program(type(self)._rule, flags), ([a for _, a in groups],))
         for (params, states), (new_params, new_states) in zip(tensors, results):
             for p, state, new_p, new_state in zip(params, states, new_params, new_states):
                 p._write(new_p)
