@@ -1,8 +1,11 @@
 """torchlike.optim.LBFGS against torch.optim.LBFGS: the same problems, settings and starting
 points; parameters, losses and evaluation counts compared after every call of step."""
 import copy
+import logging
 import re
+import warnings
 
+import jax
 import numpy as np
 import pytest
 import torch
@@ -240,3 +243,44 @@ def test_errors_match_torch():
         opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)]})
         with pytest.raises(AssertionError, match="Expected exactly one param_group, but got 2"):
             opt.step(_closure_for(opt, lambda: (p * p).sum()))
+
+
+def test_overflowing_scalars_are_silent_and_match_torch():
+    """float32 losses near the type's limit overflow the step's scalars (1/ys, the line search's
+    cubic) to inf and nan: PyTorch's tensors go on silently, and so does torchlike's host
+    arithmetic (NOTE [ LBFGS scalars ]), while the closure keeps the caller's numpy settings."""
+    out = []
+    for lib in (torch, torchlike):
+        for line_search in (None, "strong_wolfe"):
+            p = lib.tensor([1e19, -3e18], requires_grad=True)
+            opt = lib.optim.LBFGS([p], max_iter=5, line_search_fn=line_search)
+
+            def closure():
+                with pytest.raises(FloatingPointError):
+                    np.float32(1) / np.float32(0)
+                return _closure_for(opt, lambda: (p * p).sum())()
+
+            with warnings.catch_warnings(), np.errstate(divide="raise"):
+                warnings.simplefilter("error")
+                loss = opt.step(closure)
+            state = opt.state[p]
+            out.append((loss.item(), p.tolist(), state["func_evals"], state["n_iter"]))
+    assert out[2:] == out[:2]
+
+
+def test_a_step_compiles_only_its_seven_programs(caplog, monkeypatch):
+    """The vector maths runs in seven programs, each compiled once (NOTE [ LBFGS scalars ]), not a
+    program per jax.numpy call; the closure's own programs are compiled before the count (its
+    backward walked node by node)."""
+    monkeypatch.setattr(torchlike.autograd.fused, "enabled", False)
+    w = torchlike.tensor(np.linspace(-1, 1, 17, dtype=np.float32), requires_grad=True)
+    b = torchlike.zeros(3, requires_grad=True)   # no gradient: its flat part is zeros
+    opt = torchlike.optim.LBFGS([w, b], lr=0.5, max_iter=6, line_search_fn="strong_wolfe")
+    closure = _closure_for(opt, lambda: ((w - 0.25) ** 4).sum() + (w * w).sum())
+    closure()
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        opt.step(closure)
+        opt.step(closure)
+    compiled = re.findall(r"Finished XLA compilation of jit\((\w+)\)", caplog.text)
+    assert sorted(compiled) == ["_backward_pass", "_flatten", "_forward_pass", "_moved", "_pair",
+                                "_scaled", "_slope"], compiled

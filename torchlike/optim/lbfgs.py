@@ -2,22 +2,34 @@
 
 NOTE [ LBFGS scalars ]
 L-BFGS decides on the host when to stop and how far to step, so its step is a Python loop, not
-one update program.  The vector maths runs in jax.numpy on one flat array holding every
-parameter (complex ones as (real, imag) pairs).  To give PyTorch's numbers, every scalar keeps
-the type it has in PyTorch: a quantity PyTorch holds as a 0-d tensor (a dot product, ``t`` after
-interpolation, ``H_diag``, ``ro``) is a 0-d jax array of the parameters' dtype here, and one it
-holds as a Python number (the loss, ``lr``, the first bracket point ``0``) stays a Python
-number.  Both libraries then round mixed arithmetic the same way (a Python float is cast to the
-array's dtype), and float32 runs round like PyTorch's; what differs is the summation order
-inside dot products and the model's own losses and gradients, by an ulp or so, which near
-convergence can tip a stopping test or a line search the other way.
+one update program.  The vector maths runs on one flat array holding every parameter (complex
+ones as (real, imag) pairs).  To give PyTorch's numbers, every scalar keeps the type it has in
+PyTorch: a quantity PyTorch holds as a 0-d tensor (a dot product, ``t`` after interpolation,
+``H_diag``, ``ro``) is a numpy scalar of the parameters' dtype here, and one it holds as a
+Python number (the loss, ``lr``, the first bracket point ``0``) stays a Python number.  numpy
+rounds float32 and float64 arithmetic as IEEE does (as PyTorch's kernels do) and casts a Python
+number mixed with one of its scalars to the scalar's dtype (as PyTorch does with a 0-d tensor),
+so float32 runs round like PyTorch's; what differs is the summation order inside dot products
+and the model's own losses and gradients, by an ulp or so, which near convergence can tip a
+stopping test or a line search the other way.  Scalar arithmetic neither warns nor raises on
+overflow or 0/0 (``np.errstate``), as tensors' does not; the closure runs with the caller's
+settings.
+
+The vector maths runs in seven programs, each one stage's work (``_flatten``, ``_moved``,
+``_pair``, ``_slope``, ``_scaled`` and the two loops' steps): each jax.numpy call on a concrete
+array is a program of its own to compile, and a step written with them compiled about 35 (0.7 s
+of scripts/bench_programs.py's 3.6 s curve fit).  A scalar a program takes is first cast to the
+vector's dtype, as PyTorch casts a number multiplying a tensor, so that a Python ``lr`` and a
+float32 ``t`` share one program.
 """
 import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _precision, _x64
+from .._quick import quick_jit
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer
@@ -26,19 +38,80 @@ from .sgd import check_lr
 __all__ = ["LBFGS"]
 
 
-def _dot(a, b):
-    """``a . b`` at the float32 precision policy (NOTE [ matmul precision ])."""
-    return jnp.dot(a, b, precision=_precision.matmul())
+def _host(*arrays):
+    """0-d arrays as numpy scalars (NOTE [ LBFGS scalars ]), fetched together."""
+    out = tuple(np.asarray(a)[()] for a in jax.device_get(arrays))
+    return out if len(out) > 1 else out[0]
 
 
-@functools.partial(jax.jit, static_argnames="precision")
+def _like(scalar, vector):
+    """``scalar`` cast to ``vector``'s dtype, as PyTorch casts a number multiplying a tensor."""
+    return np.asarray(scalar, vector.dtype)
+
+
+@functools.partial(quick_jit, static_argnames="missing")
+def _flatten(grads, missing):
+    """The gradients as one flat vector (zeros for a ``None``, whose (shape, dtype) ``missing``
+    gives; complex ones as (real, imag) pairs), and its largest and summed absolute values."""
+    flat = []
+    for g, m in zip(grads, missing):
+        if g is None:
+            g = jnp.zeros(*m)
+        if jnp.iscomplexobj(g):
+            g = jnp.stack([g.real, g.imag], axis=-1)
+        flat.append(g.reshape(-1))
+    flat = jnp.concatenate(flat) if len(flat) > 1 else flat[0]
+    return flat, jnp.max(jnp.abs(flat)), jnp.sum(jnp.abs(flat))
+
+
+@quick_jit
+def _moved(values, step, update):
+    """Each parameter's value plus ``step`` times its slice of the flat ``update``."""
+    out, offset = [], 0
+    for value in values:
+        if jnp.iscomplexobj(value):
+            n = 2 * value.size
+            u = update[offset:offset + n].reshape(value.shape + (2,))
+            new = jax.lax.complex(value.real + step * u[..., 0], value.imag + step * u[..., 1])
+        else:
+            n = value.size
+            new = value + step * update[offset:offset + n].reshape(value.shape)
+        out.append(new.astype(value.dtype))
+        offset += n
+    return out
+
+
+@quick_jit
+def _scaled(v, c):
+    return v * c
+
+
+@functools.partial(quick_jit, static_argnames="precision")
+def _slope(g, d, precision):
+    return jnp.dot(g, d, precision=precision), jnp.max(jnp.abs(d))
+
+
+def _along(g, d):
+    """The slope ``g . d`` along the direction ``d`` and ``max |d|``, as host scalars."""
+    return _host(*_slope(g, d, precision=_precision.matmul()))
+
+
+@functools.partial(quick_jit, static_argnames="precision")
+def _pair(flat_grad, prev_flat_grad, d, t, precision):
+    """The curvature pair ``y = g - g_prev``, ``s = t d`` with ``y . s`` and ``y . y``."""
+    y = flat_grad - prev_flat_grad
+    s = d * t
+    return y, s, jnp.dot(y, s, precision=precision), jnp.dot(y, y, precision=precision)
+
+
+@functools.partial(quick_jit, static_argnames="precision")
 def _backward_pass(q, s, y, rho, precision):
     """One step of the first L-BFGS loop: ``al = rho s.q``, ``q -= al y``."""
     al = jnp.dot(s, q, precision=precision) * rho
     return al, q - al * y
 
 
-@functools.partial(jax.jit, static_argnames="precision")
+@functools.partial(quick_jit, static_argnames="precision")
 def _forward_pass(r, s, y, rho, al, precision):
     """One step of the second L-BFGS loop: ``be = rho y.r``, ``r += (al - be) s``."""
     be = jnp.dot(y, r, precision=precision) * rho
@@ -56,7 +129,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
     d2_square = d1 ** 2 - g1 * g2
     if d2_square >= 0:
-        d2 = jnp.sqrt(d2_square)
+        d2 = np.sqrt(d2_square)
         if x1 <= x2:
             x = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
         else:
@@ -73,10 +146,9 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     Returns ``(f_new, g_new, t, evaluations)``; ``obj_func(x, t, d)`` gives ``(f, flat_grad)``
     at ``x + t d``.
     """
-    d_norm = jnp.max(jnp.abs(d))
     f_new, g_new = obj_func(x, t, d)
     evals = 1
-    gtd_new = _dot(g_new, d)
+    gtd_new, d_norm = _along(g_new, d)
 
     # bracketing phase: grow t until an interval must contain an acceptable point
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
@@ -103,7 +175,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = _dot(g_new, d)
+        gtd_new = _along(g_new, d)[0]
         ls_iter += 1
 
     if ls_iter == max_ls:
@@ -132,7 +204,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
         f_new, g_new = obj_func(x, t, d)
         evals += 1
-        gtd_new = _dot(g_new, d)
+        gtd_new = _along(g_new, d)[0]
         ls_iter += 1
 
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low]:
@@ -155,7 +227,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 def _array(v):
     """A state value as the step works on it (NOTE [ LBFGS scalars ])."""
     if isinstance(v, Tensor):
-        return v._value()
+        return _host(v._value()) if v.ndim == 0 else v._value()
     if isinstance(v, list):
         return [_array(x) for x in v]
     return v
@@ -165,6 +237,8 @@ def _tensor(v):
     """A step value as the state keeps it: arrays as Tensors, as PyTorch keeps tensors."""
     if isinstance(v, jax.Array):
         return Tensor._wrap(v)
+    if isinstance(v, np.generic):
+        return Tensor._wrap(jax.device_put(v))
     if isinstance(v, list):
         return [_tensor(x) for x in v]
     return v
@@ -234,38 +308,25 @@ class LBFGS(Optimizer):
         return self._numel_cache
 
     def _gather_flat_grad(self):
-        views = []
-        for p in self._params:
-            if p.grad is None:
-                g = jnp.zeros(p.shape, p._value().dtype)
-            else:
-                g = p.grad._value()
-            if jnp.iscomplexobj(g):
-                g = jnp.stack([g.real, g.imag], axis=-1)
-            views.append(g.reshape(-1))
-        return jnp.concatenate(views) if len(views) > 1 else views[0]
+        """The flat gradient and its largest absolute entry (a host scalar); its absolute sum
+        (a 0-d array) third."""
+        grads = tuple(None if p.grad is None else p.grad._value() for p in self._params)
+        missing = tuple((p.shape, p._value().dtype) if g is None else None
+                        for p, g in zip(self._params, grads))
+        flat, max_abs, abs_sum = _flatten(grads, missing)
+        return flat, _host(max_abs), abs_sum
 
     def _add_grad(self, step_size, update):
         """``params += step_size * update`` (``update`` flat, as from ``_gather_flat_grad``)."""
-        offset = 0
-        for p in self._params:
-            value = p._value()
-            if jnp.iscomplexobj(value):
-                n = 2 * value.size
-                u = update[offset:offset + n].reshape(value.shape + (2,))
-                new = jax.lax.complex(value.real + step_size * u[..., 0],
-                                      value.imag + step_size * u[..., 1])
-            else:
-                n = value.size
-                new = value + step_size * update[offset:offset + n].reshape(value.shape)
-            p._write(new.astype(value.dtype))
-            offset += n
+        values = [p._value() for p in self._params]
+        for p, new in zip(self._params, _moved(values, _like(step_size, update), update)):
+            p._write(new)
 
     def _directional_evaluate(self, closure, x, t, d):
         """Loss and flat gradient at ``x + t d``; the parameters are put back to ``x``."""
         self._add_grad(t, d)
         loss = float(closure())
-        flat_grad = self._gather_flat_grad()
+        flat_grad = self._gather_flat_grad()[0]
         for p, value in zip(self._params, x):
             p._write(value)
         return loss, flat_grad
@@ -281,22 +342,23 @@ class LBFGS(Optimizer):
         Returns:
             The loss the first call of ``closure`` returned.
         """
-        with no_grad():
-            return self._step(closure)
+        errstate = np.geterr()   # the closure's (NOTE [ LBFGS scalars ])
+        with no_grad(), np.errstate(all="ignore"):
+            return self._step(closure, errstate)
 
-    def _step(self, closure):
+    def _step(self, closure, errstate):
         if len(self.param_groups) != 1:
             raise AssertionError(
                 f"Expected exactly one param_group, but got {len(self.param_groups)}")
 
         def evaluate():
-            with enable_grad():
+            with enable_grad(), np.errstate(**errstate):
                 return closure()
 
         group = self.param_groups[0]
         lr = group["lr"]
         if isinstance(lr, Tensor):
-            lr = lr._value().reshape(())
+            lr = _host(lr._value().reshape(()))
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
@@ -309,8 +371,8 @@ class LBFGS(Optimizer):
         loss = float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        if jnp.max(jnp.abs(flat_grad)) <= tolerance_grad:
+        flat_grad, g_max, g_sum = self._gather_flat_grad()
+        if g_max <= tolerance_grad:
             return orig_loss
 
         d, t = _array(state.get("d")), _array(state.get("t"))
@@ -327,13 +389,13 @@ class LBFGS(Optimizer):
 
             # --- direction: steepest descent first, then the two-loop recursion
             if state["n_iter"] == 1:
-                d = -flat_grad
+                d = _scaled(flat_grad, _like(-1, flat_grad))
                 old_dirs, old_stps, ro = [], [], []
                 H_diag = 1
             else:
-                y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = _dot(y, s)
+                y, s, ys, yy = _pair(flat_grad, prev_flat_grad, d, _like(t, d),
+                                     precision=_precision.matmul())
+                ys = _host(ys)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -342,15 +404,15 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / _dot(y, y)
+                    H_diag = ys / _host(yy)
                 if al is None:
                     al = [None] * history_size
                     state["al"] = al
-                q = -flat_grad
+                q = _scaled(flat_grad, _like(-1, flat_grad))
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i], q = _backward_pass(q, old_stps[i], old_dirs[i], ro[i],
                                               precision=_precision.matmul())
-                d = q * H_diag
+                d = _scaled(q, _like(H_diag, q))
                 for i in range(len(old_dirs)):
                     d = _forward_pass(d, old_stps[i], old_dirs[i], ro[i], al[i],
                                       precision=_precision.matmul())
@@ -360,10 +422,10 @@ class LBFGS(Optimizer):
 
             # --- step length
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / jnp.sum(jnp.abs(flat_grad))) * lr
+                t = min(1.0, 1.0 / _host(g_sum)) * lr
             else:
                 t = lr
-            gtd = _dot(flat_grad, d)
+            gtd, d_max = _along(flat_grad, d)
             if gtd > -tolerance_change:
                 break
 
@@ -376,15 +438,15 @@ class LBFGS(Optimizer):
                     lambda x, t, d: self._directional_evaluate(evaluate, x, t, d),
                     x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
-                opt_cond = jnp.max(jnp.abs(flat_grad)) <= tolerance_grad
+                opt_cond = _along(d, flat_grad)[1] <= tolerance_grad   # max |flat_grad|
             else:
                 self._add_grad(t, d)
                 if n_iter != max_iter:
                     # the last iteration's loss is not needed (PyTorch skips it too: in a
                     # stochastic setting it would be a wasted evaluation)
                     loss = float(evaluate())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = jnp.max(jnp.abs(flat_grad)) <= tolerance_grad
+                    flat_grad, g_max, g_sum = self._gather_flat_grad()
+                    opt_cond = g_max <= tolerance_grad
                     ls_func_evals = 1
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
@@ -392,7 +454,8 @@ class LBFGS(Optimizer):
             # --- stopping tests
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if jnp.max(jnp.abs(d * t)) <= tolerance_change:
+            # max |d t| (rounding is monotonic, so it is max |d| times |t| rounded once)
+            if d_max * abs(_like(t, d)) <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
