@@ -2,9 +2,13 @@
 module imports from a layer above its own except the references the design names there, and
 the circles at import time are the known ones (a new one is an import-order accident waiting)."""
 import importlib.util
+import os
 import pathlib
+import subprocess
+import sys
 
-SCRIPT = pathlib.Path(__file__).resolve().parent.parent / "scripts" / "import_graph.py"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "import_graph.py"
 spec = importlib.util.spec_from_file_location("import_graph", SCRIPT)
 graph = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(graph)
@@ -37,3 +41,15 @@ def test_circles_at_import_time_are_the_known_ones():
     top = [(a, b) for a, b, lazy in graph.imports(mods) if not lazy]
     circles = [{_short(m) for m in c} for c in graph.circles(sorted(mods), top)]
     assert sorted(map(sorted, circles)) == sorted(map(sorted, KNOWN_CIRCLES))
+
+
+def test_importing_starts_no_backend():
+    """Importing torchlike runs no program and asks for no device (on a GPU machine that would
+    claim the GPU): a program defined at import is made at its first call (``quick_program``,
+    NOTE [ quick compiles ] in torchlike/_quick.py)."""
+    code = ("import torchlike, torchlike.optim, torchlike.nn.utils, torchlike.amp\n"
+            "from jax._src import xla_bridge\n"
+            "print(xla_bridge.backends_are_initialized())")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0 and run.stdout.split() == ["False"], run.stdout + run.stderr

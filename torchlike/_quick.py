@@ -23,6 +23,11 @@ jax refuses a jit with compiler options inside another trace (``jax.make_jaxpr``
 a user's ``jax.jit`` over eager code on captured tensors): a call that can be reached there
 catches that error and runs the program's function in the trace instead (``inlined``), which is
 what a nested jit amounts to.  The check costs nothing when the call is not traced.
+
+Which options apply depends on the devices, and asking for them starts jax's backend (on a
+GPU machine, claiming the GPU), which importing torchlike must not do: a program defined at
+import (an optimizer's helpers, the engine's gradient adds) is a ``quick_program``, made into
+its jitted function at its first call.
 """
 import jax
 
@@ -36,6 +41,22 @@ def quick_jit(fn, **kwargs):
     if _options is None:
         _options = _supported()
     return jax.jit(fn, compiler_options=_options or None, **kwargs)
+
+
+class quick_program:
+    """``quick_jit(fn, **kwargs)`` made at the first call, for a program defined at import
+    (NOTE [ quick compiles ]); a decorator (``functools.partial`` passes ``kwargs``)."""
+
+    __slots__ = ("_fn", "_kwargs", "_jitted")
+
+    def __init__(self, fn, **kwargs):
+        self._fn, self._kwargs, self._jitted = fn, kwargs, None
+
+    def __call__(self, *args, **kwargs):
+        jitted = self._jitted
+        if jitted is None:
+            jitted = self._jitted = quick_jit(self._fn, **self._kwargs)
+        return jitted(*args, **kwargs)
 
 
 def inlined(error, fn, *args):

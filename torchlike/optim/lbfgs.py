@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _precision, _x64
-from .._quick import quick_jit
+from .._quick import quick_program
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer
@@ -49,7 +49,7 @@ def _like(scalar, vector):
     return np.asarray(scalar, vector.dtype)
 
 
-@functools.partial(quick_jit, static_argnames="missing")
+@functools.partial(quick_program, static_argnames="missing")
 def _flatten(grads, missing):
     """The gradients as one flat vector (zeros for a ``None``, whose (shape, dtype) ``missing``
     gives; complex ones as (real, imag) pairs), and its largest and summed absolute values."""
@@ -64,7 +64,7 @@ def _flatten(grads, missing):
     return flat, jnp.max(jnp.abs(flat)), jnp.sum(jnp.abs(flat))
 
 
-@quick_jit
+@quick_program
 def _moved(values, step, update):
     """Each parameter's value plus ``step`` times its slice of the flat ``update``."""
     out, offset = [], 0
@@ -81,12 +81,12 @@ def _moved(values, step, update):
     return out
 
 
-@quick_jit
+@quick_program
 def _scaled(v, c):
     return v * c
 
 
-@functools.partial(quick_jit, static_argnames="precision")
+@functools.partial(quick_program, static_argnames="precision")
 def _slope(g, d, precision):
     return jnp.dot(g, d, precision=precision), jnp.max(jnp.abs(d))
 
@@ -96,7 +96,7 @@ def _along(g, d):
     return _host(*_slope(g, d, precision=_precision.matmul()))
 
 
-@functools.partial(quick_jit, static_argnames="precision")
+@functools.partial(quick_program, static_argnames="precision")
 def _pair(flat_grad, prev_flat_grad, d, t, precision):
     """The curvature pair ``y = g - g_prev``, ``s = t d`` with ``y . s`` and ``y . y``."""
     y = flat_grad - prev_flat_grad
@@ -104,14 +104,14 @@ def _pair(flat_grad, prev_flat_grad, d, t, precision):
     return y, s, jnp.dot(y, s, precision=precision), jnp.dot(y, y, precision=precision)
 
 
-@functools.partial(quick_jit, static_argnames="precision")
+@functools.partial(quick_program, static_argnames="precision")
 def _backward_pass(q, s, y, rho, precision):
     """One step of the first L-BFGS loop: ``al = rho s.q``, ``q -= al y``."""
     al = jnp.dot(s, q, precision=precision) * rho
     return al, q - al * y
 
 
-@functools.partial(quick_jit, static_argnames="precision")
+@functools.partial(quick_program, static_argnames="precision")
 def _forward_pass(r, s, y, rho, al, precision):
     """One step of the second L-BFGS loop: ``be = rho y.r``, ``r += (al - be) s``."""
     be = jnp.dot(y, r, precision=precision) * rho
