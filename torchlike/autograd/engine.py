@@ -15,6 +15,7 @@ from .. import _dispatch, _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
 from .._lazy import Pending
+from .._quick import quick_program
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _add
@@ -47,8 +48,10 @@ def _accumulate(a, b):
 
 
 def _sum(a, b):
-    if isinstance(a, jax.Array) and isinstance(b, jax.Array):
+    if type(a) is ArrayImpl and type(b) is ArrayImpl:
         return _add(a, b)
+    if isinstance(a, jax.Array) and isinstance(b, jax.Array):   # traced: added in the trace
+        return jnp.add(a, b)
     return _as_tensor(a) + _as_tensor(b)   # a Tensor under create_graph, or a meta array
 
 
@@ -77,7 +80,7 @@ def _add_chunk_fn(acc, *gs):
     return acc
 
 
-_add_chunk = jax.jit(_add_chunk_fn)
+_add_chunk = quick_program(_add_chunk_fn)
 
 
 def _gather(a, b):

@@ -12,10 +12,11 @@ import jax.numpy as jnp
 from . import anomaly_mode
 from .. import _dispatch, _meta, _x64
 from .._lazy import Pending
+from .._quick import quick_program
 from .._tensor import Tensor, aval_of
 
 _seq = itertools.count()
-_add = jax.jit(jnp.add)
+_add = quick_program(jnp.add)
 
 RELEASED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "

@@ -11,11 +11,11 @@ import functools
 import types
 import warnings
 
-import jax
 import jax.numpy as jnp
 
 from ... import _creation, _x64
 from ..._dispatch import is_traced
+from ..._quick import quick_program
 from ..._ops.reduce import _vector_norm
 from ..._tensor import Tensor
 
@@ -40,23 +40,23 @@ def _scaled(arrays, max_norm, total):
     return out
 
 
-@functools.partial(jax.jit, static_argnames=("norm_type",))
+@functools.partial(quick_program, static_argnames=("norm_type",))
 def _total_norm_jit(arrays, norm_type):
     return _norm_of_norms(arrays, norm_type)
 
 
-@jax.jit
+@quick_program
 def _scale_jit(arrays, max_norm, total):
     return _scaled(arrays, max_norm, total)
 
 
-@functools.partial(jax.jit, static_argnames=("norm_type",))
+@functools.partial(quick_program, static_argnames=("norm_type",))
 def _clip_norm_jit(arrays, max_norm, norm_type):
     total = _norm_of_norms(arrays, norm_type)
     return total, _scaled(arrays, max_norm, total)
 
 
-@jax.jit
+@quick_program
 def _clamp_jit(arrays, clip_value):
     return [jnp.clip(g, -clip_value, clip_value).astype(g.dtype) for g in arrays]
 
