@@ -5,6 +5,7 @@ tracing; and hypothesis properties of ``x[idx]`` / ``x[idx] = v`` against NumPy.
 
 Spec tables (docs/architecture.md §7.5): one row per case, run through the harness of parity.py.
 """
+import logging
 import warnings
 
 import jax
@@ -542,3 +543,28 @@ def test_setitem_scalar_matches_torch(index, v):
         x[tuple(T.tensor(i) if isinstance(i, (list, np.ndarray)) else i for i in index)] = v
         return x
     both(go)
+
+
+def test_copy_from_a_matching_source_runs_no_program(caplog):
+    """copy_ from a tensor of the destination's shape, dtype and device takes the source's
+    array (jax arrays are immutable, so later writes to either leave the other alone), and
+    still records CopyBackwards; any other source runs the copy program (cast, broadcast)."""
+    src = tl.tensor(np.arange(65.0, dtype=np.float32).reshape(5, 13), requires_grad=True)
+    dst = tl.zeros(5, 13)
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        with tl.no_grad():
+            dst.copy_(src)
+    assert "XLA compilation" not in caplog.text, caplog.text
+    with tl.no_grad():
+        src.add_(1.0)
+    np.testing.assert_array_equal(dst.numpy(), np.arange(65.0).reshape(5, 13))
+
+    for lib in (torch, tl):
+        s = lib.ones(5, 13, requires_grad=True)
+        d = lib.zeros(5, 13, dtype=lib.float64).float()   # a non-leaf, then copied into
+        d.copy_(s * 2)
+        assert type(d.grad_fn).__name__ == "CopyBackwards"
+        (d * d).sum().backward()
+        np.testing.assert_array_equal(s.grad.numpy(), np.full((5, 13), 8.0, np.float32))
+    wide = tl.zeros(5, 13, dtype=tl.float64).copy_(src)
+    np.testing.assert_array_equal(wide.detach().numpy(), np.arange(1.0, 66.0).reshape(5, 13))

@@ -111,10 +111,11 @@ class Op:
             i: v if isinstance(v, tuple) else (v, None) for i, v in fold.items()}
         self._fold_names = () if fold is None else tuple(
             name for _, name in self.fold.values() if name is not None)
-        # NOTE [ many outputs ]: outside tracing, pieces(arrays, static) may compute a
-        # multi-output op's outputs as slices of one array, one program per piece size shared
-        # by every piece, and grad_pieces(static, mask) may give its backward so (g, *primals
-        # -> cotangents); each returns None to run the op's own program instead.
+        # Outside tracing, pieces(arrays, static) may give the op's outputs without a program
+        # of its own: a multi-output op's as slices of one array, one program per piece size
+        # shared by every piece (NOTE [ many outputs ]), copy's source when it already is the
+        # result; grad_pieces(static, mask) may give its backward so (g, *primals ->
+        # cotangents); each returns None to run the op's own program instead.
         self.pieces = pieces
         self.grad_pieces = grad_pieces
         # Recorded eagerly, the op keeps the residuals of its VJP for backward instead of

@@ -363,8 +363,18 @@ def _expanded(value, shape):
     return (value.reshape(sizes[lead:]) if lead else value).expand(shape)
 
 
+def _copied_as_is(arrays, static):
+    """A source that already has the destination's shape, dtype and placement is the copy, as
+    clone's operand is (``Op.identity``): an elementwise copy per shape is a program to compile
+    (a checkpoint's load_state_dict, a target network's update); None runs the program."""
+    dst, src = arrays
+    if isinstance(src, jax.Array) and src.aval == dst.aval and src.sharding == dst.sharding:
+        return src
+    return None
+
+
 COPY = Op("copy", lambda dst, src: jax.numpy.broadcast_to(src.astype(dst.dtype), dst.shape),
-          "CopyBackwards", saves=())
+          "CopyBackwards", saves=(), pieces=_copied_as_is)
 
 
 def copy_(self, src, non_blocking=False):
