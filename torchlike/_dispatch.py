@@ -63,12 +63,12 @@ class Op:
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "_fold_names", "pieces", "grad_pieces", "_node_cls",
-                 "_specialised", "residuals", "quick")
+                 "_specialised", "residuals", "loops")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, pieces=None, grad_pieces=None,
-                 residuals=False, quick=True):
+                 residuals=False, loops=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -122,9 +122,10 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
-        # its programs compile quickly (NOTE [ quick compiles ] in _quick.py); False for an op
-        # whose loop quick code runs markedly slower, where a training step runs it (rnn stacks)
-        self.quick = quick
+        # its program runs a recurrence's loop (the rnn stacks), which the quick options' code
+        # runs markedly slower: it compiles with the options for loops (NOTE [ quick compiles ]
+        # in _quick.py)
+        self.loops = loops
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -221,9 +222,8 @@ def with_dynamic(names, fixed, values):
 
 
 def op_jit(op, fn, **kwargs):
-    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), or jax.jit for an op marked
-    ``quick=False``."""
-    return quick_jit(fn, **kwargs) if op.quick else jax.jit(fn, **kwargs)
+    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), for a loop if ``op.loops``."""
+    return quick_jit(fn, loops=op.loops, **kwargs)
 
 
 # NOTE [ bounded program caches ]
