@@ -23,7 +23,8 @@ language model, an LSTM time-series fit with LBFGS, a small MNIST-style CNN).
 
 Each program runs as its own process, twice per repeat: ``python examples/pytorch/X.py ARGS``
 on real PyTorch and ``python -m torchlike examples/pytorch/X.py ARGS`` on torchlike, both with
-this checkout first on PYTHONPATH.  The runs interleave (torch, torchlike, torch, torchlike, ...
+this checkout first on PYTHONPATH, whose modules are byte-compiled first, as ``pip install``
+leaves an installed package (``byte_compile_torchlike``).  The runs interleave (torch, torchlike, torch, torchlike, ...
 for --repeats N), so a change in the machine's load falls on both.  Wall time is
 time.perf_counter from just before the process starts to its exit: the interpreter's start,
 the imports, loading the data, every XLA compilation, training and evaluation all count, as
@@ -57,6 +58,7 @@ matches torch to the last digits).
 """
 import argparse
 import collections
+import compileall
 import importlib.metadata
 import json
 import os
@@ -310,6 +312,14 @@ def summarize(runs):
     return summary
 
 
+def byte_compile_torchlike():
+    """Byte-compile this checkout's torchlike, as ``pip install`` leaves an installed package:
+    where PYTHONDONTWRITEBYTECODE is set (it is on the machine these scripts were written on)
+    every process would otherwise compile its ~280 modules from source (about 0.4 s of each
+    start), which no installed copy does; the torch it is compared with is installed."""
+    compileall.compile_dir(REPO / "torchlike", quiet=1)
+
+
 def print_environment(args):
     env = {"python": platform.python_version(), "jax": _version("jax"),
            "torch": _version("torch"), "cpu_count": os.cpu_count(),
@@ -417,6 +427,7 @@ def main(argv=None):
                      f"{len(os.sched_getaffinity(0))} cores")
 
     env = print_environment(args)
+    byte_compile_torchlike()
     if args.cpus is None and os.getloadavg()[0] >= 1.0:
         print("the machine is busy: torch's threads will wait on each other, and --cpus 1 "
               "compares the two more fairly (NOTE [ threads on a busy machine ])")

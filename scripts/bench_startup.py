@@ -36,6 +36,9 @@ times as the same event), and the cache's hits and misses; "rest" is the phase's
 those (Python, running the programs).  The first step's XLA programs and their cost tell where
 first-step time goes.
 
+torchlike's modules are byte-compiled before the runs, as ``pip install`` leaves an installed
+package (scripts/bench_programs.py's ``byte_compile_torchlike``).
+
 Timing: the runs of a round go in a new random order (seeded), so a change in the machine's load
 hits them all alike; a warm run follows its own cold run directly, as a restart would.  Every
 child has a timeout (--timeout); a failed or timed-out run is reported and left out.  Reports
@@ -320,6 +323,9 @@ def main(argv=None):
             parser.error(f"unknown implementation {i!r}; choose from {', '.join(IMPLS)}")
     impls = [IMPLS[i] for i in impls]
 
+    # (imported here, not in the children: the scripts' directory is on sys.path)
+    from bench_programs import byte_compile_torchlike
+    byte_compile_torchlike()
     records, disks = measure(cases, impls, args)
     summary = {key: summarise(recs, args.steps) for key, recs in records.items()}
     summary = dict(sorted(summary.items(), key=lambda kv: (
