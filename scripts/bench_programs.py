@@ -21,18 +21,17 @@ Programs (examples/pytorch/, run unmodified, with the arguments shown in PROGRAM
 The first three are the kinds of program the eager-speed target names (a word-level LSTM
 language model, an LSTM time-series fit with LBFGS, a small MNIST-style CNN).
 
-Each program runs as its own process, twice per repeat: ``python examples/pytorch/X.py ARGS``
-on real PyTorch and ``python -m torchlike examples/pytorch/X.py ARGS`` on torchlike, both with
-this checkout first on PYTHONPATH, whose modules are byte-compiled first, as ``pip install``
-leaves an installed package (``byte_compile_torchlike``).  The runs interleave (torch,
-torchlike, torch, torchlike, ... for --repeats N), so a change in the machine's load falls on
-both.  Wall time is time.perf_counter from just before the process starts to its exit: the
-interpreter's start, the imports, loading the data, every XLA compilation, training and
-evaluation all count, as they do for someone who runs the program.  CPU time (user + system, from the children's
-resource usage) is printed beside it: on a machine other work keeps busy it moves less than
-the wall time does.  Reports the median of each over the repeats and the ratio of the medians,
-torchlike / torch.  The target is torchlike <= 1.5x torch's wall time.  The script
-prints and never asserts.
+Each program runs as its own process, twice per repeat: ``python examples/pytorch/X.py ARGS`` on
+real PyTorch and ``python -m torchlike examples/pytorch/X.py ARGS`` on torchlike, both with this
+checkout first on PYTHONPATH, whose modules are byte-compiled first, as ``pip install`` leaves an
+installed package (``byte_compile_torchlike``). The runs interleave (torch, torchlike, torch,
+torchlike, ... for --repeats N), so a change in the machine's load falls on both.  Wall time is
+time.perf_counter from just before the process starts to its exit: the interpreter's start, the
+imports, loading the data, every XLA compilation, training and evaluation all count, as they do for
+someone who runs the program.  CPU time (user + system, from the children's resource usage) is
+printed beside it: on a machine other work keeps busy it moves less than the wall time does.
+Reports the median of each over the repeats and the ratio of the medians, torchlike / torch.  The
+target is torchlike <= 1.5x torch's wall time.  The script prints and never asserts.
 
 --cpus N runs every process on N of the machine's cores (its CPU affinity, set before the
 interpreter starts): torch sizes its thread pool by it and XLA its own, so both libraries get
