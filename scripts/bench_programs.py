@@ -24,7 +24,7 @@ language model, an LSTM time-series fit with LBFGS, a small MNIST-style CNN).
 Each program runs as its own process, twice per repeat: ``python examples/pytorch/X.py ARGS`` on
 real PyTorch and ``python -m torchlike examples/pytorch/X.py ARGS`` on torchlike, both with this
 checkout first on PYTHONPATH, whose modules are byte-compiled first, as ``pip install`` leaves an
-installed package (``byte_compile_torchlike``). The runs interleave (torch, torchlike, torch,
+installed package (``byte_compile_torchlike``).  The runs interleave (torch, torchlike, torch,
 torchlike, ... for --repeats N), so a change in the machine's load falls on both.  Wall time is
 time.perf_counter from just before the process starts to its exit: the interpreter's start, the
 imports, loading the data, every XLA compilation, training and evaluation all count, as they do for
