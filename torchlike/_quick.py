@@ -27,8 +27,9 @@ emitters at level 1 (``quick_jit``); the rnn stacks (``Op(loops=True)``), whose 
 emitters run slowly, with the default emitters at level 1 (``quick_jit(loops=True)``); and the
 programs compiled because they repeat (torchlike.compile's step, the fused backward, a lazy
 segment), where running fast matters more than compiling fast, with XLA's defaults.  Only where
-every device is a CPU (the options are the CPU backend's), and an XLA without the options keeps
-its defaults.
+every device is a CPU (the options are the CPU backend's), an XLA without the options keeps its
+defaults, and an option the process's XLA_FLAGS sets is left to it (a compiler option would
+override it: the test suite compiles at level 0, which level 1 made 55% slower to compile).
 
 jax refuses a jit with compiler options inside another trace (``jax.make_jaxpr``, ``eval_shape``,
 a user's ``jax.jit`` over eager code on captured tensors): a call that can be reached there
@@ -40,11 +41,13 @@ GPU machine, claiming the GPU), which importing torchlike must not do: a program
 import (an optimizer's helpers, the engine's gradient adds) is a ``quick_program``, made into
 its jitted function at its first call.
 """
+import os
+
 import jax
 
 _QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
 _LOOPS = {"xla_backend_optimization_level": 1}   # a recurrence's loop: the default emitters
-_options = None   # the options in use ({} for XLA's defaults), found when the first program is made
+_options = None   # (quick, loops) options in use, found when the first program is made
 
 
 def quick_jit(fn, loops=False, **kwargs):
@@ -53,8 +56,7 @@ def quick_jit(fn, loops=False, **kwargs):
     global _options
     if _options is None:
         _options = _supported()
-    return jax.jit(fn, compiler_options=(_LOOPS if loops else _options) if _options else None,
-                   **kwargs)
+    return jax.jit(fn, compiler_options=_options[loops] or None, **kwargs)
 
 
 class quick_program:
@@ -83,10 +85,14 @@ def inlined(error, fn, *args):
 
 
 def _supported():
+    """The (quick, loops) options for this process: none unless every device is a CPU and this
+    XLA accepts them, and none that XLA_FLAGS sets itself (the process's choice wins: the test
+    suite's optimisation level 0, say)."""
     if any(d.platform != "cpu" for d in jax.devices()):
-        return {}
+        return {}, {}
     try:
         jax.jit(lambda: 0, compiler_options=_QUICK).lower().compile()
     except jax.errors.JaxRuntimeError:   # this XLA has no such option
-        return {}
-    return _QUICK
+        return {}, {}
+    flagged = {f.split("=")[0].lstrip("-") for f in os.environ.get("XLA_FLAGS", "").split()}
+    return tuple({k: v for k, v in o.items() if k not in flagged} for o in (_QUICK, _LOOPS))
