@@ -433,25 +433,26 @@ def test_to_jax_runs_ops_on_captured_tensors_in_the_trace():
     np.testing.assert_allclose(float(jax.jit(tl.func.to_jax(f))(jnp.asarray(XB))), want,
                                rtol=1e-5)
     assert jax.make_jaxpr(tl.func.to_jax(f))(jnp.asarray(XB)).eqns
-    # in use: this process's devices are CPUs, and the tests' XLA_FLAGS set the optimisation
-    # level (conftest.py), which the quick options then leave to them
-    assert _quick._options == {"xla_cpu_use_fusion_emitters": False}
+    quick, loops = _quick._options   # in use: this process's devices are CPUs, and the
+    assert quick == {"xla_cpu_use_fusion_emitters": False} and loops == {}   # tests' XLA_FLAGS
+    # set the optimisation level (conftest.py), which the quick options then leave to them
 
 
 def test_quick_options_in_a_process_without_xla_flags():
     """Where XLA_FLAGS leaves them alone, the quick programs compile with the old emitters at
-    optimisation level 1 (NOTE [ quick compiles ]); this session's own XLA_FLAGS keeps level 0
-    (test above).  A fresh process, since the options are found once."""
+    optimisation level 1 and the loops at level 1 (NOTE [ quick compiles ]); this session's own
+    XLA_FLAGS keeps level 0 (test above).  A fresh process, since the options are found once."""
     code = ("import torchlike; from torchlike import _quick\n"
             "(torchlike.ones(3) * 2).sum()\n"
-            "print(sorted(_quick._options.items()))")
+            "print(sorted(_quick._options[0].items()), sorted(_quick._options[1].items()))")
     root = pathlib.Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, env=dict(env, PYTHONPATH=str(root)), cwd=root)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("\n")[0] == ("[('xla_backend_optimization_level', 1), "
-                                          "('xla_cpu_use_fusion_emitters', False)]")
+                                          "('xla_cpu_use_fusion_emitters', False)] "
+                                          "[('xla_backend_optimization_level', 1)]")
 
 
 def _from_jax_case(T):

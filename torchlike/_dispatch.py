@@ -123,8 +123,8 @@ class Op:
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
         # its program runs a recurrence's loop (the rnn stacks), which the quick options' code
-        # runs markedly slower: it compiles with XLA's defaults (NOTE [ quick compiles ] in
-        # _quick.py)
+        # runs markedly slower: it compiles with the options for loops (NOTE [ quick compiles ]
+        # in _quick.py)
         self.loops = loops
         self._fwd = {}
         self._bwd = {}
@@ -222,8 +222,8 @@ def with_dynamic(names, fixed, values):
 
 
 def op_jit(op, fn, **kwargs):
-    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), or jax.jit for ``op.loops``."""
-    return jax.jit(fn, **kwargs) if op.loops else quick_jit(fn, **kwargs)
+    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), for a loop if ``op.loops``."""
+    return quick_jit(fn, loops=op.loops, **kwargs)
 
 
 # NOTE [ bounded program caches ]

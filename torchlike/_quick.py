@@ -16,15 +16,19 @@ optimisation level 1 instead of 2 (``xla_backend_optimization_level=1``) shorten
 emitters' compiles again (fresh processes, two cores: 24 per-op programs 1.56-1.65 -> 1.39-1.45
 s; a log-softmax over 64x33 78 -> 46 ms, an LSTMCell's backward 92-98 -> 79-81 ms) and their
 code runs as fast, since XLA's emitters vectorise their loops themselves (2048x1024 elementwise
-ops, reductions and softmax within 5%).  With the default emitters level 1 runs a row-wise
-softmax four times slower (1.24 -> 4.79 ms), and compiles an LSTM stack no faster while running
-its recorded forward and backward 5-10% slower.
+ops, reductions and softmax within 5%).  With the default emitters, level 1 runs a row-wise
+softmax four times slower (1.24 -> 4.79 ms); an LSTM stack it compiles no faster, runs its
+plain forward faster (two layers, 35 steps: 5.6 -> 4.1 ms) and its recorded forward and backward
+5-10% slower, and the example programs that train and evaluate one come out ahead
+(examples/pytorch/word_lstm.py 13.75 -> 13.52 s, char_lstm.py 10.46 -> 10.02 s; one core,
+medians of 3, interleaved).
 
 So the programs that run eagerly, where a compile is most of what a program costs (an op's
 forward and backward, a view chain, a random draw, an optimizer's update), compile with the old
-emitters at level 1 (``quick_jit``), and the programs compiled because they repeat
-(torchlike.compile's step, the fused backward, a lazy segment), where running fast matters more
-than compiling fast, and the rnn stacks (``Op(loops=True)``) with XLA's defaults.  Only where
+emitters at level 1 (``quick_jit``); the rnn stacks (``Op(loops=True)``), whose scans the old
+emitters run slowly, with the default emitters at level 1 (``quick_jit(loops=True)``); and the
+programs compiled because they repeat (torchlike.compile's step, the fused backward, a lazy
+segment), where running fast matters more than compiling fast, with XLA's defaults.  Only where
 every device is a CPU (the options are the CPU backend's), an XLA without the options keeps its
 defaults, and an option the process's XLA_FLAGS sets is left to it (a compiler option would
 override it: the test suite compiles at level 0, which level 1 made 55% slower to compile).
@@ -44,15 +48,17 @@ import os
 import jax
 
 _QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
-_options = None   # the options in use, found when the first program is made
+_LOOPS = {"xla_backend_optimization_level": 1}   # a recurrence's loop: the default emitters
+_options = None   # (quick, loops) options in use, found when the first program is made
 
 
-def quick_jit(fn, **kwargs):
-    """``jax.jit(fn, **kwargs)`` compiled with the quick options (NOTE [ quick compiles ])."""
+def quick_jit(fn, loops=False, **kwargs):
+    """``jax.jit(fn, **kwargs)`` compiled with the quick options, or (``loops``) those for a
+    program that runs a recurrence's loop (NOTE [ quick compiles ])."""
     global _options
     if _options is None:
         _options = _supported()
-    return jax.jit(fn, compiler_options=_options or None, **kwargs)
+    return jax.jit(fn, compiler_options=_options[loops] or None, **kwargs)
 
 
 class quick_program:
@@ -81,14 +87,14 @@ def inlined(error, fn, *args):
 
 
 def _supported():
-    """The quick options for this process: none unless every device is a CPU and this XLA
-    accepts them, and none that XLA_FLAGS sets itself (the process's choice wins: the test
+    """The (quick, loops) options for this process: none unless every device is a CPU and this
+    XLA accepts them, and none that XLA_FLAGS sets itself (the process's choice wins: the test
     suite's optimisation level 0, say)."""
     if any(d.platform != "cpu" for d in jax.devices()):
-        return {}
+        return {}, {}
     try:
         jax.jit(lambda: 0, compiler_options=_QUICK).lower().compile()
     except jax.errors.JaxRuntimeError:   # this XLA has no such option
-        return {}
+        return {}, {}
     flagged = {f.split("=")[0].lstrip("-") for f in os.environ.get("XLA_FLAGS", "").split()}
-    return {k: v for k, v in _QUICK.items() if k not in flagged}
+    return tuple({k: v for k, v in o.items() if k not in flagged} for o in (_QUICK, _LOOPS))

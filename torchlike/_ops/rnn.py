@@ -186,8 +186,8 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
     return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
 
 
-# (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; their
-# loops compile with XLA's defaults: NOTE [ quick compiles ])
+# (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
+# compile as loops: NOTE [ quick compiles ])
 _ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0", residuals=True,
                    loops=True)
 _NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, loops=True)
