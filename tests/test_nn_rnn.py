@@ -345,6 +345,45 @@ def _kept_residuals_check(monkeypatch, fused):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_cell_takes_one_sigmoid_with_the_stack_step_numbers(mode):
+    """NOTE [ one sigmoid for a cell's gates ]: a cell's backward at the primals evaluates one
+    sigmoid (over every gate that has one), and gives the numbers of the stacks' step, which
+    takes a sigmoid per gate (to an ulp: XLA may contract a multiply-add differently)."""
+    gates = 4 if mode == "LSTM" else 3
+    rng = np.random.default_rng(seed_of(mode))
+    x, h, c = (rng.standard_normal((5, n)) * 3 for n in (3, 4, 4))
+    w_ih, w_hh = rng.standard_normal((gates * 4, 3)), rng.standard_normal((gates * 4, 4))
+    b_ih, b_hh = rng.standard_normal(gates * 4), rng.standard_normal(gates * 4)
+    states = (h, c) if mode == "LSTM" else (h,)
+    precision = tl_ops._Precision((jax.lax.Precision.HIGHEST, None))
+
+    def cell(x, *rest):   # as the cell op returns it: (h', c') for LSTM
+        out = tl_ops._cell(x, *rest, mode=mode, has_h=True, bias=True, unbatched=False,
+                           precision=precision)
+        return (out[0] * jax.numpy.tanh(out[1]), out[1]) if mode == "LSTM" else out
+
+    def step(x, *rest):
+        *hc, w_ih, w_hh, b_ih, b_hh = rest
+        xp = tl_ops._mm(x, w_ih, precision, b_ih)
+        h2, c2 = tl_ops._step(mode, xp, hc[0], hc[1] if mode == "LSTM" else None, w_hh, b_hh,
+                              None, precision)
+        return (h2, c2) if mode == "LSTM" else h2
+
+    args = (x, *states, w_ih, w_hh, b_ih, b_hh)
+    cot = jax.tree_util.tree_map(np.ones_like, cell(*args))
+
+    def backward(fn):
+        return lambda *a: jax.vjp(fn, *a)[1](cot)
+    jaxpr = str(jax.make_jaxpr(backward(cell))(*args))
+    assert jaxpr.count("logistic") == 1, jaxpr
+    assert str(jax.make_jaxpr(backward(step))(*args)).count("logistic") == gates - 1
+    for fn in (lambda f: f, backward):
+        for a, b in zip(jax.tree_util.tree_leaves(jax.jit(fn(cell))(*args)),
+                        jax.tree_util.tree_leaves(jax.jit(fn(step))(*args))):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 # --- module surface ------------------------------------------------------------------------------
 
 SURFACE = [
