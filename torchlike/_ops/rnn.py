@@ -95,11 +95,12 @@ def _precision_of(x, amp):
 # in the backward differently) and compiles faster: measured in fresh processes on one core of the
 # 2-core CPU, batch 24, hidden 51, float64 (examples/pytorch/lstm_timeseries.py), an LSTMCell's
 # backward 116-129 -> 72-77 ms and forward 55-80 -> 44-48 ms, a GRUCell's backward 158-166 ->
-# 126-133 ms (float32 180-185 -> 132-151 ms), running as fast.  The stacks' scans compile with XLA's
-# default emitters (``Op(loops=True)``), where one sigmoid compiled no faster (two LSTM layers'
-# recorded forward, 35 steps: 391-429 -> 408-432 ms), kept more residuals (10.1 -> 10.8 MB) and ran
-# a GRU layer's backward from its residuals slower (3.3-3.4 -> 3.9-4.5 ms): they keep a sigmoid per
-# gate.
+# 126-133 ms (float32 180-185 -> 132-151 ms), running as fast; lstm_timeseries' XLA compiles took
+# 1.67-1.76 -> 1.54-1.67 s (scripts/bench_programs.py, one core, four interleaved runs).  The
+# stacks' scans compile with XLA's default emitters (``Op(loops=True)``), where one sigmoid
+# compiled no faster (two LSTM layers' recorded forward, 35 steps: 391-429 -> 408-432 ms), kept
+# more residuals (10.1 -> 10.8 MB) and ran a GRU layer's backward from its residuals slower
+# (3.3-3.4 -> 3.9-4.5 ms): they keep a sigmoid per gate.
 
 def _lstm_gates(z, one_sigmoid):
     """LSTM's gates (i, f, g, o) from their pre-activations ``z`` (NOTE [ one sigmoid for a
