@@ -397,13 +397,14 @@ def _held_grads(params, replaced, grads, donated):
 # left it.  On an accelerator reading them would wait for the step every call, so they are
 # queued as eager checks there are (NOTE [ checks on an accelerator ] in _tensor.py): the state
 # keeps its old values as selected, and the error comes at the next read of values on the host.
-# compiler.config.index_checks switches this off.  What the checks cost (scripts/bench_train.py
-# --index-checks-cost, 2-core CPU): MLP 11%, CNN 4.5%, Transformer 1.5%; a 32-64-64-4 MLP's step
-# 77 -> 165-183 us.  Most of it is XLA's copies of the donated buffers the selects read after the
-# step wrote them (the MLP's program copies 9 buffers, 3 without checks; the Transformer's 95).
-# Measured and not kept: ``xla_cpu_copy_insertion_use_region_analysis`` removes them all (the
-# small step 171-180 -> 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran
-# the CNN's step slower (2.56 -> 3.05 ms) and the Transformer's no faster, for reasons not found.
+# compiler.config.index_checks switches this off.  What the checks cost (one run of
+# scripts/bench_train.py --index-checks-cost, 2-core CPU): MLP 11%, CNN 4.5%, Transformer 1.5%;
+# a 32-64-64-4 MLP's step 77 -> 165-183 us.  Most of it is XLA's copies of the donated buffers
+# the selects read after the step wrote them (either MLP's program copies 9 buffers, 3 without
+# checks; the Transformer's 95).  Measured and not kept:
+# ``xla_cpu_copy_insertion_use_region_analysis`` removes them all (the small step 171-180 ->
+# 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran the CNN's step slower
+# (2.56 -> 3.05 ms) and the Transformer's no faster, for reasons not found.
 def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
     and gradients hold their old values, which take the place of the donated buffers; a .grad
