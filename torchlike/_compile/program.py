@@ -404,7 +404,9 @@ def _held_grads(params, replaced, grads, donated):
 # checks; the Transformer's 95).  Measured and not kept:
 # ``xla_cpu_copy_insertion_use_region_analysis`` removes them all (the small step 171-180 ->
 # 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran the CNN's step slower
-# (2.56 -> 3.05 ms) and the Transformer's no faster, for reasons not found.
+# on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the Transformer's no faster: the
+# copies free the donated buffers early, so XLA can run the updates beside the rest of the
+# backward on another core, where without them each update waits for every reader.
 def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
     and gradients hold their old values, which take the place of the donated buffers; a .grad
