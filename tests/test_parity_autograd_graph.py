@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from parity import M23, X3, both, both_again, cases, catch, gname, leaf, raising
+from parity import M23, X3, both, both_again, cases, catch, gname, leaf, raising, vals
 
 # ------------------------------------------------------------------------------------------------
 # Hooks
@@ -544,8 +544,32 @@ def linear_folded_input_written(T):
     return messages
 
 
+def linear_output_view(T):
+    """An N-d input's output view(*rows, out) runs inside the addmm too (NOTE [ folded views ]):
+    the output is a view of the addmm's result (made when read), writes go through either, and
+    a second backward over the kept graph gives the gradients again."""
+    F = T.nn.functional
+    w, b = leaf(T, W23), leaf(T, [0.1, -0.2])
+    x = leaf(T, [M23, [[0.0, 1.0, -1.0], [2.0, 0.5, 1.0]]])
+    out = F.linear(x, w, b)
+    facts = [gname(out), gname(out._base), out._base.shape, vals(out._base)]
+    written = F.linear(x, w, b)
+    written.mul_(3)   # through the view: the base's node becomes CopySlices
+    facts += [gname(written), gname(written._base), vals(written._base)]
+    read = F.linear(x, w, b)
+    with T.no_grad():
+        read._base.add_(1)   # through the base: the view reads it
+    facts += [vals(read), read._version]
+    loss = (out * out).sum() + written.sum()
+    loss.backward(retain_graph=True)
+    facts += [vals(w.grad), vals(x.grad)]
+    loss.backward()
+    return facts + [vals(w.grad), vals(x.grad), vals(b.grad)]
+
+
 GRAPH = [
     (linear_folded_graph, None),
+    (linear_output_view, None),
     (linear_folded_weight_written, None),
     (linear_folded_input_written, None),
     (graph_walk, None),
@@ -570,3 +594,18 @@ def test_graph(fn, match):
 @pytest.mark.parametrize("fn,match", cases(HOOKS + GRAD_MODES + GRAPH))
 def test_cases_again_once_graph_shapes_repeat(fn, match):
     both_again(fn, match)
+
+
+def test_linear_output_view_runs_inside_the_addmm():
+    """Recorded, an N-d F.linear runs one op, as under no_grad (NOTE [ folded views ] in
+    torchlike/_dispatch.py): its input's and output's views run inside the addmm, and the
+    base's array is made only when something reads it."""
+    lin = tl.nn.Linear(3, 2)
+    x = tl.randn(4, 5, 3, requires_grad=True)
+    with tl.autograd.profiler.profile() as prof:
+        out = lin(x)
+    assert [e.name for e in prof.function_events] == ["aten::addmm"]
+    base = out._base
+    assert "_arr" not in vars(base)
+    assert base.shape == (20, 2) and "_arr" in vars(base)
+    assert tl.equal(base, out.detach().reshape(20, 2))

@@ -35,7 +35,18 @@ op's static argument ``name`` holds the view's own (a tuple of (key, value) pair
 op's function does not receive.  F.linear folds its N-d input's ``view(-1, in)`` so (recorded,
 a 3-d linear was view -> addmm -> view: three dispatches and two programs more than under
 no_grad, where it is one op).
+
+The output's ``view(*rows, out)`` folds too (``Op(view_out=(view_op, name))``): the op's
+programs return the view's array, and dispatch makes the result a view of a base tensor that
+holds no array until something reads it (``out._base``, a write through either: then one
+reshape makes it, ``Tensor._derive``).  The op's node sits on the base and the view's node on
+the view, as PyTorch records them; the view's node keeps only the base's shape (a placeholder,
+as a released linear op keeps), and its backward program makes zeros of that shape inside
+itself, which XLA drops.  Measured on the 2-core CPU: a recorded linear over (8, 32, 64)
+inputs took 68 us against 37 us under no_grad, 55 us with the output's view folded (its own
+program, a copy of the output, and its dispatch gone).
 """
+import math
 import operator
 
 import jax
@@ -62,13 +73,14 @@ class Op:
 
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
-                 "per_call", "fold", "_fold_names", "pieces", "grad_pieces", "_node_cls",
+                 "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
+                 "_node_cls",
                  "_specialised", "residuals", "loops")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
-                 dynamic=(), per_call=False, fold=None, pieces=None, grad_pieces=None,
-                 residuals=False, loops=False):
+                 dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
+                 grad_pieces=None, residuals=False, loops=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -109,8 +121,13 @@ class Op:
         # stands for (view Op, None)
         self.fold = None if fold is None else {
             i: v if isinstance(v, tuple) else (v, None) for i, v in fold.items()}
-        self._fold_names = () if fold is None else tuple(
-            name for _, name in self.fold.values() if name is not None)
+        # (view Op, name of the op's static argument holding the view's statics): the op's
+        # programs return that view of its matrix output, unflattening its rows, and dispatch
+        # makes it a view of a base whose array is made when read (NOTE [ folded views ])
+        assert view_out is None or not (residuals or pieces or identity or dynamic), name
+        self.view_out = view_out
+        names = [] if fold is None else [name for _, name in self.fold.values() if name]
+        self._fold_names = tuple(names + [view_out[1]] if view_out else names)
         # Outside tracing, pieces(arrays, static) may give the op's outputs without a program
         # of its own: a multi-output op's as slices of one array, one program per piece size
         # shared by every piece (NOTE [ many outputs ]), copy's source when it already is the
@@ -295,10 +312,17 @@ def forward_fn(op, static, dt):
 
 def _raw_fn(op, static, dt):
     f = _viewed_fn(op, static, dt)
+    if op.view_out is not None:   # NOTE [ folded views ]
+        view, name = op.view_out
+        f = _then(f, _plain_fn(view.fn, fold_static(static, name)))
     if op.fold is None:
         return f
     views = _fold_fns(op, static)
     return lambda *xs: f(*_apply_folds(views, xs))
+
+
+def _then(f, g):
+    return lambda *xs: g(f(*xs))
 
 
 def _viewed_fn(op, static, dt):
@@ -445,7 +469,7 @@ def _call(op, args, static):
         if all(map(operator.is_, read, args)):   # it came from elsewhere
             raise
         return call(op, *read, static=static)
-    if edges is None and op.view is None and not strided:
+    if edges is None and op.view is None and op.view_out is None and not strided:
         t = _new_tensor(Tensor)   # the common no-grad case, kept short (Tensor._wrap inlined)
         if type(out) is ArrayImpl:
             t._arr = out
@@ -624,11 +648,13 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode.
     ``strided=False`` says no input is laid out non-contiguously (call() knows already);
     ``residuals``: what the node keeps for its backward (NOTE [ kept residuals ])."""
+    if edges is not None and mask is None:
+        mask = [i for i, e in enumerate(edges) if e is not None]
+    if op.view_out is not None:
+        return _output_view(op, static, dt, out, args, arrays, edges, mask)
     multi = isinstance(out, (tuple, list))
     outs = tuple(wrap_value(o) for o in out) if multi else (wrap_value(out),)
     if edges is not None and op._node_cls is not None:
-        if mask is None:
-            mask = [i for i, e in enumerate(edges) if e is not None]
         node = op._node_cls(op, static, dt, tuple(arrays), edges, tuple(mask), outs, multi)
         if node.differentiable:
             if residuals is not None and all(node.out_diff):
@@ -651,6 +677,34 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
             (a.shape, a.stride()) if isinstance(a, Tensor) else ((), ()) for a in args
             if isinstance(a, (Tensor,) + _SCALARS)])
     return outs if multi else outs[0]
+
+
+def _output_view(op, static, dt, out, args, arrays, edges, mask):
+    """The result of an op that folds the view of its output (NOTE [ folded views ]): ``out``
+    (the view's array) as a view of a base whose array is made from it when read, the op's node
+    on the base and the view's node, which keeps only the base's shape, on the view."""
+    view, name = op.view_out
+    view_static = fold_static(static, name)
+    t = wrap_value(out)
+    shape = out.shape
+    base_shape = (math.prod(shape[:-1]), shape[-1])
+    base = _new_tensor(Tensor)
+    base._derive = (out, ((view, (("shape", base_shape),)),))
+    if t._inference:
+        base._inference = True
+    if edges is not None and op._node_cls is not None:
+        node = op._node_cls(op, static, dt, tuple(arrays), edges, tuple(mask), (t,))
+        if node.differentiable:
+            if op.saves != ():
+                node.save_versions(args, (t,))
+            base._grad_fn = node
+    t._become_view(base, view, view_static, edges is not None)
+    if base._grad_fn is not None:
+        node = view._node_cls(view, view_static, None, ((base_shape, out.dtype),),
+                              ((base._grad_fn, 0),), (0,), (t,))
+        node._placeholders, node._pending = True, False   # (nothing to resolve)
+        t._grad_fn = node
+    return t
 
 
 # --- backward -----------------------------------------------------------------------------------
@@ -774,6 +828,21 @@ def backward_fn(op, static, dt, mask, out_mask, traced):
         f = _vjp_fn(op, static, dt, mask, out_mask)
         if not op.per_call:
             f = remember(op._bwd, key, op_jit(op, f))
+    return f
+
+
+def placeholder_backward_fn(op, static, dt, mask, out_mask, placeholders):
+    """g -> the cotangents of the inputs in ``mask`` of a node that keeps placeholders of its
+    primals ((shape, dtype), or (a Python scalar,)): a linear op's backward, which reads no
+    values, as a cached jit that makes zeros of those shapes inside itself."""
+    key = ("placeholders", static, dt, mask, out_mask, placeholders)
+    f = op._bwd.get(key)
+    if f is None:
+        vjp = _vjp_fn(op, static, dt, mask, out_mask)
+
+        def run(g):
+            return vjp(g, *[jnp.zeros(*p) if len(p) == 2 else p[0] for p in placeholders])
+        f = remember(op._bwd, key, op_jit(op, run))
     return f
 
 

@@ -82,6 +82,9 @@ class Tensor:
     _pinned = False        # made by pin_memory() (NOTE [ pinned memory ] in _ops/convert.py)
     _lazy = None           # a value recorded but not run yet, in place of ``_arr`` (NOTE
                            # [ lazy segments ] in _lazy.py)
+    _derive = None         # the base of an op's folded output view: (the view's array, the
+                           # chain that makes this tensor's from it), in place of ``_arr`` until
+                           # read (NOTE [ folded views ] in _dispatch.py)
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -97,11 +100,19 @@ class Tensor:
         return t
 
     def __getattr__(self, name):
-        # only reached for a missing attribute: ``_arr`` of a pending tensor runs its segment
+        # only reached for a missing attribute: ``_arr`` of a pending tensor runs its segment;
+        # a derived base's is made from its view's array
         if name == "_arr":
             pending = self.__dict__.get("_lazy")
             if pending is not None:
                 return pending.value_for(self)
+            derive = self._derive
+            if derive is not None:
+                src, chain = derive
+                arr = self._arr = _views.apply_chain(
+                    src.get() if type(src) is Pending else src, chain)
+                self._derive = None
+                return arr
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # --- storage, views, versions (NOTE [ views and in-place writes ]) --------------------------

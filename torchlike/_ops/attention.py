@@ -64,9 +64,10 @@ def _addmm_rows_t(bias, x, wt, precision, rows, order=None):
 _ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T})
 _ADDMM_ROWS_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
                    fold={2: T})
-# An N-d input's flattening view(-1, in) folded too; its static is the op's "flat" argument
+# An N-d input's flattening view(-1, in) and the output's view(*rows, out) folded too; their
+# statics are the op's "flat" and "out" arguments
 _ADDMM_FLAT_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
-                   fold={1: (VIEW, "flat"), 2: T})
+                   fold={1: (VIEW, "flat"), 2: T}, view_out=(VIEW, "out"))
 _MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 _MM_ROWS_T = Op("mm", linalg.MM_ROWS.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 
@@ -120,12 +121,12 @@ def linear(input, weight, bias=None):
             return linalg.addmm(bias, input, weight.t())
         if input.is_contiguous():
             rows, k = tuple(input.shape[:-1]), input.shape[-1]
-            if plain and k:   # recorded (else the fused op ran): view(-1, k) folded
+            if plain and k:   # recorded (else the fused op ran): both views folded
                 static = linalg._static() + linalg._rows_static(rows, None) + (
-                    ("flat", (("shape", (math.prod(rows), k)),)),)
-                out = call(_ADDMM_FLAT_T, bias, input, weight, static=static)
-            else:
-                out = _flat_linear(input.view(-1, k), weight, bias, rows)
+                    ("flat", (("shape", (math.prod(rows), k)),)),
+                    ("out", (("shape", rows + (weight.shape[0],)),)))
+                return call(_ADDMM_FLAT_T, bias, input, weight, static=static)
+            out = _flat_linear(input.view(-1, k), weight, bias, rows)
             # (the view op itself: out is a fresh contiguous matrix, nothing to check)
             return call(VIEW, out, static=(("shape", rows + (out.shape[-1],)),))
     out = linalg.matmul(input, weight.t())

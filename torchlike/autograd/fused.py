@@ -33,6 +33,10 @@ its arithmetic, which the program runs as well (word_lstm's walks took about 30 
 its program compiled at the 32nd of 156 backwards that program took 14.03 s end to end,
 without 13.49 s, one run each).
 
+A node that keeps placeholders of its primals (a linear op's, whose backward reads no values:
+released, or a folded output view's, NOTE [ folded views ] in _dispatch.py) passes no operands;
+the program makes zeros of their shapes, which XLA drops.
+
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
 ``inputs=``, and concrete (not traced) values.  Anything else runs node by node, which stays the
@@ -115,23 +119,30 @@ def _plan(roots, root_grads):
                 j = index[child] = len(found)
                 found.append(child)
             edges.append((j, nr))
-        primals = node._primals if node._pending else node._live_primals()
-        avals = []
-        for p in primals:
-            if type(p) is ArrayImpl:   # NOTE [ reading an array's shape and dtype ]
-                a = p.aval
-                avals.append((a.shape, a.dtype))
-            elif type(p) is Pending:
-                avals.append((p.shape, p.dtype))
-                pending = True
-            elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
-                return None
-            else:
-                avals.append(type(p))
-        kept = node._residuals   # NOTE [ kept residuals ] in _dispatch.py
+        kept = None
+        if node._placeholders:   # (shape, dtype) or (a Python scalar,): NOTE above
+            avals = [p if len(p) == 2 else type(p[0]) for p in node._primals]
+            operand = tuple([None if len(p) == 2 else p[0] for p in node._primals])
+        else:
+            primals = node._primals if node._pending else node._live_primals()
+            avals = []
+            for p in primals:
+                if type(p) is ArrayImpl:   # NOTE [ reading an array's shape and dtype ]
+                    a = p.aval
+                    avals.append((a.shape, a.dtype))
+                elif type(p) is Pending:
+                    avals.append((p.shape, p.dtype))
+                    pending = True
+                elif isinstance(p, jax.Array):   # a tracer: leave it to the per-node walk
+                    return None
+                else:
+                    avals.append(type(p))
+            kept = node._residuals   # NOTE [ kept residuals ] in _dispatch.py
+            operand = primals if kept is None else (primals, kept)
         sig.append((node._op, node._static, node._dt, node._mask, node._out_mask,
-                    node._out_meta, tuple(avals), tuple(edges), kept is not None))
-        operands.append(primals if kept is None else (primals, kept))
+                    node._out_meta, tuple(avals), tuple(edges), kept is not None,
+                    node._placeholders))
+        operands.append(operand)
     for g in root_grads:
         if type(g) is not ArrayImpl:
             return None
@@ -185,13 +196,17 @@ def _program(signature):
                 continue
             if not buf:
                 continue
-            op, static, dt, mask, out_mask, out_meta, _, edges, _ = d
+            op, static, dt, mask, out_mask, out_meta, avals, edges, _, placeholders = d
             if out_mask is None:
                 g = buf[0]
             else:
                 g = tuple(buf[nr] if nr in buf else jnp.zeros(*out_meta[nr])
                           for nr, keep in enumerate(out_mask) if keep)
-            outs = vjps[i](g, *operands[i])
+            primals = operands[i]
+            if placeholders:   # a linear op's backward reads no values: zeros of the shapes
+                primals = [jnp.zeros(*a) if type(a) is tuple else p
+                           for p, a in zip(primals, avals)]
+            outs = vjps[i](g, *primals)
             for pos, o in zip(mask, outs):
                 j, nr = edges[pos]
                 if j >= 0:

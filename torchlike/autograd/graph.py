@@ -314,7 +314,7 @@ class OpNode(Node):
         tensors whose versions were recorded (they hold arrays too).  A linear op (one that
         PyTorch saves nothing for) keeps only shapes, so a second backward still works, as in
         PyTorch; an op made per call (saving its versions itself) is no linear op."""
-        if self._primals is None:
+        if self._primals is None or self._placeholders:
             return
         self._saved = ()
         self._residuals = None
@@ -360,11 +360,17 @@ class OpNode(Node):
             exc, message = reason if isinstance(reason, tuple) else (RuntimeError, reason)
             raise exc(message)
         self._check_versions()
-        primals = self._live_primals()
         gs = self._fill(grads)
         values = [g._value() if isinstance(g, Tensor) else g for g in gs]
-        traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
+        if self._placeholders and not create_graph and not _dispatch.is_traced(values):
+            # a linear op's backward reads no values: its program makes the zeros
+            g = values[0] if self._out_mask is None else tuple(values)
+            outs = _dispatch.placeholder_backward_fn(op, static, dt, mask, self._out_mask,
+                                                     self._primals)(g)
+            return self._scatter(outs)
+        primals = self._live_primals()
+        traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         # create_graph: the backward as a recorded op of (grads, primals), docs/architecture.md §2.4
         if create_graph:
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
@@ -387,8 +393,12 @@ class OpNode(Node):
             g = values[0] if self._out_mask is None else tuple(values)
             outs = _meta.run(_dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced),
                              self.name(), g, *primals)
+        return self._scatter(outs)
+
+    def _scatter(self, outs):
+        """The cotangents ``outs`` of the operands in the mask, by edge."""
         result = [None] * len(self.next_functions)
-        for i, o in zip(mask, outs):
+        for i, o in zip(self._mask, outs):
             result[i] = o
         return result
 
