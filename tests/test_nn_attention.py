@@ -405,6 +405,39 @@ def test_mha_self_attention(name, options, extra, batched, need_weights):
                 _specs(_base(batched, options.get("batch_first", False)) + extra, "float64"))
 
 
+def test_mha_projection_views_fold():
+    """Self-attention's packed path runs each projection as one op, its view into heads or back
+    into (tokens, batch) folded in (NOTE [ folded views ] in torchlike/_dispatch.py): the output,
+    its base (the output projection's product), graph and gradients are PyTorch's."""
+    rng = np.random.default_rng(seed_of("mha/views"))
+    x = rng.standard_normal((2, 3, 8))
+    state = {k: rng.standard_normal(v) for k, v in (
+        ("in_proj_weight", (24, 8)), ("in_proj_bias", (24,)), ("out_proj.weight", (8, 8)),
+        ("out_proj.bias", (8,)))}
+
+    def go(T):
+        mha = T.nn.MultiheadAttention(8, 2, batch_first=True, dtype=T.float64)
+        mha.load_state_dict({k: T.tensor(v) for k, v in state.items()})
+        q = T.tensor(x, requires_grad=True)
+        out = mha(q, q, q, need_weights=False)[0]
+        base = out._base
+        (out * out).sum().backward()
+        return [out, gname(out), tuple(base.shape), base.detach(), gname(base),
+                q.grad, mha.in_proj_weight.grad, mha.out_proj.weight.grad]
+    both(go)
+    mha = tl.nn.MultiheadAttention(8, 2, batch_first=True)
+    q = tl.randn(2, 3, 8, requires_grad=True)
+    with tl.autograd.profiler.profile() as prof:
+        out = mha(q, q, q, need_weights=False)[0]
+    names = [e.name for e in prof.function_events]
+    assert names.count("aten::addmm") == 2 and "aten::view" not in names, names
+    with tl.no_grad(), tl.autograd.profiler.profile() as prof:
+        plain = mha(q, q, q, need_weights=False)[0]
+    names = [e.name for e in prof.function_events]
+    assert names.count("aten::linear") == 2 and "aten::view" not in names, names
+    assert plain._base.shape == out._base.shape and tl.allclose(plain, out)
+
+
 MHA_ERRORS = [
     ("embed_dim", lambda T, q: F(T).multi_head_attention_forward(
         q, q, q, 7, 2, T.ones(24, 8), None, None, None, False, 0., T.ones(8, 8), None),

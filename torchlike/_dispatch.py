@@ -36,8 +36,9 @@ op's function does not receive.  F.linear folds its N-d input's ``view(-1, in)``
 a 3-d linear was view -> addmm -> view: three dispatches and two programs more than under
 no_grad, where it is one op).
 
-The output's ``view(*rows, out)`` folds too (``Op(view_out=(view_op, name))``): the op's
-programs return the view's array, and dispatch makes the result a view of a base tensor that
+The output's ``view(*rows, out)`` folds too (``Op(view_out=(view_op, name))``; the static
+``name`` holds the view's statics and the base's shape): the op's programs return the view's
+array, and dispatch makes the result a view of a base tensor that
 holds no array until something reads it (``out._base``, a write through either: then one
 reshape makes it, ``Tensor._derive``).  The op's node sits on the base and the view's node on
 the view, as PyTorch records them; the view's node keeps only the base's shape (a placeholder,
@@ -46,7 +47,6 @@ itself, which XLA drops.  Measured on the 2-core CPU: a recorded linear over (8,
 inputs took 68 us against 37 us under no_grad, 55 us with the output's view folded (its own
 program, a copy of the output, and its dispatch gone).
 """
-import math
 import operator
 
 import jax
@@ -121,9 +121,9 @@ class Op:
         # stands for (view Op, None)
         self.fold = None if fold is None else {
             i: v if isinstance(v, tuple) else (v, None) for i, v in fold.items()}
-        # (view Op, name of the op's static argument holding the view's statics): the op's
-        # programs return that view of its matrix output, unflattening its rows, and dispatch
-        # makes it a view of a base whose array is made when read (NOTE [ folded views ])
+        # (view Op, name of the op's static argument holding (the view's statics, the base's
+        # shape)): the op's programs return that view of their output, and dispatch makes it a
+        # view of a base of that shape whose array is made when read (NOTE [ folded views ])
         assert view_out is None or not (residuals or pieces or identity or dynamic), name
         self.view_out = view_out
         names = [] if fold is None else [name for _, name in self.fold.values() if name]
@@ -314,7 +314,7 @@ def _raw_fn(op, static, dt):
     f = _viewed_fn(op, static, dt)
     if op.view_out is not None:   # NOTE [ folded views ]
         view, name = op.view_out
-        f = _then(f, _plain_fn(view.fn, fold_static(static, name)))
+        f = _then(f, _plain_fn(view.fn, fold_static(static, name)[0]))
     if op.fold is None:
         return f
     views = _fold_fns(op, static)
@@ -684,10 +684,8 @@ def _output_view(op, static, dt, out, args, arrays, edges, mask):
     (the view's array) as a view of a base whose array is made from it when read, the op's node
     on the base and the view's node, which keeps only the base's shape, on the view."""
     view, name = op.view_out
-    view_static = fold_static(static, name)
+    view_static, base_shape = fold_static(static, name)
     t = wrap_value(out)
-    shape = out.shape
-    base_shape = (math.prod(shape[:-1]), shape[-1])
     base = _new_tensor(Tensor)
     base._derive = (out, ((view, (("shape", base_shape),)),))
     if t._inference:

@@ -48,6 +48,8 @@ def _linear(x, w, *bias, precision):
 # NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
 # maths as the composite below, without its three or four dispatches.
 LINEAR = Op("linear", _linear, None)
+# the same, its output's view folded (NOTE [ folded views ] in _dispatch.py; ``_out``)
+_LINEAR_VIEW = Op("linear", _linear, None, view_out=(VIEW, "out"))
 
 
 # The recorded products of a linear layer: addmm / mm with weight.t() folded into their own
@@ -64,12 +66,22 @@ def _addmm_rows_t(bias, x, wt, precision, rows, order=None):
 _ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T})
 _ADDMM_ROWS_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
                    fold={2: T})
-# An N-d input's flattening view(-1, in) and the output's view(*rows, out) folded too; their
-# statics are the op's "flat" and "out" arguments
+# An N-d input's flattening view(-1, in) and the output's view folded too; their statics are
+# the op's "flat" and "out" arguments
 _ADDMM_FLAT_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
                    fold={1: (VIEW, "flat"), 2: T}, view_out=(VIEW, "out"))
 _MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
 _MM_ROWS_T = Op("mm", linalg.MM_ROWS.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
+# a flattened product's output view folded (MultiheadAttention's output projection)
+_ADDMM_ROWS_VIEW_T = Op("addmm", _addmm_rows_t, "AddmmBackward0", saves={1: (2,), 2: (1,)},
+                        fold={2: T}, view_out=(VIEW, "out"))
+_MM_ROWS_VIEW_T = Op("mm", linalg.MM_ROWS.fn, "MmBackward0", saves=linalg.MM.saves,
+                     fold={1: T}, view_out=(VIEW, "out"))
+
+
+def _out(view, rows, weight):
+    """The static of a folded output view: ``view``'s shape, of a (rows, out_features) base."""
+    return (("out", ((("shape", tuple(view)),), (rows, weight._aval().shape[0]))),)
 
 
 def _records(*tensors):
@@ -105,45 +117,79 @@ def linear(input, weight, bias=None):
         >>> F.linear(torchlike.ones(2, 3), torchlike.ones(4, 3), torchlike.zeros(4)).shape
         torchlike.Size([2, 4])
     """
+    return _linear_as(input, weight, bias, None)
+
+
+@_amp_hook.entry("linear")
+def _projection(input, weight, bias, view):
+    """``linear(input, weight, bias).view(view)``: MultiheadAttention's projections, their
+    view folded into the product wherever linear's own views are (NOTE [ folded views ])."""
+    return _linear_as(input, weight, bias, view)
+
+
+def _linear_as(input, weight, bias, view):
+    """``linear``, and its result's ``.view(view)`` where ``view`` is given."""
     plain = _plain(input, weight, bias)
     if not _records(input, weight, bias) and plain:
         args = (input, weight) if bias is None else (input, weight, bias)
-        return call(LINEAR, *args, static=linalg._static())
+        if view is None:
+            return call(LINEAR, *args, static=linalg._static())
+        if input.ndim >= 2 and input.is_contiguous():   # (PyTorch's base: the product)
+            rows = math.prod(input.shape[:-1])
+            return call(_LINEAR_VIEW, *args, static=linalg._static() + _out(view, rows, weight))
+        return call(LINEAR, *args, static=linalg._static()).view(view)
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if input.ndim == 2 and plain:
         if bias is None:
-            return call(_MM_T, input, weight, static=linalg._static())
-        return call(_ADDMM_T, bias, input, weight, static=linalg._static())
-    if bias is not None and weight.ndim == 2:
-        if input.ndim == 2:
-            return linalg.addmm(bias, input, weight.t())
-        if input.is_contiguous():
-            rows, k = tuple(input.shape[:-1]), input.shape[-1]
-            if plain and k:   # recorded (else the fused op ran): both views folded
-                static = linalg._static() + linalg._rows_static(rows, None) + (
-                    ("flat", (("shape", (math.prod(rows), k)),)),
-                    ("out", (("shape", rows + (weight.shape[0],)),)))
-                return call(_ADDMM_FLAT_T, bias, input, weight, static=static)
-            out = _flat_linear(input.view(-1, k), weight, bias, rows)
-            # (the view op itself: out is a fresh contiguous matrix, nothing to check)
-            return call(VIEW, out, static=(("shape", rows + (out.shape[-1],)),))
-    out = linalg.matmul(input, weight.t())
-    return out if bias is None else out + bias
+            out = call(_MM_T, input, weight, static=linalg._static())
+        else:
+            out = call(_ADDMM_T, bias, input, weight, static=linalg._static())
+    elif bias is not None and weight.ndim == 2 and input.ndim == 2:
+        out = linalg.addmm(bias, input, weight.t())
+    elif bias is not None and weight.ndim == 2 and input.is_contiguous():
+        rows, k = tuple(input.shape[:-1]), input.shape[-1]
+        if plain and k:   # recorded (else the fused op ran): both views folded
+            return _flat_addmm(input, weight, bias, view or rows + (weight.shape[0],))
+        out = _flat_linear(input.view(-1, k), weight, bias, rows)
+        # (the view op itself: out is a fresh contiguous matrix, nothing to check)
+        out = call(VIEW, out, static=(("shape", rows + (out.shape[-1],)),))
+    else:
+        out = linalg.matmul(input, weight.t())
+        if bias is not None:
+            out = out + bias
+    return out if view is None else out.view(view)
+
+
+def _flat_addmm(input, weight, bias, view):
+    """The recorded addmm of a contiguous N-d input's flattening view(-1, in), viewed as
+    ``view``: both views folded into it (NOTE [ folded views ])."""
+    rows, k = tuple(input.shape[:-1]), input.shape[-1]
+    static = linalg._static() + linalg._rows_static(rows, None) + (
+        ("flat", (("shape", (math.prod(rows), k)),)),) + _out(view, math.prod(rows), weight)
+    return call(_ADDMM_FLAT_T, bias, input, weight, static=static)
 
 
 @_amp_hook.entry("linear")   # PyTorch's F.linear, so autocast casts it as one
-def _flat_linear(flat, weight, bias, rows, order=None):
+def _flat_linear(flat, weight, bias, rows, order=None, view=None):
     """``linear`` of a matrix that flattens a (*rows, in) tensor: PyTorch's addmm (mm without a
-    bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py)."""
+    bias), computed over ``rows`` taken in ``order`` (NOTE [ flattened rows ] in linalg.py),
+    and its result's ``.view(view)`` where ``view`` is given, folded into it where it can."""
     if not _records(flat, weight, bias):
-        return linear(flat, weight, bias)
+        return _linear_as(flat, weight, bias, view)
     if not _plain(flat, weight, bias):
         if bias is None:
-            return linalg._mm(flat, weight.t(), rows, order)
-        return linalg.addmm_rows(bias, flat, weight.t(), rows, order)
+            out = linalg._mm(flat, weight.t(), rows, order)
+        else:
+            out = linalg.addmm_rows(bias, flat, weight.t(), rows, order)
+        return out if view is None else out.view(view)
     static = linalg._static() + linalg._rows_static(rows, order)
+    if view is not None:
+        static += _out(view, flat.shape[0], weight)
+        if bias is None:
+            return call(_MM_ROWS_VIEW_T, flat, weight, static=static)
+        return call(_ADDMM_ROWS_VIEW_T, bias, flat, weight, static=static)
     if bias is None:
         return call(_MM_ROWS_T, flat, weight, static=static)
     return call(_ADDMM_ROWS_T, bias, flat, weight, static=static)
@@ -596,10 +642,11 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     D = E // num_heads
     batch_first = _swaps_leading_dims(x)
     if batch_first:   # nn.MultiheadAttention's batch_first input: project (N, L, E)
-        proj = linear(x.transpose(0, 1), in_proj_weight, in_proj_bias).view(N, L, 3, num_heads, D)
+        proj = _projection(x.transpose(0, 1), in_proj_weight, in_proj_bias,
+                           (N, L, 3, num_heads, D))
         q, k, v = proj.permute(2, 0, 3, 1, 4).unbind(0)
     else:
-        proj = linear(x, in_proj_weight, in_proj_bias).view(L, N, 3, num_heads, D)
+        proj = _projection(x, in_proj_weight, in_proj_bias, (L, N, 3, num_heads, D))
         q, k, v = proj.permute(2, 1, 3, 0, 4).unbind(0)
     mask = None
     if attn_mask is not None:
@@ -613,7 +660,7 @@ def _packed_self_attention(x, num_heads, in_proj_weight, in_proj_bias, out_proj_
     out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(L * N, E)
     out = _flat_linear(out, out_proj_weight, out_proj_bias, (L, N),
-                       (1, 0) if batch_first else None).view(L, N, E)
+                       (1, 0) if batch_first else None, (L, N, E))
     return (out if batched else out.squeeze(1)), None
 
 
