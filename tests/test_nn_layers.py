@@ -391,3 +391,93 @@ def test_lazy_linear_becomes_linear():
         assert tuple(layer.weight.shape) == (3, 5) and tuple(layer.bias.shape) == (3,)
         assert repr(layer) == "Linear(in_features=5, out_features=3, bias=True)"
         assert float(layer.weight.detach().abs().max()) <= 1 / 5 ** 0.5
+
+
+# --- an encoder layer's inference fast path (NOTE [ encoder layer fast path ] in
+# torchlike/_ops/attention.py): PyTorch takes its own there, so both sides run one op -----------
+
+FAST_PATH = [   # (name, norm_first, activation, masks)
+    ("post-norm-relu", False, "relu", ()),
+    ("pre-norm-gelu-causal", True, "gelu", ("causal",)),
+    ("post-norm-gelu-padding", False, "gelu", ("padding",)),
+    ("pre-norm-relu-both", True, "relu", ("causal", "padding")),
+]
+
+
+def _encoder_layer(T, norm_first, activation, masks):
+    """A seeded batch-first encoder layer in eval mode, its input and mask arguments."""
+    rng = np.random.default_rng(seed_of(f"fast-path/{norm_first}/{activation}"))
+    layer = T.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, activation=activation,
+                                         batch_first=True, norm_first=norm_first)
+    layer.load_state_dict({k: T.tensor(0.5 * rng.standard_normal(tuple(v.shape)),
+                                       dtype=T.float32) for k, v in layer.state_dict().items()})
+    kwargs = {}
+    if "causal" in masks:
+        kwargs["src_mask"] = T.nn.Transformer.generate_square_subsequent_mask(5)
+    if "padding" in masks:   # a bool mask, True where a key is left out
+        kwargs["src_key_padding_mask"] = T.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0],
+                                                   [0, 1, 0, 0, 0]], dtype=T.bool)
+    x = T.tensor(rng.standard_normal((3, 5, 8)), dtype=T.float32)
+    return layer.eval(), x, kwargs
+
+
+@pytest.mark.parametrize("name,norm_first,activation,masks", cases(FAST_PATH))
+def test_encoder_layer_fast_path(name, norm_first, activation, masks):
+    outs = []
+    for T in (torch, tl):
+        layer, x, kwargs = _encoder_layer(T, norm_first, activation, masks)
+        with T.no_grad():
+            outs.append(layer(x, **kwargs))
+    assert_same(*outs)
+    layer, x, kwargs = _encoder_layer(tl, norm_first, activation, masks)
+    with tl.no_grad(), tl.autograd.profiler.profile() as prof:
+        layer(x, **kwargs)
+    names = [e.name for e in prof.function_events]
+    assert names.count("aten::_transformer_encoder_layer_fwd") == 1 and \
+        "aten::layer_norm" not in names, names
+
+
+def test_encoder_layer_fast_path_only_where_pytorch_takes_it():
+    """Training mode, a graph to record, the switch off or a hook: the plain path, with the
+    same numbers; the fused op itself has no derivative, as in PyTorch."""
+    layer, x, kwargs = _encoder_layer(tl, True, "gelu", ("causal",))
+    with tl.no_grad():
+        fast = layer(x, **kwargs)
+
+    def plain_ops(run):
+        with tl.autograd.profiler.profile() as prof:
+            out = run()
+        names = [e.name for e in prof.function_events]
+        assert "aten::_transformer_encoder_layer_fwd" not in names, names
+        return out.detach()
+
+    outs = [plain_ops(lambda: layer(x, **kwargs))]   # parameters require grad
+    tl.backends.mha.set_fastpath_enabled(False)
+    try:
+        with tl.no_grad():
+            outs.append(plain_ops(lambda: layer(x, **kwargs)))
+    finally:
+        tl.backends.mha.set_fastpath_enabled(True)
+    handle = layer.linear1.register_forward_hook(lambda *a: None)
+    with tl.no_grad():
+        outs.append(plain_ops(lambda: layer(x, **kwargs)))
+    handle.remove()
+    for out in outs:
+        assert tl.allclose(out, fast, atol=1e-6)
+    with tl.no_grad():
+        layer.train()
+        plain_ops(lambda: layer(x, **kwargs))
+    results = []
+    for T in (torch, tl):
+        layer, x, _ = _encoder_layer(T, False, "relu", ())
+        a = layer.self_attn
+        out = T._transformer_encoder_layer_fwd(
+            x.requires_grad_(), 8, 2, a.in_proj_weight, a.in_proj_bias, a.out_proj.weight,
+            a.out_proj.bias, False, False, 1e-5, layer.norm1.weight, layer.norm1.bias,
+            layer.norm2.weight, layer.norm2.bias, layer.linear1.weight, layer.linear1.bias,
+            layer.linear2.weight, layer.linear2.bias)
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            results.append((type(out.grad_fn).__name__, str(e)))
+    assert results[0] == results[1], results

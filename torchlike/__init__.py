@@ -55,7 +55,8 @@ from ._ops.activation import (  # noqa: E402
     rrelu_ as rrelu_, selu as selu, selu_ as selu_, threshold as threshold,
     threshold_ as threshold_, torch_log_softmax as log_softmax, torch_rrelu as rrelu,
     torch_softmax as softmax)
-from ._ops.attention import bilinear as bilinear  # noqa: E402
+from ._ops.attention import (  # noqa: E402
+    _transformer_encoder_layer_fwd as _transformer_encoder_layer_fwd, bilinear as bilinear)
 from ._ops.conv import (  # noqa: E402
     conv1d as conv1d, conv2d as conv2d, conv3d as conv3d, conv_transpose1d as conv_transpose1d,
     conv_transpose2d as conv_transpose2d, conv_transpose3d as conv_transpose3d)

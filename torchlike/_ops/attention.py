@@ -708,5 +708,75 @@ def _heads(x, static, name, count, head_dim):
     return static
 
 
-PUBLIC = ("bilinear",)
+# --- the encoder layer's inference fast path ---------------------------------------------------
+
+# NOTE [ encoder layer fast path ]
+# PyTorch runs an nn.TransformerEncoderLayer in eval mode with nothing to record as one native op,
+# ``torch._transformer_encoder_layer_fwd`` (the layer's conditions are PyTorch's, in
+# nn/modules/transformer.py; ``torch.backends.mha.set_fastpath_enabled(False)`` turns it off).
+# torchlike runs it as one op too: one program for the whole layer where the plain path runs
+# some twenty, each of which compiles for every new shape.  That matters most where shapes keep
+# changing, as in a language model's generation loop, whose context grows by a token a step:
+# examples/pytorch/transformer_lm.py's 40-character sample compiled about 24 programs for each
+# of its 29 context lengths.  The numbers are those of the plain path's functions (layer_norm,
+# linear, the sdpa kernel, gelu) composed in one program.
+
+def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1, w2, b2,
+                   *mask, num_heads, use_gelu, norm_first, eps, precision):
+    from .activation import _gelu
+    from .normalization import _layer_norm
+    n, length, e = src.shape
+    d = e // num_heads
+
+    def norm(x, w, b):
+        return _layer_norm(x, w, b, eps, 1, (True, True))
+
+    def attention(x):
+        qkv = _linear(x, in_w, in_b, precision=precision).reshape(n, length, 3, num_heads, d)
+        q, k, v = qkv.transpose(2, 0, 3, 1, 4)
+        out = _sdpa(q, k, v, *mask, is_causal=False, scale=1.0 / math.sqrt(d), gqa=False,
+                    precision=precision)
+        return _linear(out.transpose(0, 2, 1, 3).reshape(n, length, e), out_w, out_b,
+                       precision=precision)
+
+    def feed_forward(x):
+        h = _linear(x, w1, b1, precision=precision)
+        h = _gelu(h, "none") if use_gelu else jax.nn.relu(h)
+        return _linear(h, w2, b2, precision=precision)
+
+    if norm_first:
+        x = src + attention(norm(src, n1_w, n1_b))
+        return x + feed_forward(norm(x, n2_w, n2_b))
+    x = norm(src + attention(src), n1_w, n1_b)
+    return norm(x + feed_forward(x), n2_w, n2_b)
+
+
+ENCODER_LAYER = Op("_transformer_encoder_layer_fwd", _encoder_layer, "NotImplemented",
+                   inputs=13, no_grad_reason=(
+                       "derivative for aten::_transformer_encoder_layer_fwd is not implemented"))
+
+
+def _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
+                                   proj_bias, use_gelu, norm_first, eps, norm_weight_1,
+                                   norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
+                                   ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None,
+                                   mask_type=None):
+    """Mirrors ``torch._transformer_encoder_layer_fwd``: a batch-first encoder layer (ReLU, or
+    GELU where ``use_gelu``) in one op (NOTE [ encoder layer fast path ]).  ``mask``: a key
+    padding mask (``mask_type`` 1, (N, L)) or an attention mask broadcast over (N, heads, L, L)
+    (type 2, as MultiheadAttention.merge_masks gives), bool (True: masked out) or float
+    (added to the scores)."""
+    masks = ()
+    if mask is not None:
+        if mask_type == 1:
+            mask = mask.view(mask.shape[0], 1, 1, mask.shape[-1])
+        masks = (_canonical_mask(mask, "mask", None, "", src.dtype),)
+    static = (("num_heads", int(num_heads)), ("use_gelu", bool(use_gelu)),
+              ("norm_first", bool(norm_first)), ("eps", float(eps))) + _precision.static()
+    return call(ENCODER_LAYER, src, qkv_weight, qkv_bias, proj_weight, proj_bias, norm_weight_1,
+                norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2,
+                ffn_bias_2, *masks, static=static)
+
+
+PUBLIC = ("bilinear", "_transformer_encoder_layer_fwd")
 TENSOR_METHODS = {}

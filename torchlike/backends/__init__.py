@@ -35,5 +35,5 @@ module_with_switches(sys.modules[__name__], fp32_precision=switch(
     lambda v: _precision.set_fp32_precision("generic", "all", v)))
 
 from . import (  # noqa: E402
-    cpu as cpu, cuda as cuda, cudnn as cudnn, mkl as mkl, mkldnn as mkldnn, mps as mps,
-    openmp as openmp, opt_einsum as opt_einsum)
+    cpu as cpu, cuda as cuda, cudnn as cudnn, mha as mha, mkl as mkl, mkldnn as mkldnn,
+    mps as mps, openmp as openmp, opt_einsum as opt_einsum)

@@ -74,6 +74,27 @@ class MultiheadAttention(Module):
         if self.bias_v is not None:
             init.xavier_normal_(self.bias_v)
 
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """Mirrors ``MultiheadAttention.merge_masks``: (mask, mask type) for a batch-first
+        ``query``: the key padding mask (type 1), or the attention mask expanded to (batch,
+        heads, L, L), plus the padding mask if both are given (type 2); (None, None) without
+        either."""
+        mask_type, merged = None, None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch, length, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch, -1, length, length)
+            else:
+                merged = attn_mask.view(1, 1, length, length).expand(
+                    batch, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch, 1, 1, length).expand(
+                    -1, self.num_heads, -1, -1)
+        return merged, mask_type
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         batched = query.dim() == 3

@@ -1,14 +1,17 @@
 """Transformer, TransformerEncoder/Decoder and their layers (mirror ``torch.nn``'s; Vaswani et
-al., 2017).  PyTorch's inference fast path computes the same maths; torchlike always takes the
-plain path."""
+al., 2017).  An encoder layer takes PyTorch's inference fast path where PyTorch does, one op for
+the layer (NOTE [ encoder layer fast path ] in _ops/attention.py); the rest is the plain path."""
 import copy
 import warnings
 
 import jax
 
-from ... import _creation as C
+from ... import _amp_hook, _creation as C
 from ... import _dtype as D
+from ..._ops.attention import _canonical_mask, _none_or_dtype, _transformer_encoder_layer_fwd
 from ..._ops.shape import triu
+from ...autograd.grad_mode import is_grad_enabled
+from ...backends import mha as _mha
 from .. import functional as F, init
 from .attention import MultiheadAttention
 from .container import ModuleList
@@ -76,6 +79,19 @@ class TransformerEncoderLayer(Module):
         self.activation = _activation(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        src_key_padding_mask = _canonical_mask(
+            src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(src_mask), "src_mask",
+            src.dtype)
+        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
+        if self._fast_path(src):   # NOTE [ encoder layer fast path ] in _ops/attention.py
+            attn = self.self_attn
+            mask, mask_type = attn.merge_masks(src_mask, src_key_padding_mask, src)
+            return _transformer_encoder_layer_fwd(
+                src, attn.embed_dim, attn.num_heads, attn.in_proj_weight, attn.in_proj_bias,
+                attn.out_proj.weight, attn.out_proj.bias, self.activation_relu_or_gelu == 2,
+                self.norm_first, self.norm1.eps, self.norm1.weight, self.norm1.bias,
+                self.norm2.weight, self.norm2.bias, self.linear1.weight, self.linear1.bias,
+                self.linear2.weight, self.linear2.bias, mask, mask_type)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -84,6 +100,24 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
+
+    def _fast_path(self, src):
+        """PyTorch's conditions for its inference fast path: eval mode, nothing to record, a
+        batched batch-first input, a layer its kernel covers, no hooks, no autocast."""
+        attn = self.self_attn
+        if not (_mha.get_fastpath_enabled() and src.dim() == 3 and not self.training
+                and attn.batch_first and attn.in_proj_bias is not None
+                and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
+                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0
+                and not _amp_hook.any_enabled()):
+            return False
+        if any(m._hooks["forward"] or m._hooks["forward_pre"] for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
+                   self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
+                   self.linear2.bias)
+        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -133,6 +167,24 @@ class TransformerDecoderLayer(Module):
                                                memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
+
+    def _fast_path(self, src):
+        """PyTorch's conditions for its inference fast path: eval mode, nothing to record, a
+        batched batch-first input, a layer its kernel covers, no hooks, no autocast."""
+        attn = self.self_attn
+        if not (_mha.get_fastpath_enabled() and src.dim() == 3 and not self.training
+                and attn.batch_first and attn.in_proj_bias is not None
+                and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
+                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0
+                and not _amp_hook.any_enabled()):
+            return False
+        if any(m._hooks["forward"] or m._hooks["forward_pre"] for m in self.modules()):
+            return False
+        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                   attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
+                   self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
+                   self.linear2.bias)
+        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
