@@ -17,7 +17,11 @@ Programs (examples/pytorch/, run unmodified, with the arguments shown in PROGRAM
   char_lstm        a character-level nn.LSTM language model, Adam, cosine schedule, greedy
                    sampling one character at a time;
   lbfgs_fit        a five-parameter curve fit with LBFGS and a strong-Wolfe line search: little
-                   arithmetic, so mostly start-up and per-op cost.
+                   arithmetic, so mostly start-up and per-op cost;
+  transformer_lm   a character-level causal Transformer language model (nn.TransformerEncoder,
+                   2 pre-norm layers of width 32), AdamW with warmup and cosine decay, gradient
+                   clipping, then a 40-character greedy sample whose context grows a character
+                   a step (every op meets a new shape each step until the context is full).
 The first three are the kinds of program the eager-speed target names (a word-level LSTM
 language model, an LSTM time-series fit with LBFGS, a small MNIST-style CNN).
 
@@ -85,6 +89,7 @@ PROGRAMS = {
     "cnn_digits": ["--epochs", "4"],
     "char_lstm": ["--steps", "300"],
     "lbfgs_fit": ["--steps", "5"],
+    "transformer_lm": ["--steps", "300", "--sample-chars", "40"],
 }
 SIDES = ("torch", "torchlike")
 RESULT = re.compile(r"(\w+)=(\S+)")
