@@ -168,24 +168,6 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _fast_path(self, src):
-        """PyTorch's conditions for its inference fast path: eval mode, nothing to record, a
-        batched batch-first input, a layer its kernel covers, no hooks, no autocast."""
-        attn = self.self_attn
-        if not (_mha.get_fastpath_enabled() and src.dim() == 3 and not self.training
-                and attn.batch_first and attn.in_proj_bias is not None
-                and attn._qkv_same_embed_dim and self.activation_relu_or_gelu
-                and self.norm1.eps == self.norm2.eps and attn.num_heads % 2 == 0
-                and not _amp_hook.any_enabled()):
-            return False
-        if any(m._hooks["forward"] or m._hooks["forward_pre"] for m in self.modules()):
-            return False
-        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
-                   attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
-                   self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
-                   self.linear2.bias)
-        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
-
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            is_causal=is_causal, need_weights=False)[0]
