@@ -586,3 +586,18 @@ def test_skip_init():
     ref, got = skipped(torch), skipped(tl)
     assert ref[0] is True
     assert got == ref, f"\ntorch:     {ref}\ntorchlike: {got}"
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (2, 5, 4)])
+def test_linear_backward_on_meta_twice(shape):
+    """A linear's backward on meta, a second time over the kept graph (the gradients add up,
+    and an N-d input's folded output view runs its backward from placeholders: NOTE [ folded
+    views ] in torchlike/_dispatch.py): gradients of PyTorch's shapes on meta."""
+    def run(T):
+        lin = T.nn.Linear(4, 3, device="meta")
+        x = T.randn(*shape, device="meta", requires_grad=True)
+        loss = lin(x).sum()
+        loss.backward(retain_graph=True)
+        loss.backward()
+        return [(tuple(t.grad.shape), str(t.grad.device)) for t in (x, lin.weight, lin.bias)]
+    assert run(tl) == run(torch)

@@ -65,7 +65,7 @@ class quick_program:
     """``quick_jit(fn, **kwargs)`` made at the first call, for a program defined at import
     (NOTE [ quick compiles ]); a decorator (``functools.partial`` passes ``kwargs``)."""
 
-    __slots__ = ("_fn", "_kwargs", "_jitted")
+    __slots__ = ("_fn", "_kwargs", "_jitted", "__weakref__")   # (jax.eval_shape keeps one)
 
     def __init__(self, fn, **kwargs):
         self._fn, self._kwargs, self._jitted = fn, kwargs, None

@@ -366,9 +366,9 @@ class OpNode(Node):
         if self._placeholders and not create_graph and not _dispatch.is_traced(values):
             # a linear op's backward reads no values: its program makes the zeros
             g = values[0] if self._out_mask is None else tuple(values)
-            outs = _dispatch.placeholder_backward_fn(op, static, dt, mask, self._out_mask,
-                                                     self._primals)(g)
-            return self._scatter(outs)
+            fn = _dispatch.placeholder_backward_fn(op, static, dt, mask, self._out_mask,
+                                                   self._primals)
+            return self._scatter(_meta.run(fn, self.name(), g))
         primals = self._live_primals()
         traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
         # create_graph: the backward as a recorded op of (grads, primals), docs/architecture.md §2.4
