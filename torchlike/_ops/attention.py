@@ -729,20 +729,21 @@ def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1
     d = e // num_heads
 
     def norm(x, w, b):
-        return _layer_norm(x, w, b, eps, 1, (True, True))
+        return _layer_norm(x, w, b, eps, 1, (w is not None, b is not None))
+
+    def project(x, w, b):
+        return _linear(x, w, *(() if b is None else (b,)), precision=precision)
 
     def attention(x):
-        qkv = _linear(x, in_w, in_b, precision=precision).reshape(n, length, 3, num_heads, d)
+        qkv = project(x, in_w, in_b).reshape(n, length, 3, num_heads, d)
         q, k, v = qkv.transpose(2, 0, 3, 1, 4)
         out = _sdpa(q, k, v, *mask, is_causal=False, scale=1.0 / math.sqrt(d), gqa=False,
                     precision=precision)
-        return _linear(out.transpose(0, 2, 1, 3).reshape(n, length, e), out_w, out_b,
-                       precision=precision)
+        return project(out.transpose(0, 2, 1, 3).reshape(n, length, e), out_w, out_b)
 
     def feed_forward(x):
-        h = _linear(x, w1, b1, precision=precision)
-        h = _gelu(h, "none") if use_gelu else jax.nn.relu(h)
-        return _linear(h, w2, b2, precision=precision)
+        h = project(x, w1, b1)
+        return project(_gelu(h, "none") if use_gelu else jax.nn.relu(h), w2, b2)
 
     if norm_first:
         x = src + attention(norm(src, n1_w, n1_b))
@@ -762,10 +763,10 @@ def _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bi
                                    ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None,
                                    mask_type=None):
     """Mirrors ``torch._transformer_encoder_layer_fwd``: a batch-first encoder layer (ReLU, or
-    GELU where ``use_gelu``) in one op (NOTE [ encoder layer fast path ]).  ``mask``: a key
-    padding mask (``mask_type`` 1, (N, L)) or an attention mask broadcast over (N, heads, L, L)
-    (type 2, as MultiheadAttention.merge_masks gives), bool (True: masked out) or float
-    (added to the scores)."""
+    GELU where ``use_gelu``) in one op (NOTE [ encoder layer fast path ]).  ``mask``: an
+    attention mask ((L, L), ``mask_type`` 0), a key padding mask ((N, L), type 1) or one
+    broadcast over (N, heads, L, L) (type 2, as MultiheadAttention.merge_masks gives), bool
+    (True: masked out) or float (added to the scores)."""
     masks = ()
     if mask is not None:
         if mask_type == 1:

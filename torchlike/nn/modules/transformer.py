@@ -85,7 +85,10 @@ class TransformerEncoderLayer(Module):
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
         if self._fast_path(src):   # NOTE [ encoder layer fast path ] in _ops/attention.py
             attn = self.self_attn
-            mask, mask_type = attn.merge_masks(src_mask, src_key_padding_mask, src)
+            if src_key_padding_mask is None and src_mask is not None and src_mask.dim() == 2:
+                mask, mask_type = src_mask, 0   # (broadcast in the op: no expanded copy)
+            else:
+                mask, mask_type = attn.merge_masks(src_mask, src_key_padding_mask, src)
             return _transformer_encoder_layer_fwd(
                 src, attn.embed_dim, attn.num_heads, attn.in_proj_weight, attn.in_proj_bias,
                 attn.out_proj.weight, attn.out_proj.bias, self.activation_relu_or_gelu == 2,
