@@ -34,7 +34,9 @@ from .._tensor import Tensor
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
+from .activation import _gelu
 from .dropout import dropout
+from .normalization import _layer_norm
 from .shape import T, VIEW
 
 # --- linear, bilinear ---------------------------------------------------------------------------
@@ -723,8 +725,6 @@ def _heads(x, static, name, count, head_dim):
 
 def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1, w2, b2,
                    *mask, num_heads, use_gelu, norm_first, eps, precision):
-    from .activation import _gelu
-    from .normalization import _layer_norm
     n, length, e = src.shape
     d = e // num_heads
 
