@@ -839,9 +839,15 @@ def placeholder_backward_fn(op, static, dt, mask, out_mask, placeholders):
         vjp = _vjp_fn(op, static, dt, mask, out_mask)
 
         def run(g):
-            return vjp(g, *[jnp.zeros(*p) if len(p) == 2 else p[0] for p in placeholders])
+            return vjp(g, *placeholder_values(placeholders))
         f = remember(op._bwd, key, op_jit(op, run))
     return f
+
+
+def placeholder_values(placeholders):
+    """Primals standing in for a linear op's placeholders: zeros of each (shape, dtype), the
+    Python scalar of each (scalar,)."""
+    return tuple([jnp.zeros(*p) if len(p) == 2 else p[0] for p in placeholders])
 
 
 _BACKWARD_OPS = {}
