@@ -35,8 +35,9 @@ Differences that are the models' formulation, not torchlike's: the "jax jit" ste
 gradients and keeps one Adam step counter (the "torch state" column measures what PyTorch's
 state costs); torchlike's dropout hashes a counter, the hand-written one draws
 jax.random.bernoulli (threefry).
-torchlike turns on jax's 64-bit mode and synchronous CPU dispatch when imported; the hand-written
-JAX runs in the same process under the same settings.
+torchlike turns on jax's 64-bit mode when imported (and jax's CPU dispatch stays asynchronous
+unless the process has one CPU: NOTE [ asynchronous CPU dispatch ] in torchlike/_settings.py); the
+hand-written JAX runs in the same process under the same settings.
 Before timing, each case runs three steps in every implementation with dropout off and prints
 whether the losses agree (the first loss checks the model, the later ones the update rule).
 

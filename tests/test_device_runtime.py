@@ -745,15 +745,74 @@ model = tl.nn.Sequential(tl.nn.Linear(256, 1024), tl.nn.ReLU(), tl.nn.Linear(102
 x = tl.randn(64, 256)
 def step():
     model.zero_grad()
-    model(x).square().mean().backward()
-for _ in range(3):
+    loss = model(x).square().mean()
+    loss.backward()
+    loss.item()
+for _ in range(60):   # (XLA's worker threads fill their malloc arenas over the first steps)
     step()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(20):
+for _ in range(40):
     step()
 model[0].weight.grad.numpy()
 print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
+
+
+def _in_a_process(code, cpus=None, **env):
+    """The last line ``code`` prints, run in a fresh process with ``env`` added to this one's
+    environment (on ``cpus`` CPUs of this one's: its affinity set before torchlike starts)."""
+    if cpus is not None:
+        code = f"import os; os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:{cpus}])\n" \
+            + code
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, JAX_PLATFORMS="cpu", **env), cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.split("\n")[-2]
+
+
+_DISPATCH = """
+import jax, torchlike as tl
+y = tl.ones(3) * 2
+print(jax.config.values["jax_cpu_enable_async_dispatch"], y.tolist())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two CPUs to choose from")
+def test_cpu_dispatch_is_asynchronous_where_a_second_cpu_can_run_it():
+    """NOTE [ asynchronous CPU dispatch ]: on two CPUs jax's asynchronous dispatch stays on;
+    a process restricted to one runs its programs as they are dispatched."""
+    assert _in_a_process(_DISPATCH) == "True [2.0, 2.0, 2.0]"
+    assert _in_a_process(_DISPATCH, cpus=1) == "False [2.0, 2.0, 2.0]"
+
+
+def test_cpu_namespace_answers_as_pytorch():
+    for fn in (lambda t: t.cpu.is_available(), lambda t: t.cpu.is_initialized(),
+               lambda t: t.cpu.device_count(), lambda t: t.cpu.current_device(),
+               lambda t: t.cpu.set_device("cpu"), lambda t: t.cpu.synchronize(),
+               lambda t: t.cpu.synchronize("cpu"), lambda t: t.cpu.Event().query(),
+               lambda t: t.cpu.Stream().record_event(),
+               lambda t: t.cpu.stream(t.cpu.Stream()).__enter__(),
+               lambda t: sorted(set(t.cpu.__all__) - {"get_capabilities"})):
+        same(fn)
+
+
+def test_cpu_synchronize_and_events_wait_for_the_queued_work():
+    """torch.cpu.synchronize() and a recorded torch.cpu.Event wait for what was queued (NOTE
+    [ asynchronous CPU dispatch ]), and a stream made current in a block is current there."""
+    x = tl.randn(600, 600)
+    y = x @ x @ x
+    event = tl.cpu.Event()
+    event.record()
+    event.synchronize()
+    assert event.query() and y._arr.is_ready()
+    z = y @ x
+    tl.cpu.synchronize()
+    assert z._arr.is_ready()
+    s = tl.cpu.Stream()
+    with tl.cpu.stream(s):
+        assert tl.cpu.current_stream() is s
+    assert tl.cpu.current_stream() is not s
 
 
 @pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="glibc's malloc")
@@ -761,11 +820,5 @@ def test_eager_steps_reuse_host_memory():
     """NOTE [ the host allocator ]: with torchlike's malloc settings, eager steps that
     allocate and free the same arrays each step reuse the memory (few page faults); with
     glibc's defaults (TORCHLIKE_MALLOC=system) each step's arrays land on fresh pages."""
-    faults = {}
-    for setting in ("system", "torchlike"):
-        env = dict(os.environ, TORCHLIKE_MALLOC=setting, JAX_PLATFORMS="cpu")
-        run = subprocess.run([sys.executable, "-c", _FAULTS], capture_output=True, text=True,
-                             timeout=120, env=env, cwd=ROOT)
-        assert run.returncode == 0, run.stderr[-2000:]
-        faults[setting] = int(run.stdout.split()[-1])
+    faults = {s: int(_in_a_process(_FAULTS, TORCHLIKE_MALLOC=s)) for s in ("system", "torchlike")}
     assert faults["torchlike"] * 10 < faults["system"], faults

@@ -14,11 +14,9 @@ from . import _x64  # noqa: E402
 # defaults.  The import itself runs in that scope (module-level arrays and programs).
 _x64_prev = _x64.swap(True)
 
-# NOTE: eager PyTorch code issues many small ops.  On the CPU, jax's asynchronous dispatch hands
-# each one to a worker thread, which costs more than a small op itself (measured: a 64x64 mul
-# takes 12 µs async, 6.5 µs sync); PyTorch's CPU ops are synchronous too.  GPU/TPU dispatch stays
-# asynchronous.  Set jax_cpu_enable_async_dispatch back to True after import to change it.
-_jax.config.update("jax_cpu_enable_async_dispatch", False)
+from . import _settings  # noqa: E402
+
+_settings.choose_cpu_dispatch()   # NOTE [ asynchronous CPU dispatch ] in _settings.py
 
 from . import _dtype, _methods  # noqa: E402
 

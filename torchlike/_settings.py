@@ -1,5 +1,6 @@
 """Process-wide runtime switches PyTorch programs set in their first lines: deterministic
-algorithms and thread counts.
+algorithms and thread counts; and those torchlike sets at import: how jax dispatches CPU
+programs and how the C library's malloc keeps freed memory.
 
 NOTE [ deterministic algorithms ]
 XLA's CPU programs are deterministic.  On a GPU, XLA uses atomic additions for some scatters and
@@ -16,6 +17,24 @@ until ``set_num_threads`` records another value, which it then reports; the pool
 change.  To run on fewer threads, restrict the process's CPUs before jax starts
 (``os.sched_setaffinity`` or ``taskset``).  The inter-op count is recorded the same way.
 
+NOTE [ asynchronous CPU dispatch ]
+jax can hand each CPU program to a worker thread and return at once, as it queues a GPU's
+(``jax_cpu_enable_async_dispatch``, its default).  Then the Python that records and dispatches
+the next op runs while XLA computes this one on another core.  Measured on the 2-core CPU (jax
+0.10.2, side by side): scripts/bench_train.py's eager steps took 4.23 -> 3.81 ms (MLP), 3.79 ->
+2.68 (CNN) and 5.53 -> 3.10 (Transformer), their recorded forwards 1.09 -> 1.02x (MLP) and 1.09
+-> 1.05x (CNN) the same forward under no_grad, and bench_eager's Transformer encoder forward and
+backward 4.06 -> 2.52 ms (torch 2.31-2.35); a lone small op costs the same either way (a 64x64
+mul 9.4 against 8.8 µs, a tiny MLP's step 455 against 464-476 µs).  Early jax versions cost
+more asynchronously (12 against 6.5 µs for that mul), and torchlike turned it off until this
+was measured again.  With one core there is nothing to overlap and the hand-over costs (the
+Transformer step 5.43 -> 6.93 ms on one core), so a process that may run on one CPU only
+(``os.sched_getaffinity``) dispatches synchronously; elsewhere jax's setting stands.  jax
+reads the switch when its CPU backend starts (the first op), so a program may still set it
+(``jax.config.update("jax_cpu_enable_async_dispatch", ...)``) after ``import torchlike``.
+PyTorch's CPU ops have finished when they return; torchlike's have been queued, so a CPU loop is
+timed after reading a result or ``torch.cpu.synchronize()``, as a GPU loop is.
+
 NOTE [ the host allocator ]
 XLA's CPU runtime allocates every output of every op with the C library's ``malloc``, and an
 eager step frees and allocates the same sizes again each step.  glibc's defaults can hand that
@@ -31,6 +50,10 @@ thresholds), none.  So on glibc, at import, torchlike keeps freed memory in the 
 heap (``M_MMAP_THRESHOLD``): 0-3 faults a step from the start, the peak RSS unchanged (502
 against 508 MB over 660 forwards); larger blocks are still mapped and unmapped.  The cost: up
 to 256 MiB of freed memory stays counted in the process's RSS after a peak.
+With asynchronous dispatch (above) XLA's worker threads allocate too, each from a malloc arena
+of its own, and a process takes some steps before each arena holds what a step needs: in
+tests/test_device_runtime.py's MLP, 126, 294, then 0-32 faults a window of 20 steps with these
+settings, against 700-3,200 with glibc's.
 ``TORCHLIKE_MALLOC=system`` (read at import) leaves glibc's defaults; other C libraries are left
 alone.  PyTorch's CPU allocator meets the same defaults (its documentation suggests jemalloc or
 tcmalloc instead).
@@ -149,6 +172,17 @@ def get_num_interop_threads():
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3   # glibc's mallopt parameters (malloc.h)
+
+
+def choose_cpu_dispatch():
+    """jax's CPU dispatch made synchronous where the process may run on one CPU only, left as
+    jax has it otherwise (NOTE [ asynchronous CPU dispatch ]); returns whether it is
+    asynchronous."""
+    import jax
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (cpus or 1) < 2:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
+    return jax.config.values["jax_cpu_enable_async_dispatch"]
 
 
 def tune_host_allocator():
