@@ -80,25 +80,13 @@ def stream(stream):
     return StreamContext(stream)
 
 
-class Event:
+class Event(_streams.Event):
     """Mirrors ``torch.cpu.Event``: a mark in the CPU's queue, done when the work queued
-    before it is."""
+    before it is (``query``, ``synchronize`` and ``wait`` as ``torch.Event``'s)."""
 
     def __init__(self):
-        self._mark = None
+        super().__init__("cpu")
 
     def record(self, stream=None):
-        """Mark the CPU's queue."""
+        """Mark the CPU's queue (where ``torch.Event`` refuses a CPU stream)."""
         self._mark = _streams._mark_program(_streams._resolve("cpu", None))()
-
-    def query(self):
-        """Whether the work before the mark is done (True if never recorded)."""
-        return self._mark is None or self._mark.is_ready()
-
-    def synchronize(self):
-        """Wait for the work before the mark."""
-        if self._mark is not None:
-            self._mark.block_until_ready()
-
-    def wait(self, stream=None):
-        """Make ``stream`` wait for the mark: the CPU's queue already orders it."""
