@@ -129,6 +129,12 @@ def _mark_program(jd):
                    out_shardings=jax.sharding.SingleDeviceSharding(jd))
 
 
+def mark(jd):
+    """A mark in jax device ``jd``'s queue: an array ready exactly when everything queued there
+    before it is."""
+    return _mark_program(jd)()
+
+
 def _completed_at(mark):
     mark.block_until_ready()
     return time.perf_counter()
@@ -151,7 +157,7 @@ class Event:
         if stream.device.type == "cpu":
             raise RuntimeError("cpu backend doesn't support events.")
         self.device = stream.device
-        self._mark = _mark_program(stream._jd)()
+        self._mark = mark(stream._jd)
         self._time = None
         if self.enable_timing:
             if not _timer:

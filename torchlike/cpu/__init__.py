@@ -1,7 +1,7 @@
 """``torch.cpu``: PyTorch's helpers for device-agnostic code on the CPU, and its ``amp`` aliases.
 
-PyTorch's CPU ops have finished when they return, so its ``synchronize``, streams and events
-here do nothing.  torchlike's CPU programs are queued (NOTE [ asynchronous CPU dispatch ] in
+PyTorch's CPU ops have finished when they return, so PyTorch's ``torch.cpu.synchronize``,
+streams and events do nothing.  torchlike's CPU programs are queued (NOTE [ asynchronous CPU dispatch ] in
 _settings.py), so ``synchronize`` waits for the work queued on the CPU and an Event marks that
 queue (as on a GPU, NOTE [ streams on XLA ] in _streams.py): a loop timed with
 ``torch.cpu.synchronize()`` measures its arithmetic, as a CUDA loop timed with
@@ -16,6 +16,11 @@ from . import amp as amp
 
 __all__ = ["is_available", "is_initialized", "synchronize", "current_device", "current_stream",
            "stream", "set_device", "device_count", "Stream", "StreamContext", "Event"]
+
+
+def _cpu():
+    """The jax device of the current CPU device."""
+    return R.jax_device("cpu", R.device_index("cpu", None, optional=True))
 
 
 def is_available():
@@ -72,7 +77,7 @@ class StreamContext(_StreamContext):
 
 def current_stream(device=None):
     """Mirrors ``torch.cpu.current_stream`` (``device`` is ignored)."""
-    return _streams.current(_streams._resolve("cpu", None), Stream)
+    return _streams.current(_cpu(), Stream)
 
 
 def stream(stream):
@@ -89,4 +94,4 @@ class Event(_streams.Event):
 
     def record(self, stream=None):
         """Mark the CPU's queue (where ``torch.Event`` refuses a CPU stream)."""
-        self._mark = _streams._mark_program(_streams._resolve("cpu", None))()
+        self._mark = _streams.mark(_cpu())
