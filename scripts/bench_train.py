@@ -661,7 +661,10 @@ def profile_compiled(case, init, budget_s, window, calls=300):
         def wrapper(*a, **k):
             t0 = time.perf_counter()
             try:
-                return fn(*a, **k)
+                out = fn(*a, **k)
+                if name == "program":   # its XLA run, which CPU dispatch may not have waited for
+                    jax.block_until_ready(out)
+                return out
             finally:
                 spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
         return wrapper
