@@ -179,8 +179,7 @@ def choose_cpu_dispatch():
     jax has it otherwise (NOTE [ asynchronous CPU dispatch ]); returns whether it is
     asynchronous."""
     import jax
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (cpus or 1) < 2:
+    if _xla_threads() < 2:   # the CPUs the process may run on, as XLA's pool counts them
         jax.config.update("jax_cpu_enable_async_dispatch", False)
     return jax.config.values["jax_cpu_enable_async_dispatch"]
 

@@ -1,9 +1,9 @@
 """``torch.cpu``: PyTorch's helpers for device-agnostic code on the CPU, and its ``amp`` aliases.
 
 PyTorch's CPU ops have finished when they return, so PyTorch's ``torch.cpu.synchronize``,
-streams and events do nothing.  torchlike's CPU programs are queued (NOTE [ asynchronous CPU dispatch ] in
-_settings.py), so ``synchronize`` waits for the work queued on the CPU and an Event marks that
-queue (as on a GPU, NOTE [ streams on XLA ] in _streams.py): a loop timed with
+streams and events do nothing.  torchlike's CPU programs are queued (NOTE [ asynchronous CPU
+dispatch ] in _settings.py), so ``synchronize`` waits for the work queued on the CPU and an Event
+marks that queue (as on a GPU, NOTE [ streams on XLA ] in _streams.py): a loop timed with
 ``torch.cpu.synchronize()`` measures its arithmetic, as a CUDA loop timed with
 ``torch.cuda.synchronize()`` does.  Not here: ``get_capabilities`` (the CPU's instruction sets,
 caches and cores).

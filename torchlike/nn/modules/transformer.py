@@ -89,12 +89,10 @@ class TransformerEncoderLayer(Module):
                 mask, mask_type = src_mask, 0   # (broadcast in the op: no expanded copy)
             else:
                 mask, mask_type = attn.merge_masks(src_mask, src_key_padding_mask, src)
+            w = self._fast_path_weights()
             return _transformer_encoder_layer_fwd(
-                src, attn.embed_dim, attn.num_heads, attn.in_proj_weight, attn.in_proj_bias,
-                attn.out_proj.weight, attn.out_proj.bias, self.activation_relu_or_gelu == 2,
-                self.norm_first, self.norm1.eps, self.norm1.weight, self.norm1.bias,
-                self.norm2.weight, self.norm2.bias, self.linear1.weight, self.linear1.bias,
-                self.linear2.weight, self.linear2.bias, mask, mask_type)
+                src, attn.embed_dim, attn.num_heads, *w[:4], self.activation_relu_or_gelu == 2,
+                self.norm_first, self.norm1.eps, *w[4:], mask, mask_type)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -116,11 +114,15 @@ class TransformerEncoderLayer(Module):
             return False
         if any(m._hooks["forward"] or m._hooks["forward_pre"] for m in self.modules()):
             return False
-        tensors = (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
-                   attn.out_proj.bias, self.norm1.weight, self.norm1.bias, self.norm2.weight,
-                   self.norm2.bias, self.linear1.weight, self.linear1.bias, self.linear2.weight,
-                   self.linear2.bias)
-        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
+        return not (is_grad_enabled() and any(
+            t.requires_grad for t in (src, *self._fast_path_weights())))
+
+    def _fast_path_weights(self):
+        """The layer's parameters in ``_transformer_encoder_layer_fwd``'s order."""
+        attn = self.self_attn
+        return (attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+                self.norm1.weight, self.norm1.bias, self.norm2.weight, self.norm2.bias,
+                self.linear1.weight, self.linear1.bias, self.linear2.weight, self.linear2.bias)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
