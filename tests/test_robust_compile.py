@@ -157,6 +157,30 @@ def test_accumulated_grad_stays_the_same_tensor():
     assert p.grad is g and p.grad.tolist() == [8., 8., 8.]
 
 
+@pytest.mark.parametrize("grads", ["accumulated", "None before each call"])
+def test_a_failing_step_leaves_the_gradients_as_eager_does(grads):
+    """A step that raises leaves each .grad as PyTorch's eager step leaves it, where the step
+    adds to gradients kept from before and where it makes them (zero_grad outside it)."""
+    def run(lib, compile):
+        lib.manual_seed(0)
+        emb = lib.nn.Embedding(10, 4)
+        emb.weight.data = lib.tensor(_TL.emb.weight.tolist())
+
+        def step(x):
+            emb(x).sum().backward()
+        step = lib.compile(step) if compile else step
+        for x in (X, X, X, [1, 2, 10]):   # eager, traced, replayed; then out of range
+            if grads != "accumulated":
+                emb.weight.grad = None
+            try:
+                step(lib.tensor(x))
+            except IndexError as e:
+                error = str(e)
+        g = emb.weight.grad
+        return error, None if g is None else g.tolist()
+    assert run(tl, True) == run(tl, False) == run(torch, False)
+
+
 def _F(t):
     return (torch if isinstance(t, torch.Tensor) else tl).nn.functional
 

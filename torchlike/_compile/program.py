@@ -293,31 +293,34 @@ class Call:
         changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
             donated, kept, grads, hypers, gens, sealed=sealed)
         del donated, kept, grads   # (as donated, gone)
-        if checked:
-            if program.on_host:   # (read through the buffer protocol: numpy's path costs more)
-                flags = checked[0] if here is program.device else checked[0].addressable_data(0)
-                if not all(memoryview(flags).tolist()):
-                    _restore_and_raise(plan, state, self, changed, final_grads, checked)
-            else:
-                _defer_checks(plan, checked)
+        # the state and gradients are written while the program runs (NOTE [ checks in a
+        # compiled step ]: where a check fails they hold their old values)
         gen = fresh_gen()
         self.write(changed, gen)
         params = state.params
         for i in held:   # the step's new gradient goes into a new Tensor, as in eager
             params[i]._grad = None
-        new_grads = iter(final_grads)
+        new_grads, made = iter(final_grads), []
         for p, has in zip(params, plan.grads):
             g = p._grad
             if not has:
                 p._grad = None
             elif g is None:
                 p._grad = Tensor._wrap(next(new_grads))
+                made.append(p)
             elif g._root is None:   # as in write
                 g._arr = next(new_grads)
                 g._gen = gen
                 (g._vc or g._version_counter())[0] += 1
             else:
                 g._write(next(new_grads))
+        if checked:
+            if program.on_host:   # (read through the buffer protocol: numpy's path costs more)
+                flags = checked[0] if here is program.device else checked[0].addressable_data(0)
+                if not all(memoryview(flags).tolist()):
+                    _raise_failed_check(plan, state, made, checked)
+            else:
+                _defer_checks(plan, checked)
         for (g, k), v in zip(plan.hypers, hyper_out):
             group = state.groups[g][1]
             group[k] = jax.tree_util.tree_map(float, v)
@@ -390,13 +393,15 @@ def _held_grads(params, replaced, grads, donated):
 # values its message shows.  Every state output (written tensors, gradients that replace old
 # ones) is selected: the new value where every check holds, else the old one.  The selects fuse
 # into the kernels that compute the outputs, and the donated buffers then get their own values
-# back.  On the CPU the flags are read after the call (no transfer); where one is False the
-# state is written back unchanged and the check's error is raised, as eager code raises at an op
-# of the forward: the parameters, the optimizer's state and accumulated gradients are as they
-# were, and a ``.grad`` the step replaces (``zero_grad()``, then backward) is None, as zero_grad
-# left it.  On an accelerator reading them would wait for the step every call, so they are
-# queued as eager checks there are (NOTE [ checks on an accelerator ] in _tensor.py): the state
-# keeps its old values as selected, and the error comes at the next read of values on the host.
+# back.  On the CPU the flags are read after the call (no transfer), once the state and the
+# gradients are written back (their arrays are the program's outputs, so the write-back's Python
+# runs while XLA computes them); where one is False the check's error is raised, as eager code
+# raises at an op of the forward: the parameters, the optimizer's state and accumulated
+# gradients hold their old values, and a ``.grad`` the step makes or replaces (``zero_grad()``,
+# then backward) is None again, as zero_grad left it.  On an accelerator reading them would wait
+# for the step every call, so they are queued as eager checks there are
+# (NOTE [ checks on an accelerator ] in _tensor.py): the state keeps its old values as
+# selected, and the error comes at the next read of values on the host.
 # compiler.config.index_checks switches this off.  What the checks cost (one run of
 # scripts/bench_train.py --index-checks-cost, 2-core CPU): MLP 11%, CNN 4.5%, Transformer 1.5%;
 # a 32-64-64-4 MLP's step 77 -> 165-183 us.  Most of it is XLA's copies of the donated buffers
@@ -407,18 +412,13 @@ def _held_grads(params, replaced, grads, donated):
 # on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the Transformer's no faster: the
 # copies free the donated buffers early, so XLA can run the updates beside the rest of the
 # backward on another core, where without them each update waits for every reader.
-def _restore_and_raise(plan, state, writes, changed, final_grads, checked):
-    """A check of the program failed (NOTE [ checks in a compiled step ]): its written state
-    and gradients hold their old values, which take the place of the donated buffers; a .grad
-    the step replaces is None; then raise as eager code would, with nothing else written back
-    (the generators' states were not donated)."""
-    writes.write(changed, fresh_gen())
-    old = iter(final_grads)
-    for p, has in zip(state.params, plan.grads):
-        if has:
-            a = next(old)
-            if p._grad is not None:
-                p._grad._write(a)
+def _raise_failed_check(plan, state, made, checked):
+    """A check of the program failed (NOTE [ checks in a compiled step ]): the state and
+    gradients written back hold their old values; a .grad the step made (``made``) or replaces
+    is None again; then raise as eager code would, with nothing else written back (the
+    generators' states were not donated)."""
+    for p in made:
+        p._grad = None
     for i in plan.replaced:
         state.params[i]._grad = None
     oks, values = np.asarray(checked[0]), checked[1]
