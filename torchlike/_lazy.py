@@ -56,6 +56,7 @@ _SCALARS = (bool, int, float, complex)
 _INT64 = 2 ** 63
 
 enabled = False      # set by enable(); dispatch reads _dispatch._record
+ever_enabled = False   # whether any value may be pending (one made while it was on)
 fuse_after = 32      # flushes of one segment before it may be compiled into one program
 buy_after = None     # seconds of op-by-op flushes before a segment is compiled (None: learned)
 _compiles = [1.0, 1]   # seconds spent compiling segments, and how many (a prior of one second)
@@ -316,8 +317,8 @@ def record_call(fn, args):
 def run_call(fn, args):
     """``fn(*args)`` now: recorded and flushed with the open segment where ``args`` hold
     pending values (so it runs in the segment's program), else called on the values."""
-    if not any(type(x) is Pending for x in jax.tree_util.tree_leaves(args)):
-        try:   # (an optimizer's step: ~135 operands for Adam over 27 tensors)
+    if not ever_enabled or not any(type(x) is Pending for x in jax.tree_util.tree_leaves(args)):
+        try:   # (an optimizer's step: ~135 operands for Adam over 27 tensors, 40 us to scan)
             return fn(*args)
         except ValueError as e:   # inside another trace (NOTE [ quick compiles ])
             return inlined(e, fn, *args)
@@ -429,10 +430,11 @@ _MANY_DEVICES = None   # whether this process has several devices (checked per o
 
 def enable(on=True):
     """Switch lazy mode on (or off: the open segment is flushed first)."""
-    global enabled, _MANY_DEVICES
+    global enabled, ever_enabled, _MANY_DEVICES
     from . import _dispatch
     flush()
     enabled = bool(on)
+    ever_enabled = ever_enabled or enabled
     if enabled and _MANY_DEVICES is None:
         _MANY_DEVICES = len(jax.local_devices()) > 1
     _dispatch._record = record if enabled else None
