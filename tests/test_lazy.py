@@ -209,3 +209,25 @@ def test_the_trie_of_segments_is_bounded(lazy, monkeypatch):
     for n in range(1, 40):   # a new shape every time: new trie nodes every time
         assert (tl.ones(n) * 2 + 1).sum().item() == 3 * n
     assert _lazy._trie_nodes <= 50
+
+
+def test_a_trace_that_reads_pending_values_gets_concrete_ones(lazy):
+    """A segment run because a trace reads it (a user's jax.jit over eager code here;
+    torchlike.compile's trace alike) computes concrete values, not the trace's tracers."""
+    import jax
+    b = tl.arange(4.) * 2 + 1   # pending
+
+    def f(x):
+        return (tl.Tensor._wrap(x) * b)._value()
+    np.testing.assert_array_equal(jax.jit(f)(np.ones(4, np.float32)), [1., 3., 5., 7.])
+    assert b.tolist() == [1., 3., 5., 7.]   # read after the trace: no leaked tracer
+
+
+def test_synchronize_and_events_run_what_is_recorded(lazy):
+    a, b = tl.ones(3) * 2, tl.ones(3) * 3
+    assert _pending(a) and _pending(b)
+    tl.cpu.synchronize()
+    assert not _pending(a) and a._arr.is_ready()
+    c = b + 1
+    tl.cpu.Event().record()
+    assert not _pending(c)

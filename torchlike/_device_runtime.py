@@ -21,6 +21,7 @@ import os
 
 import jax
 
+from . import _lazy
 from ._device import (current_index, device as _device_cls, devices_of, set_current_index,
                       to_jax_device)
 
@@ -83,13 +84,17 @@ def on_device(jd):
 
 def synchronize(jd):
     """Wait until the work queued on ``jd`` is done: XLA runs a device's programs in the order
-    they were queued, so it is done when every live array on it is ready."""
+    they were queued, so it is done when every live array on it is ready.  Ops recorded in
+    lazy mode and not run yet are queued first (NOTE [ lazy segments ] in _lazy.py)."""
+    _lazy.flush()
     for a in on_device(jd):
         a.block_until_ready()
 
 
 def idle(jd):
-    """Whether the work queued on ``jd`` is done (without waiting)."""
+    """Whether the work queued on ``jd`` is done (without waiting); ops recorded lazily are
+    queued first."""
+    _lazy.flush()
     return all(a.is_ready() for a in on_device(jd))
 
 

@@ -39,8 +39,10 @@ optimizer's update after it, which then flushes (``run_call``): a training step 
 In-place writes into a pending root and ``detach()`` of one stay pending.  Segments must line up
 with steps to repeat: a second backward recorded in one segment (parameters updated by hand,
 gradients accumulated) flushes it.  Ops made per call and ops on traced or meta values run
-eagerly (their pending operands first); an op's dynamic statics (an index) are recorded as
-operands, so ``x[i]`` for every ``i`` is one path of the trie.
+eagerly (their pending operands first), and a segment run because a trace reads it computes
+concrete values (``jax.ensure_compile_time_eval``), never the trace's tracers; an op's dynamic
+statics (an index) are recorded as operands, so ``x[i]`` for every ``i`` is one path of the
+trie.  Waiting for a device (``synchronize``, an Event's mark) runs the open segment first.
 """
 import threading
 from sys import getrefcount
@@ -146,6 +148,11 @@ class Segment:
         live = tuple([i for i in range(len(pendings)) if getrefcount(pendings[i]) > 2])
         node = self.node
         prev = _x64.swap(True)
+        # concrete values even where a trace reads them (torchlike.compile's, a user's jax.jit
+        # over eager code): the records' inputs are concrete, and a value computed inside the
+        # trace would be its tracer, leaking out of it
+        evaluating = jax.ensure_compile_time_eval()
+        evaluating.__enter__()
         try:
             program = None
             if len(records) > 1:
@@ -169,6 +176,7 @@ class Segment:
                 values = [every[i] for i in live]
                 node.rent += perf_counter() - start
         finally:
+            evaluating.__exit__(None, None, None)
             _x64.restore(prev)
         for i, v in zip(live, values):
             pendings[i].value = v
@@ -225,6 +233,8 @@ def record(op, static, dt, arrays, n_dynamic=0):
                 return None
             if devices is None:
                 devices = a.devices()
+                if _MANY_DEVICES is None:   # (asked here: its backend has started)
+                    _count_devices()
             elif _MANY_DEVICES and a.devices() != devices:
                 del inputs[n_in:]
                 return None
@@ -430,11 +440,17 @@ _MANY_DEVICES = None   # whether this process has several devices (checked per o
 
 def enable(on=True):
     """Switch lazy mode on (or off: the open segment is flushed first)."""
-    global enabled, ever_enabled, _MANY_DEVICES
+    global enabled, ever_enabled
     from . import _dispatch
     flush()
     enabled = bool(on)
     ever_enabled = ever_enabled or enabled
-    if enabled and _MANY_DEVICES is None:
-        _MANY_DEVICES = len(jax.local_devices()) > 1
     _dispatch._record = record if enabled else None
+
+
+def _count_devices():
+    """Whether this process has several devices, asked once an array exists (asking at
+    import, as TORCHLIKE_LAZY=1 enables lazy mode, would start jax's backend: on a GPU machine,
+    claiming the GPU)."""
+    global _MANY_DEVICES
+    _MANY_DEVICES = len(jax.local_devices()) > 1

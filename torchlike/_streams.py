@@ -22,7 +22,7 @@ import time
 import jax
 import jax.numpy as jnp
 
-from . import _device_runtime as R
+from . import _device_runtime as R, _lazy
 from ._device import device as _device_cls, from_jax_device
 
 _ids = itertools.count(1)
@@ -131,7 +131,8 @@ def _mark_program(jd):
 
 def mark(jd):
     """A mark in jax device ``jd``'s queue: an array ready exactly when everything queued there
-    before it is."""
+    before it is (ops recorded lazily and not run yet are queued first)."""
+    _lazy.flush()
     return _mark_program(jd)()
 
 

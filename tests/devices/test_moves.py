@@ -171,15 +171,18 @@ def test_pinned_memory_and_dataloader():
     assert all(t.is_pinned() for t in batch)
 
 
-def test_importing_torchlike_starts_no_backend():
-    """JAX claims most of a GPU's memory when its backend starts: importing must not start it."""
+@pytest.mark.parametrize("lazy", ["0", "1"], ids=["eager", "lazy"])
+def test_importing_torchlike_starts_no_backend(lazy):
+    """JAX claims most of a GPU's memory when its backend starts: importing must not start it
+    (nor switching lazy mode on at import, TORCHLIKE_LAZY=1)."""
+    import os
     import subprocess
     import sys
     code = ("import torchlike, torchlike.nn, torchlike.optim, torchlike.utils.data\n"
             "from jax._src import xla_bridge\n"
             "assert not xla_bridge._backends, list(xla_bridge._backends)\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env={**os.environ, "TORCHLIKE_LAZY": lazy})
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
