@@ -547,6 +547,32 @@ def test_setitem_scalar_matches_torch(index, v):
     both(go)
 
 
+def test_a_slice_of_a_whole_dim_runs_no_program(caplog):
+    """``x[:, -n:]`` on a dim of at most n (a context window cut from a shorter sequence) is the
+    array itself: no program for each new length, and still a view with SliceBackward0 that
+    writes through both ways, as in PyTorch."""
+    v = np.arange(21.0, dtype=np.float32).reshape(3, 7)
+    x = tl.tensor(v, requires_grad=True)
+    x + 1   # (the first program of a process also compiles a probe of XLA's options)
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        y = x[:, -9:]
+    assert "XLA compilation" not in caplog.text, caplog.text
+    z = y[:, 0:7:2][:, :4]   # a step that keeps every element of a dim of 1 is whole too
+    for lib in (torch, tl):
+        x = lib.tensor(v, requires_grad=True)
+        y = x[:, -9:]
+        assert type(y.grad_fn).__name__ == "SliceBackward0" and y._base is x
+        (y * lib.tensor(v)).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), v)
+        base = lib.tensor(v)
+        view = base.narrow(1, 0, 7)
+        view[0, 0] = -1.0
+        base[2, 6] = -2.0
+        assert base[0, 0].item() == -1.0 and view[2, 6].item() == -2.0
+    np.testing.assert_array_equal(z.detach().numpy(), v[:, 0:7:2])
+    np.testing.assert_array_equal(x[:1, :, None][:, :, ::3].detach().numpy(), v[:1, :, None])
+
+
 def test_copy_from_a_matching_source_runs_no_program(caplog):
     """copy_ from a tensor of the destination's shape, dtype and device takes the source's
     array (jax arrays are immutable, so later writes to either leave the other alone), and

@@ -152,7 +152,17 @@ def slice_static(dim, start, stop, step):
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
             "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
-SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",))
+def _whole(arrays, static):
+    """A slice that keeps all of its dim: the array itself, with no program (still a view with
+    SliceBackward0, as in PyTorch).  A context window cut from a sequence shorter than it,
+    ``x[:, -n:]``, is one, and would compile a program for each new length."""
+    x = arrays[0]
+    (_, dim), (_, start), _, (_, size) = static
+    return x if start == 0 and size == x.shape[dim] else None
+
+
+SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",),
+           pieces=_whole)
 
 # NOTE [ many outputs ]
 # XLA on the CPU compiles a kernel per output of a program, about 15-20 ms each on the 2-core
