@@ -43,6 +43,11 @@ eagerly (their pending operands first), and a segment run because a trace reads 
 concrete values (``jax.ensure_compile_time_eval``), never the trace's tracers; an op's dynamic
 statics (an index) are recorded as operands, so ``x[i]`` for every ``i`` is one path of the
 trie.  Waiting for a device (``synchronize``, an Event's mark) runs the open segment first.
+
+A segment runs on one device.  An op whose arrays are laid out over several (a sharded
+parameter, a mesh's batch) runs eagerly, as do ops across devices: one program's outputs are laid
+out as its compiler chooses (a gradient zeroed in place came out replicated, where the eager
+op keeps its sharding), and a loss's gradient must start on the devices the loss will be on.
 """
 import threading
 from sys import getrefcount
@@ -235,6 +240,9 @@ def record(op, static, dt, arrays, n_dynamic=0):
                 devices = a.devices()
                 if _MANY_DEVICES is None:   # (asked here: its backend has started)
                     _count_devices()
+                if _MANY_DEVICES and len(devices) > 1:   # laid out over several: eagerly
+                    del inputs[n_in:]
+                    return None
             elif _MANY_DEVICES and a.devices() != devices:
                 del inputs[n_in:]
                 return None

@@ -19,7 +19,7 @@ import torch.distributed.fsdp as tfsdp
 import torch.distributed.tensor as tdt
 
 import torchlike as tl
-from torchlike import nn
+from torchlike import _lazy, nn
 from torchlike.distributed.checkpoint.state_dict import (
     StateDictOptions, get_model_state_dict, get_optimizer_state_dict, set_model_state_dict,
     set_optimizer_state_dict)
@@ -323,9 +323,22 @@ def _one_device(name):
     return losses, {n: (p.detach().numpy(), p.grad.numpy()) for n, p in ref.named_parameters()}
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("mode", ["eager", "compiled", "lazy"])
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
-def test_fully_shard_trains_as_one_device(name, compiled):
+def test_fully_shard_trains_as_one_device(name, mode, monkeypatch):
+    """Eagerly, compiled, and with lazy mode on (NOTE [ lazy segments ] in torchlike/_lazy.py),
+    whose segments run on one device, so that ops on sharded arrays run as eagerly."""
+    if mode == "lazy":
+        monkeypatch.setattr(_lazy, "fuse_after", 1)   # a repeated segment runs as a program
+        monkeypatch.setattr(_lazy, "buy_after", 0)
+        _lazy.enable()
+    try:
+        _trains_as_one_device(name, mode == "compiled")
+    finally:
+        _lazy.enable(False)
+
+
+def _trains_as_one_device(name, compiled):
     mesh = init_device_mesh("cpu", (8,))
     x, y, xd, yd = _batch(mesh)
     model = _sharded(mesh)
@@ -349,6 +362,10 @@ def test_fully_shard_trains_as_one_device(name, compiled):
                 assert v._value().sharding.is_equivalent_to(b._value().sharding, b.ndim)
         np.testing.assert_allclose(b.grad.full_tensor().numpy(), ref[n][1], rtol=1e-5,
                                    atol=1e-6, err_msg=n)
+    opt.zero_grad(set_to_none=False)   # zeros in place keep the gradients' layout
+    for b in model.parameters():
+        assert b.grad._value().sharding.is_equivalent_to(b._value().sharding, b.ndim)
+        assert not b.grad.full_tensor().numpy().any()
 
 
 def test_mixed_precision_policy_computes_in_param_dtype():
