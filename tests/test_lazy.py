@@ -6,6 +6,7 @@ is checked.
 Modes agree: the same program gives the same values and gradients lazily and eagerly; errors
 are raised at the op; reads, writes, views, hooks and threads behave as eagerly.
 """
+import re
 import threading
 
 import numpy as np
@@ -231,3 +232,17 @@ def test_synchronize_and_events_run_what_is_recorded(lazy):
     c = b + 1
     tl.cpu.Event().record()
     assert not _pending(c)
+
+
+def test_a_flush_compiles_only_the_programs_of_its_ops(lazy, caplog):
+    """A flush runs its records as concrete values (above) without folding the constants of the
+    programs it traces meanwhile (the random bits' iota of a dropout mask, a broadcast zero):
+    each would be a program of its own, compiled op by op."""
+    import logging
+
+    import jax
+    x = tl.randn(6, 7)
+    with jax.log_compiles(), caplog.at_level(logging.WARNING):
+        tl.nn.functional.dropout(x * 3 - 1, 0.25).sum().item()
+    compiled = re.findall(r"Compiling (jit\(\w+\))", caplog.text)
+    assert compiled and not {"jit(iota)", "jit(broadcast_in_dim)"} & set(compiled), compiled

@@ -40,7 +40,7 @@ In-place writes into a pending root and ``detach()`` of one stay pending.  Segme
 with steps to repeat: a second backward recorded in one segment (parameters updated by hand,
 gradients accumulated) flushes it.  Ops made per call and ops on traced or meta values run
 eagerly (their pending operands first), and a segment run because a trace reads it computes
-concrete values (``jax.ensure_compile_time_eval``), never the trace's tracers; an op's dynamic
+concrete values (``jax.core.eval_context``), never the trace's tracers; an op's dynamic
 statics (an index) are recorded as operands, so ``x[i]`` for every ``i`` is one path of the
 trie.  Waiting for a device (``synchronize``, an Event's mark) runs the open segment first.
 
@@ -155,8 +155,9 @@ class Segment:
         prev = _x64.swap(True)
         # concrete values even where a trace reads them (torchlike.compile's, a user's jax.jit
         # over eager code): the records' inputs are concrete, and a value computed inside the
-        # trace would be its tracer, leaking out of it
-        evaluating = jax.ensure_compile_time_eval()
+        # trace would be its tracer, leaking out of it.  (Not ensure_compile_time_eval: it
+        # folds the constants of every program traced meanwhile, each one a program of its own)
+        evaluating = jax.core.eval_context()
         evaluating.__enter__()
         try:
             program = None
