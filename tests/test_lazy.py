@@ -246,3 +246,23 @@ def test_a_flush_compiles_only_the_programs_of_its_ops(lazy, caplog):
         tl.nn.functional.dropout(x * 3 - 1, 0.25).sum().item()
     compiled = re.findall(r"Compiling (jit\(\w+\))", caplog.text)
     assert compiled and not {"jit(iota)", "jit(broadcast_in_dim)"} & set(compiled), compiled
+
+
+def test_an_op_that_keeps_residuals_runs_when_recorded_with_a_graph(lazy):
+    """An rnn stack recorded with a graph runs at once and keeps its VJP's residuals, as
+    eagerly (NOTE [ kept residuals ] in torchlike/_dispatch.py): recorded in a segment, its
+    backward would compute the scan's forward again.  Under no_grad it is recorded."""
+    tl.manual_seed(0)
+    lstm = tl.nn.LSTM(3, 4)
+    x = tl.randn(5, 2, 3) * 2   # pending
+    out, _ = lstm(x)
+    assert out.grad_fn._residuals is not None and not _pending(out)
+    out.sum().backward()
+    grads = [p.grad.numpy().copy() for p in lstm.parameters()]
+    with tl.no_grad():
+        assert _pending(lstm(x * 1)[0])
+    _lazy.enable(False)
+    lstm.zero_grad()
+    lstm(x)[0].sum().backward()
+    for p, g in zip(lstm.parameters(), grads):
+        np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-6, atol=1e-7)

@@ -444,8 +444,9 @@ def _call(op, args, static):
         return wrap_outputs(op, static, dt, _on_meta(op, static, dt, args, arrays), args, arrays,
                             edges, mask, strided)
     try:
-        if not traced and _record is not None and \
-                (out := _lazy_forward(op, static, dt, arrays)) is not None:
+        # (an op that keeps residuals for its backward runs now: NOTE [ kept residuals ])
+        if not traced and _record is not None and not (op.residuals and edges is not None) \
+                and (out := _lazy_forward(op, static, dt, arrays)) is not None:
             pass
         else:
             if pending:   # run: a traced op captures the value (NOTE [ lazy segments ])
@@ -763,8 +764,11 @@ def _vjp_fn(op, static, dt, mask, out_mask):
 # SGD) went from 32-34 to 26-27 ms (torch: 23 ms).  A hand-written reverse rule for the LSTM's
 # scan (weight gradients as one product after the loop, as cuDNN forms them) measured the same
 # as jax's reverse from these residuals and was not kept.  The primals are kept as for any op:
-# create_graph differentiates the backward as a function of them, and a traced call, a lazy
-# segment and the meta device run the op as any other (with nothing kept).
+# create_graph differentiates the backward as a function of them, and a traced call and the
+# meta device run the op as any other (with nothing kept).  Lazy mode runs such an op when it is
+# recorded with a graph rather than record it (its pending operands first): a segment's
+# program, forward and backward in one, computed the scan's forward twice (word_lstm lazily
+# 11.3 s, eagerly 10.2 s; running it so, 10.4 s lazily).
 def residual_forward_fn(op, static, dt, mask):
     """The cached, jitted forward of ``op`` that also returns the residuals of its VJP with
     respect to the operands in ``mask``: f(*arrays) -> (outputs, residuals)."""
