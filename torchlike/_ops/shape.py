@@ -150,8 +150,6 @@ def slice_static(dim, start, stop, step):
             ("size", len(range(start, stop, step))))
 
 
-SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
-            "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
 def _whole(arrays, static):
     """A slice that keeps all of its dim: the array itself, with no program (still a view with
     SliceBackward0, as in PyTorch).  A context window cut from a sequence shorter than it,
@@ -161,6 +159,8 @@ def _whole(arrays, static):
     return x if start == 0 and size == x.shape[dim] else None
 
 
+SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
+            "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
 SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",),
            pieces=_whole)
 
