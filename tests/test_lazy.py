@@ -6,9 +6,11 @@ is checked.
 Modes agree: the same program gives the same values and gradients lazily and eagerly; errors
 are raised at the op; reads, writes, views, hooks and threads behave as eagerly.
 """
+import logging
 import re
 import threading
 
+import jax
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -215,7 +217,6 @@ def test_the_trie_of_segments_is_bounded(lazy, monkeypatch):
 def test_a_trace_that_reads_pending_values_gets_concrete_ones(lazy):
     """A segment run because a trace reads it (a user's jax.jit over eager code here;
     torchlike.compile's trace alike) computes concrete values, not the trace's tracers."""
-    import jax
     b = tl.arange(4.) * 2 + 1   # pending
 
     def f(x):
@@ -238,9 +239,6 @@ def test_a_flush_compiles_only_the_programs_of_its_ops(lazy, caplog):
     """A flush runs its records as concrete values (above) without folding the constants of the
     programs it traces meanwhile (the random bits' iota of a dropout mask, a broadcast zero):
     each would be a program of its own, compiled op by op."""
-    import logging
-
-    import jax
     x = tl.randn(6, 7)
     with jax.log_compiles(), caplog.at_level(logging.WARNING):
         tl.nn.functional.dropout(x * 3 - 1, 0.25).sum().item()
