@@ -455,6 +455,40 @@ def test_quick_options_in_a_process_without_xla_flags():
                                           "[('xla_backend_optimization_level', 1)]")
 
 
+def test_quick_programs_lower_into_one_context_a_thread(monkeypatch):
+    """A quick program's lowerings share their thread's MLIR context, made anew after
+    _CONTEXT_USES of them; a plain jax.jit's lowering, another thread's, and every lowering
+    under TORCHLIKE_MLIR_CONTEXT=jax get contexts of their own (NOTE [ one MLIR context a
+    thread ] in torchlike/_quick.py)."""
+    import threading
+    from jax._src.interpreters import mlir
+    from torchlike import _quick
+
+    def context(f, n):   # (an abstract input: a jnp.ones(n) would be a program of its own)
+        return f.lower(jax.ShapeDtypeStruct((n,), jnp.float32)).compiler_ir().context
+
+    monkeypatch.setattr(_quick, "_CONTEXT_USES", 2)
+    monkeypatch.setattr(_quick, "_thread", threading.local())
+    quick = _quick.quick_jit(lambda x: x * 2)
+    first, second, third = (context(quick, n) for n in (3, 4, 5))
+    assert first is second and third is not first   # two uses each
+    assert context(jax.jit(lambda x: x * 2), 6) is not third
+    assert context(quick, 7) is third
+    other = []
+    worker = threading.Thread(target=lambda: other.append(context(quick, 8)))
+    worker.start()
+    worker.join(timeout=60)
+    assert other and other[0] is not third
+
+    monkeypatch.setattr(mlir, "make_ir_context", mlir.make_ir_context.jax)
+    monkeypatch.setenv("TORCHLIKE_MLIR_CONTEXT", "jax")
+    assert not _quick.share_ir_contexts() and not hasattr(mlir.make_ir_context, "jax")
+    assert context(quick, 9) is not context(quick, 10)
+    monkeypatch.delenv("TORCHLIKE_MLIR_CONTEXT")
+    assert _quick.share_ir_contexts() and not _quick.share_ir_contexts()   # once
+    assert context(quick, 11) is context(quick, 12)
+
+
 def _from_jax_case(T):
     x = t(T, XB, grad=True)
     w = t(T, W, grad=True)
