@@ -437,6 +437,30 @@ def test_encoder_layer_fast_path(name, norm_first, activation, masks):
         "aten::layer_norm" not in names, names
 
 
+def test_a_causal_encoder_layer_compiles_once_per_bucket():
+    """The is_causal hint with a 2-D mask: the fast path runs the layer at its length rounded
+    up to a bucket, the mask made inside (NOTE [ causal encoder layers in buckets ] in
+    torchlike/_ops/attention.py), as a generation loop's growing context meets it: lengths 3 to
+    8 run one program of the layer, and each matches PyTorch's fast path on the mask."""
+    from torchlike._ops.attention import ENCODER_LAYER
+
+    def programs():
+        return sum(f._cache_size() for (static, _), f in ENCODER_LAYER._fwd.items()
+                   if ("causal", True) in static)
+    layers = {T: _encoder_layer(T, True, "gelu", ())[0] for T in (torch, tl)}
+    rng = np.random.default_rng(seed_of("causal-buckets"))
+    before = programs()
+    for n in range(3, 9):
+        x = rng.standard_normal((2, n, 8))
+        outs = []
+        for T, layer in layers.items():
+            mask = T.nn.Transformer.generate_square_subsequent_mask(n)
+            with T.no_grad():
+                outs.append(layer(T.tensor(x, dtype=T.float32), src_mask=mask, is_causal=True))
+        assert_same(*outs)
+    assert programs() >= 1 and programs() - before <= 1   # (one, unless run before)
+
+
 def test_encoder_layer_fast_path_only_where_pytorch_takes_it():
     """Training mode, a graph to record, the switch off or a hook: the plain path, with the
     same numbers; the fused op itself has no derivative, as in PyTorch."""

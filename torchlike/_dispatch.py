@@ -129,10 +129,12 @@ class Op:
         names = [] if fold is None else [name for _, name in self.fold.values() if name]
         self._fold_names = tuple(names + [view_out[1]] if view_out else names)
         # Outside tracing, pieces(arrays, static) may give the op's outputs without a program
-        # of its own: a multi-output op's as slices of one array, one program per piece size
-        # shared by every piece (NOTE [ many outputs ]), copy's source when it already is the
-        # result; grad_pieces(static, mask) may give its backward so (g, *primals ->
-        # cotangents); each returns None to run the op's own program instead.
+        # of its own for these shapes: a multi-output op's as slices of one array, one program
+        # per piece size shared by every piece (NOTE [ many outputs ]), copy's source when it
+        # already is the result, a causal encoder layer's from its program at a bucket's length
+        # (NOTE [ causal encoder layers in buckets ]); grad_pieces(static, mask) may give its
+        # backward so (g, *primals -> cotangents); each returns None to run the op's own
+        # program instead.
         self.pieces = pieces
         self.grad_pieces = grad_pieces
         # Recorded eagerly, the op keeps the residuals of its VJP for backward instead of

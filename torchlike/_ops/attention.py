@@ -19,6 +19,7 @@ switches choose as they do there: ``torchlike.backends.cuda.enable_flash_sdp(Fal
 call down the math path, and with the math path disabled too no backend is left (PyTorch's
 errors).
 """
+import functools
 import math
 import warnings
 
@@ -28,7 +29,8 @@ import numpy as np
 
 from .. import _amp_hook
 from .. import _dtype as D, _precision
-from .._dispatch import Op, call
+from .._dispatch import Op, call, forward_fn
+from .._quick import quick_program
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
 from ..backends import cuda as _sdp_switches
@@ -724,7 +726,7 @@ def _heads(x, static, name, count, head_dim):
 # linear, the sdpa kernel, gelu) composed in one program.
 
 def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1, w2, b2,
-                   *mask, num_heads, use_gelu, norm_first, eps, precision):
+                   *mask, num_heads, use_gelu, norm_first, eps, precision, causal=False):
     n, length, e = src.shape
     d = e // num_heads
 
@@ -737,7 +739,7 @@ def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1
     def attention(x):
         qkv = project(x, in_w, in_b).reshape(n, length, 3, num_heads, d)
         q, k, v = qkv.transpose(2, 0, 3, 1, 4)
-        out = _sdpa(q, k, v, *mask, is_causal=False, scale=1.0 / math.sqrt(d), gqa=False,
+        out = _sdpa(q, k, v, *mask, is_causal=causal, scale=1.0 / math.sqrt(d), gqa=False,
                     precision=precision)
         return project(out.transpose(0, 2, 1, 3).reshape(n, length, e), out_w, out_b)
 
@@ -752,8 +754,47 @@ def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1
     return norm(x + feed_forward(x), n2_w, n2_b)
 
 
+# NOTE [ causal encoder layers in buckets ]
+# A causal layer (nn.TransformerEncoderLayer's ``is_causal`` hint with a 2-D mask, which PyTorch
+# documents as a promise that the mask is the causal one, and which its own attention then
+# applies as such) runs the fast path without the mask operand, the mask made inside the
+# program, and at a length rounded up to a bucket (``_bucket``: a multiple of 8, and past 128 of
+# a sixteenth of the next power of two): the rows past the length are zeros, which the causal
+# mask keeps every real row from reading, and the rows it returns past the length are dropped.  A
+# generation loop whose context grows a token a step then compiles the layer once per bucket,
+# and for each length only the padding and the cut (tiny programs) where it compiled the whole
+# layer (examples/pytorch/transformer_lm.py: 29 lengths, the layer's program 110-160 ms of
+# compiling each, 2-core CPU).  Each real row's values are the same arithmetic; its softmax and
+# attention sums run over more (masked, zero) terms, so they may differ in the last bit.
+def _bucket(length):
+    """The padded length of a causal layer's input (NOTE [ causal encoder layers in buckets ])."""
+    step = max(8, 1 << max(0, (length - 1).bit_length() - 4))
+    return -(-length // step) * step
+
+
+@functools.partial(quick_program, static_argnums=1)
+def _pad_rows(x, rows):
+    return jnp.pad(x, ((0, 0), (0, rows), (0, 0)))
+
+
+@functools.partial(quick_program, static_argnums=1)
+def _first_rows(x, rows):
+    return x[:, :rows]
+
+
+def _bucketed_layer(arrays, static):
+    """A causal layer's output from its program at the bucket's length, or None where the
+    length is a bucket's (NOTE [ causal encoder layers in buckets ])."""
+    length = arrays[0].shape[1]
+    size = _bucket(length)
+    if not dict(static).get("causal") or size == length:
+        return None
+    layer = forward_fn(ENCODER_LAYER, static, None)
+    return _first_rows(layer(_pad_rows(arrays[0], size - length), *arrays[1:]), length)
+
+
 ENCODER_LAYER = Op("_transformer_encoder_layer_fwd", _encoder_layer, "NotImplemented",
-                   inputs=13, no_grad_reason=(
+                   inputs=13, pieces=_bucketed_layer, no_grad_reason=(
                        "derivative for aten::_transformer_encoder_layer_fwd is not implemented"))
 
 
@@ -772,11 +813,21 @@ def _transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bi
         if mask_type == 1:
             mask = mask.view(mask.shape[0], 1, 1, mask.shape[-1])
         masks = (_canonical_mask(mask, "mask", None, "", src.dtype),)
+    return run_encoder_layer(src, num_heads, use_gelu, norm_first, eps, (
+        qkv_weight, qkv_bias, proj_weight, proj_bias, norm_weight_1, norm_bias_1, norm_weight_2,
+        norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2), masks)
+
+
+def run_encoder_layer(src, num_heads, use_gelu, norm_first, eps, weights, masks=(),
+                      causal=False):
+    """The fast path's op on ``weights`` (in ``_transformer_encoder_layer_fwd``'s order) and
+    ``masks`` (none, or one broadcast over (N, heads, L, L)); ``causal``: the causal mask made
+    inside instead (NOTE [ causal encoder layers in buckets ])."""
     static = (("num_heads", int(num_heads)), ("use_gelu", bool(use_gelu)),
               ("norm_first", bool(norm_first)), ("eps", float(eps))) + _precision.static()
-    return call(ENCODER_LAYER, src, qkv_weight, qkv_bias, proj_weight, proj_bias, norm_weight_1,
-                norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2,
-                ffn_bias_2, *masks, static=static)
+    if causal:
+        static += (("causal", True),)
+    return call(ENCODER_LAYER, src, *weights, *masks, static=static)
 
 
 PUBLIC = ("bilinear", "_transformer_encoder_layer_fwd")

@@ -5,10 +5,12 @@ import copy
 import warnings
 
 import jax
+import numpy as np
 
 from ... import _amp_hook, _creation as C
 from ... import _dtype as D
-from ..._ops.attention import _canonical_mask, _none_or_dtype, _transformer_encoder_layer_fwd
+from ..._ops.attention import (_canonical_mask, _none_or_dtype, _transformer_encoder_layer_fwd,
+                               run_encoder_layer)
 from ..._ops.shape import triu
 from ...autograd.grad_mode import is_grad_enabled
 from ...backends import mha as _mha
@@ -36,9 +38,14 @@ def _clones(module, n):
 
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
-    """A float (sz, sz) mask with -inf above the diagonal and 0 elsewhere."""
+    """A float (sz, sz) mask with -inf above the diagonal and 0 elsewhere, made on the host: a
+    generation loop asks for one of each length, which on the device would each compile a
+    program."""
     dtype = dtype or D.get_default_dtype()
-    return triu(C.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
+    if not (dtype.is_floating_point or dtype.is_complex):   # (full's error for -inf, or bool)
+        return triu(C.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
+    return C.tensor(np.triu(np.full((sz, sz), -np.inf, np.float32), 1), dtype=dtype,
+                    device=device)
 
 
 def _is_causal_mask(mask, is_causal=None, size=None):
@@ -85,14 +92,19 @@ class TransformerEncoderLayer(Module):
         src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype, check_other=False)
         if self._fast_path(src):   # NOTE [ encoder layer fast path ] in _ops/attention.py
             attn = self.self_attn
-            if src_key_padding_mask is None and src_mask is not None and src_mask.dim() == 2:
+            gelu, w = self.activation_relu_or_gelu == 2, self._fast_path_weights()
+            plain_mask = src_key_padding_mask is None and src_mask is not None and \
+                src_mask.dim() == 2
+            if plain_mask and is_causal:   # NOTE [ causal encoder layers in buckets ]
+                return run_encoder_layer(src, attn.num_heads, gelu, self.norm_first,
+                                         self.norm1.eps, w, causal=True)
+            if plain_mask:
                 mask, mask_type = src_mask, 0   # (broadcast in the op: no expanded copy)
             else:
                 mask, mask_type = attn.merge_masks(src_mask, src_key_padding_mask, src)
-            w = self._fast_path_weights()
             return _transformer_encoder_layer_fwd(
-                src, attn.embed_dim, attn.num_heads, *w[:4], self.activation_relu_or_gelu == 2,
-                self.norm_first, self.norm1.eps, *w[4:], mask, mask_type)
+                src, attn.embed_dim, attn.num_heads, *w[:4], gelu, self.norm_first,
+                self.norm1.eps, *w[4:], mask, mask_type)
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
