@@ -83,8 +83,8 @@ class quick_program:
 # jax lowers each program into an MLIR context made for it (``mlir.make_ir_context``: a new
 # context, its dialects loaded), and drops it with the program's module.  For the small programs
 # an eager program compiles by the hundred that is most of their lowering: tracing and lowering
-# ``x[:, 1:] * 2 + x[:, :-1]`` for 1,000 new shapes took 10.2 ms each with a context apiece and
-# 3.7 ms with one context kept (jax 0.10.2, 2-core CPU; making a context alone 4.4 ms).  So the
+# ``x[:, 1:] * 2 + x[:, :-1]`` for 1,000 new shapes took 7.6-10.2 ms each with a context apiece
+# and 3.1-3.7 ms with one kept (jax 0.10.2, 2-core CPU, two runs; making a context 4.4 ms).  So the
 # programs torchlike compiles with the quick options lower into one context per thread, made
 # again after every ``_CONTEXT_USES`` lowerings.  A context keeps what its modules uniqued
 # (types, locations, constants) while any of them lives: a context made anew bounds that, and
@@ -108,6 +108,8 @@ def _marked(fn):
         out = fn(*args, **kwargs)
         _thread.marked = True
         return out
+    if isinstance(fn, functools.partial):   # jax names the program after it (jit(_apply))
+        traced.__name__ = traced.__qualname__ = fn.func.__name__
     return traced
 
 
