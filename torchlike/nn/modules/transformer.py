@@ -95,7 +95,8 @@ class TransformerEncoderLayer(Module):
             gelu, w = self.activation_relu_or_gelu == 2, self._fast_path_weights()
             plain_mask = src_key_padding_mask is None and src_mask is not None and \
                 src_mask.dim() == 2
-            if plain_mask and is_causal:   # NOTE [ causal encoder layers in buckets ]
+            if plain_mask and is_causal and src_mask.shape == (src.shape[1],) * 2:
+                # NOTE [ causal encoder layers in buckets ] in _ops/attention.py
                 return run_encoder_layer(src, attn.num_heads, gelu, self.norm_first,
                                          self.norm1.eps, w, causal=True)
             if plain_mask:
