@@ -7,6 +7,7 @@ and shapes, the repr, and -- in train and eval mode -- the outputs, the buffers 
 backward with a random upstream gradient.  Layers that draw random numbers in training run with
 p=0 there (their statistics are tested with the functionals).
 """
+import jax
 import numpy as np
 import pytest
 import torch
@@ -459,6 +460,38 @@ def test_a_causal_encoder_layer_compiles_once_per_bucket():
                 outs.append(layer(T.tensor(x, dtype=T.float32), src_mask=mask, is_causal=True))
         assert_same(*outs)
     assert programs() >= 1 and programs() - before <= 1   # (one, unless run before)
+
+
+def _masks(T):
+    causal = T.nn.Transformer.generate_square_subsequent_mask
+    return {"float": causal(4), "float64": causal(4, dtype=T.float64),
+            "bfloat16": causal(4, dtype=T.bfloat16), "bool": T.ones(4, 4, dtype=T.bool).triu(1),
+            "bool, lower": T.ones(4, 4, dtype=T.bool).tril(), "zeros": T.zeros(4, 4),
+            "smaller": causal(3), "nan": causal(4) * float("nan"), "transposed": causal(4).t(),
+            "3-d": causal(4)[None], "strided view": causal(8)[::2, ::2]}
+
+
+@pytest.mark.parametrize("name", list(_masks(torch)))
+def test_causal_mask_detection(name):
+    """TransformerEncoder's detection of a causal mask (is_causal=None) answers as PyTorch's
+    _detect_is_causal_mask for each size asked, and compares a mask on the CPU without compiling
+    anything (a generation loop asks at every length)."""
+    from torch.nn.modules.transformer import _detect_is_causal_mask
+    from torchlike.nn.modules.transformer import _is_causal_mask
+    compiles = []
+    listen = (lambda event, seconds, **_: compiles.append(event)
+              if event == "/jax/core/compile/backend_compile_duration" else None)
+    mask = _masks(tl)[name]
+    got = [_is_causal_mask(mask, None, size) for size in (None, 4, 5)]
+    assert got == [_detect_is_causal_mask(_masks(torch)[name], None, size)
+                   for size in (None, 4, 5)]
+    odd = tl.nn.Transformer.generate_square_subsequent_mask(37).to(mask.dtype)   # a new shape
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        _is_causal_mask(odd)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert not compiles, compiles
 
 
 def test_encoder_layer_fast_path_only_where_pytorch_takes_it():

@@ -50,15 +50,21 @@ def _generate_square_subsequent_mask(sz, device=None, dtype=None):
 
 def _is_causal_mask(mask, is_causal=None, size=None):
     """PyTorch's ``_detect_is_causal_mask``: ``is_causal``, or whether ``mask`` equals the
-    causal mask.  The comparison reads values, so a traced mask is taken as not causal (it is
-    applied either way: the flag is only a hint)."""
+    causal mask made in its dtype.  The comparison reads values, so a traced mask is taken as not
+    causal (it is applied either way: the flag is only a hint); a float or bool mask on the CPU
+    is compared on the host, where a loop over lengths compiles no comparison for each."""
     causal = is_causal is True
     if is_causal is None and mask is not None and not isinstance(mask._value(), jax.core.Tracer):
         sz = size if size is not None else mask.shape[-2]
-        causal_mask = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
-        causal = tuple(mask.shape) == tuple(causal_mask.shape) and bool(
-            (mask == causal_mask).all())
-    return causal
+        if mask.device.type == "cpu" and (mask.dtype.is_floating_point or mask.dtype == D.bool_):
+            values = np.asarray(mask._value())
+            causal = values.shape == (sz, sz) and np.array_equal(values, np.triu(
+                np.full((sz, sz), -np.inf, np.float32), 1).astype(values.dtype))
+        else:
+            causal_mask = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
+            causal = tuple(mask.shape) == tuple(causal_mask.shape) and bool(
+                (mask == causal_mask).all())
+    return bool(causal)
 
 
 class TransformerEncoderLayer(Module):
