@@ -37,6 +37,11 @@ def _clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
+def _causal_values(sz):
+    """The (sz, sz) causal mask's values on the host: -inf above the diagonal, 0 elsewhere."""
+    return np.triu(np.full((sz, sz), -np.inf, np.float32), 1)
+
+
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """A float (sz, sz) mask with -inf above the diagonal and 0 elsewhere, made on the host: a
     generation loop asks for one of each length, which on the device would each compile a
@@ -44,8 +49,7 @@ def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     dtype = dtype or D.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):   # (full's error for -inf, or bool)
         return triu(C.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
-    return C.tensor(np.triu(np.full((sz, sz), -np.inf, np.float32), 1), dtype=dtype,
-                    device=device)
+    return C.tensor(_causal_values(sz), dtype=dtype, device=device)
 
 
 def _is_causal_mask(mask, is_causal=None, size=None):
@@ -58,8 +62,8 @@ def _is_causal_mask(mask, is_causal=None, size=None):
         sz = size if size is not None else mask.shape[-2]
         if mask.device.type == "cpu" and (mask.dtype.is_floating_point or mask.dtype == D.bool_):
             values = np.asarray(mask._value())
-            causal = values.shape == (sz, sz) and np.array_equal(values, np.triu(
-                np.full((sz, sz), -np.inf, np.float32), 1).astype(values.dtype))
+            causal = values.shape == (sz, sz) and np.array_equal(
+                values, _causal_values(sz).astype(values.dtype))
         else:
             causal_mask = _generate_square_subsequent_mask(sz, dtype=mask.dtype)
             causal = tuple(mask.shape) == tuple(causal_mask.shape) and bool(
