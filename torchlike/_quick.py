@@ -89,11 +89,11 @@ class quick_program:
 # scripts/bench_growth.py's 300 batch sizes (3,605 programs) took 180 s and kept 3.81 GB with a
 # context apiece, 115 s and 1.29 GB with one.  So the programs torchlike compiles with the
 # quick options lower into one context per thread, made again after every ``_CONTEXT_USES``
-# lowerings.  A context keeps what its modules uniqued
-# (types, locations, constants) while any of them lives: a context made anew bounds that, and
-# other lowerings keep jax's context apiece, since a program with large constants (a closure
-# over a big array) would keep a shared context's earlier constants alive with it (40 jitted
-# functions, each over its own 4 MB array: 133 MB kept with jax's contexts, 239 MB shared).
+# lowerings.  A context keeps what its modules uniqued (types, locations, constants) while any
+# of them lives: a context made anew bounds that, and other lowerings keep jax's context
+# apiece, since a program with large constants (a closure over a big array) would keep a shared
+# context's earlier constants alive with it (40 jitted functions, each over its own 4 MB array:
+# 133 MB kept with jax's contexts, 239 MB shared).
 # The trace of a quick program marks the thread (_marked), and the next context asked for, which
 # jax asks for as it lowers that trace, is the shared one.  A trace that is not lowered next (an
 # ``eval_shape``; a quick program inlined into a larger trace) leaves the mark for the next

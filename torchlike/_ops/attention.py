@@ -19,7 +19,6 @@ switches choose as they do there: ``torchlike.backends.cuda.enable_flash_sdp(Fal
 call down the math path, and with the math path disabled too no backend is left (PyTorch's
 errors).
 """
-import functools
 import math
 import warnings
 
@@ -30,16 +29,17 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call, forward_fn
-from .._quick import quick_program
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
+from .._views import apply_chain
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
 from .activation import _gelu
 from .dropout import dropout
 from .normalization import _layer_norm
-from .shape import T, VIEW
+from .shape import SLICE, T, VIEW, slice_static
+from .spatial import CONSTANT_PAD
 
 # --- linear, bilinear ---------------------------------------------------------------------------
 
@@ -772,25 +772,18 @@ def _bucket(length):
     return -(-length // step) * step
 
 
-@functools.partial(quick_program, static_argnums=1)
-def _pad_rows(x, rows):
-    return jnp.pad(x, ((0, 0), (0, rows), (0, 0)))
-
-
-@functools.partial(quick_program, static_argnums=1)
-def _first_rows(x, rows):
-    return x[:, :rows]
-
-
 def _bucketed_layer(arrays, static):
-    """A causal layer's output from its program at the bucket's length, or None where the
-    length is a bucket's (NOTE [ causal encoder layers in buckets ])."""
+    """A causal layer's output from its program at the bucket's length (padded and cut by
+    constant_pad_nd's and slice's programs), or None where the length is a bucket's (NOTE
+    [ causal encoder layers in buckets ])."""
     length = arrays[0].shape[1]
     size = _bucket(length)
     if not dict(static).get("causal") or size == length:
         return None
-    layer = forward_fn(ENCODER_LAYER, static, None)
-    return _first_rows(layer(_pad_rows(arrays[0], size - length), *arrays[1:]), length)
+    pad = forward_fn(CONSTANT_PAD, (("pads", ((0, 0), (0, size - length), (0, 0))),
+                                    ("value", 0)), None)
+    out = forward_fn(ENCODER_LAYER, static, None)(pad(arrays[0]), *arrays[1:])
+    return apply_chain(out, ((SLICE, slice_static(1, 0, length, 1)),))
 
 
 ENCODER_LAYER = Op("_transformer_encoder_layer_fwd", _encoder_layer, "NotImplemented",
