@@ -489,6 +489,49 @@ def test_quick_programs_lower_into_one_context_a_thread(monkeypatch):
     assert context(quick, 11) is context(quick, 12)
 
 
+def test_an_op_meeting_ever_new_small_shapes_compiles_them_quickest(monkeypatch):
+    """Once the programs of one op were traced _SHAPES_MET times, a new one over small arrays
+    compiles at optimisation level 0; the first ones, one over larger arrays and a program
+    counting its own traces at the quick options' level 1; nothing under
+    TORCHLIKE_NEW_SHAPES=jax (NOTE [ programs for ever new shapes ] in torchlike/_quick.py)."""
+    from jax._src.interpreters import pxla
+    from torchlike import _quick
+    levels = []
+
+    def compile_spy(computation, *args):
+        levels.extend(dict(a)[_quick._LEVEL[0]] for a in args
+                      if type(a) is tuple and a and type(a[0]) is tuple)
+        return jax_compile(computation, *args)
+
+    jax_compile = pxla._cached_compilation.jax
+    compile_spy.cache_clear = jax_compile.cache_clear
+    monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)
+    assert _quick.compile_new_shapes_quickest() and not _quick.compile_new_shapes_quickest()
+    monkeypatch.setattr(_quick, "_SHAPES_MET", 3)
+    monkeypatch.setattr(_quick, "_options", ({_quick._LEVEL[0]: 1}, {_quick._LEVEL[0]: 1}))
+    traces = [0]   # one op's: its forward and its backward
+    forward = _quick.quick_jit(lambda x: (x * 2, x.sum()), traces=traces)
+    backward = _quick.quick_jit(lambda g, x: g * x, traces=traces)
+    own = _quick.quick_jit(lambda x: x + 1)
+
+    def compile(f, *shapes):   # (abstract inputs: a jnp.ones(n) would be a program of its own)
+        f.lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).compile()
+        return levels.pop()
+
+    assert [compile(forward, (n,)) for n in (1, 2)] == [1, 1]
+    assert [compile(backward, (n,), (n,)) for n in (1, 2)] == [1, 0]   # traces 3 and 4
+    assert [compile(forward, (n,)) for n in (3, 4096)] == [0, 0]
+    assert compile(forward, (4097,)) == 1 and compile(backward, (64, 65), (64, 65)) == 1
+    assert [compile(own, (n,)) for n in (1, 2, 3, 4)] == [1, 1, 1, 0]
+    assert traces == [8]
+    jax.extend.backend.clear_in_memory_compilation_cache()   # (reaches jax's own cache)
+
+    monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)
+    monkeypatch.setenv("TORCHLIKE_NEW_SHAPES", "jax")
+    assert not _quick.compile_new_shapes_quickest()
+    assert compile(forward, (5,)) == 1
+
+
 def _from_jax_case(T):
     x = t(T, XB, grad=True)
     w = t(T, W, grad=True)

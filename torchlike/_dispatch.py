@@ -75,7 +75,7 @@ class Op:
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
                  "_node_cls",
-                 "_specialised", "residuals", "loops")
+                 "_specialised", "residuals", "loops", "_traces")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
@@ -148,6 +148,7 @@ class Op:
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
+        self._traces = [0]   # traces of its programs (NOTE [ programs for ever new shapes ])
         self._node_cls = graph.node_class(node) if node else None
 
     def __repr__(self):
@@ -242,7 +243,7 @@ def with_dynamic(names, fixed, values):
 
 def op_jit(op, fn, **kwargs):
     """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), for a loop if ``op.loops``."""
-    return quick_jit(fn, loops=op.loops, **kwargs)
+    return quick_jit(fn, loops=op.loops, traces=op._traces, **kwargs)
 
 
 # NOTE [ bounded program caches ]
