@@ -62,3 +62,26 @@ def test_creation_misc_errors_match_torch(name):
 def test_type_as_records_the_cast():
     both(lambda T: (T.tensor([1.0, 2.0], requires_grad=True) * 2).type_as(
         T.ones(1, dtype=T.float64)))
+
+
+def test_host_values_reach_their_device_as_device_put_places_them(monkeypatch):
+    """A numpy array goes to its device by jax's own batched copy, not through jax.device_put
+    (NOTE [ placing host values ] in torchlike/_creation.py), and comes out as device_put would
+    give it: committed to that device, with its dtype (64-bit in torchlike's scope) and values,
+    a strided one included; inside a trace device_put stages it, as before."""
+    import jax
+    import numpy as np
+    from torchlike import _creation
+
+    real, placed = jax.device_put, []
+    monkeypatch.setattr(jax, "device_put", lambda *a, **k: placed.append(a) or real(*a, **k))
+    device = jax.devices("cpu")[0]
+    for values in (np.arange(6).reshape(2, 3).T, np.array([1.5, -2.0]), np.array(True),
+                   np.zeros((0, 3), np.float32)):
+        got, want = _creation.put(values, device), real(values, device)
+        assert (got.dtype, got.shape, got.committed, got.sharding) == \
+            (values.dtype, values.shape, True, want.sharding)
+        np.testing.assert_array_equal(np.asarray(got), values)
+    assert not placed and tl.arange(3).tolist() == [0, 1, 2] and not placed
+    traced = jax.jit(lambda x: x + _creation.put(np.ones(3, np.float32), device))
+    assert traced(np.ones(3, np.float32)).tolist() == [2.0] * 3 and len(placed) == 1
