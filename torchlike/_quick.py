@@ -123,6 +123,19 @@ def _marked(fn, traces):
     return traced
 
 
+def _replace(module, name, switch, wrap):
+    """Put ``wrap(jax's own)`` in place of jax's ``module.name``, jax's own kept at ``.jax``,
+    unless this jax has no such function, it was replaced already, or the environment variable
+    ``switch`` is "jax"; returns whether it was replaced."""
+    own = getattr(module, name, None)
+    if own is None or hasattr(own, "jax") or os.environ.get(switch) == "jax":
+        return False
+    replacement = wrap(own)
+    replacement.jax = own   # (tests restore it)
+    setattr(module, name, replacement)
+    return True
+
+
 def share_ir_contexts():
     """Lower quick programs into one MLIR context per thread (NOTE [ one MLIR context a
     thread ]); returns whether jax's ``make_ir_context`` was replaced."""
@@ -130,22 +143,19 @@ def share_ir_contexts():
         from jax._src.interpreters import mlir
     except ImportError:
         return False
-    make = getattr(mlir, "make_ir_context", None)
-    if make is None or hasattr(make, "jax") or os.environ.get("TORCHLIKE_MLIR_CONTEXT") == "jax":
-        return False
 
-    def make_ir_context():
-        if not getattr(_thread, "marked", False):
-            return make()
-        _thread.marked = False
-        uses = getattr(_thread, "uses", _CONTEXT_USES)
-        if uses >= _CONTEXT_USES:
-            _thread.context, uses = make(), 0
-        _thread.uses = uses + 1
-        return _thread.context
-    make_ir_context.jax = make   # (jax's own, as tests restore it)
-    mlir.make_ir_context = make_ir_context
-    return True
+    def wrap(make):
+        def make_ir_context():
+            if not getattr(_thread, "marked", False):
+                return make()
+            _thread.marked = False
+            uses = getattr(_thread, "uses", _CONTEXT_USES)
+            if uses >= _CONTEXT_USES:
+                _thread.context, uses = make(), 0
+            _thread.uses = uses + 1
+            return _thread.context
+        return make_ir_context
+    return _replace(mlir, "make_ir_context", "TORCHLIKE_MLIR_CONTEXT", wrap)
 
 
 # NOTE [ programs for ever new shapes ]
@@ -210,23 +220,23 @@ def compile_new_shapes_quickest():
         from jax._src.interpreters import pxla
     except ImportError:
         return False
-    compile = getattr(pxla, "_cached_compilation", None)
-    if compile is None or hasattr(compile, "jax") or \
-            os.environ.get("TORCHLIKE_NEW_SHAPES") == "jax":
-        return False
 
-    def cached_compilation(computation, *args):
-        churned = getattr(_thread, "churned", None)
-        if churned is not None:
-            _thread.churned = None
-            if _result_shapes(computation) == churned:   # (the options: a tuple of pairs)
-                args = [tuple([(k, 0) if (k, v) == _LEVEL else (k, v) for k, v in a])
-                        if type(a) is tuple and _LEVEL in a else a for a in args]
-        return compile(computation, *args)
-    cached_compilation.jax = compile   # (jax's own, as tests restore it)
-    cached_compilation.cache_clear = compile.cache_clear   # (jax.extend's clearing of it)
-    pxla._cached_compilation = cached_compilation
-    return True
+    def wrap(compile):
+        def cached_compilation(computation, *args):
+            churned = getattr(_thread, "churned", None)
+            if churned is not None:
+                _thread.churned = None
+                # (the options: a tuple of pairs holding the quick options' level)
+                at = [i for i, a in enumerate(args) if type(a) is tuple and _LEVEL in a]
+                if at and _result_shapes(computation) == churned:
+                    args = list(args)
+                    for i in at:
+                        args[i] = tuple([(k, 0) if (k, v) == _LEVEL else (k, v)
+                                         for k, v in args[i]])
+            return compile(computation, *args)
+        cached_compilation.cache_clear = compile.cache_clear   # (jax.extend's clearing of it)
+        return cached_compilation
+    return _replace(pxla, "_cached_compilation", "TORCHLIKE_NEW_SHAPES", wrap)
 
 
 def inlined(error, fn, *args):
