@@ -433,15 +433,16 @@ def test_to_jax_runs_ops_on_captured_tensors_in_the_trace():
     np.testing.assert_allclose(float(jax.jit(tl.func.to_jax(f))(jnp.asarray(XB))), want,
                                rtol=1e-5)
     assert jax.make_jaxpr(tl.func.to_jax(f))(jnp.asarray(XB)).eqns
-    quick, loops = _quick._options   # in use: this process's devices are CPUs, and the
-    assert quick == {"xla_cpu_use_fusion_emitters": False} and loops == {}   # tests' XLA_FLAGS
+    quick, fusion = _quick._options   # in use: this process's devices are CPUs, and the
+    assert quick == {"xla_cpu_use_fusion_emitters": False} and fusion == {}   # tests' XLA_FLAGS
     # set the optimisation level (conftest.py), which the quick options then leave to them
 
 
 def test_quick_options_in_a_process_without_xla_flags():
     """Where XLA_FLAGS leaves them alone, the quick programs compile with the old emitters at
-    optimisation level 1 and the loops at level 1 (NOTE [ quick compiles ]); this session's own
-    XLA_FLAGS keeps level 0 (test above).  A fresh process, since the options are found once."""
+    optimisation level 1 and those with the fusion emitters at level 1 (NOTE [ quick compiles ]);
+    this session's own XLA_FLAGS keeps level 0 (test above).  A fresh process, since the options
+    are found once."""
     code = ("import torchlike; from torchlike import _quick\n"
             "(torchlike.ones(3) * 2).sum()\n"
             "print(sorted(_quick._options[0].items()), sorted(_quick._options[1].items()))")
@@ -489,34 +490,38 @@ def test_quick_programs_lower_into_one_context_a_thread(monkeypatch):
     assert context(quick, 11) is context(quick, 12)
 
 
-def test_an_op_meeting_ever_new_small_shapes_compiles_them_quickest(monkeypatch):
+def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     """Once the programs of one op were traced _SHAPES_MET times, a new one over small arrays
     compiles at optimisation level 0; the first ones, one over larger arrays and a program
-    counting its own traces at the quick options' level 1; nothing under
-    TORCHLIKE_NEW_SHAPES=jax (NOTE [ programs for ever new shapes ] in torchlike/_quick.py)."""
+    counting its own traces at the quick options' level 1 (NOTE [ programs for ever new shapes ]
+    in torchlike/_quick.py).  A program whose largest array reaches its ``fusion`` size compiles
+    with the fusion emitters (NOTE [ quick compiles ]).  Nothing changes under
+    TORCHLIKE_COMPILE_STEP=jax."""
     from jax._src.interpreters import pxla
     from torchlike import _quick
-    levels = []
+    seen = []
 
     def compile_spy(computation, *args):
-        levels.extend(dict(a)[_quick._LEVEL[0]] for a in args
-                      if type(a) is tuple and a and type(a[0]) is tuple)
+        seen.extend(dict(a) for a in args if type(a) is tuple and a and type(a[0]) is tuple)
         return jax_compile(computation, *args)
 
     jax_compile = pxla._cached_compilation.jax
     compile_spy.cache_clear = jax_compile.cache_clear
     monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)
-    assert _quick.compile_new_shapes_quickest() and not _quick.compile_new_shapes_quickest()
+    assert _quick.options_per_program() and not _quick.options_per_program()
     monkeypatch.setattr(_quick, "_SHAPES_MET", 3)
-    monkeypatch.setattr(_quick, "_options", ({_quick._LEVEL[0]: 1}, {_quick._LEVEL[0]: 1}))
+    level, emitters = "xla_backend_optimization_level", "xla_cpu_use_fusion_emitters"
+    monkeypatch.setattr(_quick, "_options", ({emitters: False, level: 1}, {level: 1}))
     traces = [0]   # one op's: its forward and its backward
     forward = _quick.quick_jit(lambda x: (x * 2, x.sum()), traces=traces)
     backward = _quick.quick_jit(lambda g, x: g * x, traces=traces)
     own = _quick.quick_jit(lambda x: x + 1)
+    rows = _quick.quick_jit(lambda x: jax.nn.softmax(x, -1), fusion=6000)
 
     def compile(f, *shapes):   # (abstract inputs: a jnp.ones(n) would be a program of its own)
         f.lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).compile()
-        return levels.pop()
+        options = seen.pop()
+        return options[level] if options.get(emitters) is False else ("fusion", options[level])
 
     assert [compile(forward, (n,)) for n in (1, 2)] == [1, 1]
     assert [compile(backward, (n,), (n,)) for n in (1, 2)] == [1, 0]   # traces 3 and 4
@@ -524,12 +529,15 @@ def test_an_op_meeting_ever_new_small_shapes_compiles_them_quickest(monkeypatch)
     assert compile(forward, (4097,)) == 1 and compile(backward, (64, 65), (64, 65)) == 1
     assert [compile(own, (n,)) for n in (1, 2, 3, 4)] == [1, 1, 1, 0]
     assert traces == [8]
+    # (its fourth trace and on: churning, so a small one compiles at level 0)
+    assert [compile(rows, s) for s in ((2, 3), (59, 100), (60, 100), (4000, 3), (5, 3))] == [
+        1, 1, ("fusion", 1), ("fusion", 1), 0]
     jax.extend.backend.clear_in_memory_compilation_cache()   # (reaches jax's own cache)
 
     monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)
-    monkeypatch.setenv("TORCHLIKE_NEW_SHAPES", "jax")
-    assert not _quick.compile_new_shapes_quickest()
-    assert compile(forward, (5,)) == 1
+    monkeypatch.setenv("TORCHLIKE_COMPILE_STEP", "jax")
+    assert not _quick.options_per_program()
+    assert compile(forward, (5,)) == 1 and compile(rows, (70, 100)) == 1
 
 
 def _from_jax_case(T):

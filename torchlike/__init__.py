@@ -334,7 +334,7 @@ del _x64_prev, _checkpoint
 _settings.tune_host_allocator()   # NOTE [ the host allocator ] in _settings.py
 from . import _quick  # noqa: E402
 _quick.share_ir_contexts()   # NOTE [ one MLIR context a thread ] in _quick.py
-_quick.compile_new_shapes_quickest()   # NOTE [ programs for ever new shapes ] in _quick.py
+_quick.options_per_program()   # NOTE [ programs for ever new shapes ] in _quick.py
 
 import os as _os  # noqa: E402
 if _os.environ.get("TORCHLIKE_LAZY") == "1":   # NOTE [ lazy segments ] in _lazy.py

@@ -75,12 +75,12 @@ class Op:
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
                  "_node_cls",
-                 "_specialised", "residuals", "loops", "_traces")
+                 "_specialised", "residuals", "fusion", "_traces")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
-                 grad_pieces=None, residuals=False, loops=False):
+                 grad_pieces=None, residuals=False, fusion=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -141,10 +141,11 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
-        # its program runs a recurrence's loop (the rnn stacks), which the quick options' code
-        # runs markedly slower: it compiles with the options for loops (NOTE [ quick compiles ]
-        # in _quick.py)
-        self.loops = loops
+        # its programs compile with XLA's fusion emitters (NOTE [ quick compiles ] in
+        # _quick.py), whose code the quick options' runs markedly slower: True for all (a
+        # recurrence's loop: the rnn stacks), or the fewest elements of a program's largest
+        # array that take them (a row-wise softmax)
+        self.fusion = fusion
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -242,8 +243,8 @@ def with_dynamic(names, fixed, values):
 
 
 def op_jit(op, fn, **kwargs):
-    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), for a loop if ``op.loops``."""
-    return quick_jit(fn, loops=op.loops, traces=op._traces, **kwargs)
+    """``quick_jit`` (NOTE [ quick compiles ] in _quick.py), with ``op.fusion``."""
+    return quick_jit(fn, fusion=op.fusion, traces=op._traces, **kwargs)
 
 
 # NOTE [ bounded program caches ]

@@ -8,25 +8,35 @@ its newer emitters by default; its older ones (``xla_cpu_use_fusion_emitters=Fal
 the same program in about 60% of the time (2-core CPU, jax 0.10.2, one core: a 64x64 mul
 32 -> 19 ms, batch norm's statistics 66 -> 35 ms, Adam over a small CNN's 10 tensors 410 ->
 280 ms), and their code runs as fast for elementwise work, reductions over leading axes, gathers
-and what is not a fusion (dots, convolutions), but slower for a row-wise softmax (128x512: 55 ->
-76 µs, and no quicker to compile) and a recurrence's loop (an LSTM layer's scan: 1.9 -> 2.8 ms).
+and what is not a fusion (dots, convolutions), but slower for a recurrence's loop (an LSTM
+layer's scan: 1.9 -> 2.8 ms) and a row-wise softmax over more than a few thousand elements.
 Set for the whole process (with one codegen split), the old emitters also slowed
 scripts/bench_train.py's Transformer step compiled as one program from 2.68 to 3.08 ms.  LLVM's
 optimisation level 1 instead of 2 (``xla_backend_optimization_level=1``) shortens the old
 emitters' compiles again (fresh processes, two cores: 24 per-op programs 1.56-1.65 -> 1.39-1.45
 s; a log-softmax over 64x33 78 -> 46 ms, an LSTMCell's backward 92-98 -> 79-81 ms) and their
 code runs as fast, since XLA's emitters vectorise their loops themselves (2048x1024 elementwise
-ops, reductions and softmax within 5%).  With the default emitters, level 1 runs a row-wise
-softmax four times slower (1.24 -> 4.79 ms); an LSTM stack it compiles no faster, runs its
-plain forward faster (two layers, 35 steps: 5.6 -> 4.1 ms) and its recorded forward and backward
-5-10% slower, and the example programs that train and evaluate one come out ahead
-(examples/pytorch/word_lstm.py 13.75 -> 13.52 s, char_lstm.py 10.46 -> 10.02 s; one core,
-medians of 3, interleaved).
+ops, reductions and softmax within 5%).  The default emitters' code runs as fast at level 1
+(a softmax over 2048x1024: 1.49 -> 1.41 ms, 700x2000 0.84 -> 0.82 ms); an LSTM stack it
+compiles no faster, runs its plain forward faster (two layers, 35 steps: 5.6 -> 4.1 ms) and its
+recorded forward and backward 5-10% slower, and the example programs that train and evaluate
+one come out ahead (examples/pytorch/word_lstm.py 13.75 -> 13.52 s, char_lstm.py 10.46 ->
+10.02 s; one core, medians of 3, interleaved).  A (log-)softmax over rows runs faster with the
+default emitters from tens of thousands of elements and compiles 20-40 ms slower below that (one
+core, interleaved: forward / backward runs, old -> default emitters, log-softmax over 32x1000
+39 / 43 -> 31 / 36 µs, 128x512 67 / 74 -> 51 / 59 µs, 700x2000 1.30 / 1.73 -> 0.89 / 1.18 ms,
+560x10000 6.8 / 7.8 -> 5.9 / 7.1 ms; as fast at 64x33 and 128x10; compiles, medians of 12
+shapes: 16x10 68 / 95 -> 87 / 136 ms, 64x33 90 / 106 -> 129 / 142 ms, 128x512 67 / 51 -> 63
+/ 73 ms; a cross-entropy's forward and backward over word_lstm's 700x2000 logits, two runs,
+2.09, 2.38 -> 1.72, 2.06 ms).
 
 So the programs that run eagerly, where a compile is most of what a program costs (an op's
 forward and backward, a view chain, a random draw, an optimizer's update), compile with the old
-emitters at level 1 (``quick_jit``); the rnn stacks (``Op(loops=True)``), whose scans the old
-emitters run slowly, with the default emitters at level 1 (``quick_jit(loops=True)``); and the
+emitters at level 1 (``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old
+emitters run slowly, with the default emitters at level 1 (``quick_jit(fusion=True)``), and so
+do the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
+softmax) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``: the trace
+notes the options for jax's compile step, wrapped: NOTE [ programs for ever new shapes ]); and the
 programs compiled because they repeat (torchlike.compile's step, the fused backward, a lazy
 segment), where running fast matters more than compiling fast, with XLA's defaults.  Only where
 every device is a CPU (the options are the CPU backend's), an XLA without the options keeps its
@@ -50,20 +60,22 @@ import threading
 import jax
 
 _QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
-_LOOPS = {"xla_backend_optimization_level": 1}   # a recurrence's loop: the default emitters
-_options = None   # (quick, loops) options in use, found when the first program is made
+_FUSION = {"xla_backend_optimization_level": 1}   # XLA's default (fusion) emitters
+_options = None   # (quick, fusion) options in use, found when the first program is made
+SOFTMAX_FUSION = 65536   # elements: the smallest softmax compiled with the fusion emitters
 
 
-def quick_jit(fn, loops=False, traces=None, **kwargs):
-    """``jax.jit(fn, **kwargs)`` compiled with the quick options, or (``loops``) those for a
-    program that runs a recurrence's loop (NOTE [ quick compiles ]); ``traces``: a one-item list
-    counting the traces of every program of one op (NOTE [ programs for ever new shapes ]),
-    else this program's own."""
+def quick_jit(fn, fusion=False, traces=None, **kwargs):
+    """``jax.jit(fn, **kwargs)`` compiled with the quick options, or with XLA's fusion emitters
+    (NOTE [ quick compiles ]): ``fusion`` True for every program (a recurrence's loop), or the
+    fewest elements of a program's largest array that take them (a row-wise softmax);
+    ``traces``: a one-item list counting the traces of every program of one op (NOTE [ programs
+    for ever new shapes ]), else this program's own."""
     global _options
     if _options is None:
         _options = _supported()
-    return jax.jit(_marked(fn, [0] if traces is None else traces),
-                   compiler_options=_options[loops] or None, **kwargs)
+    return jax.jit(_marked(fn, [0] if traces is None else traces, fusion),
+                   compiler_options=_options[fusion is True] or None, **kwargs)
 
 
 class quick_program:
@@ -107,16 +119,16 @@ _CONTEXT_USES = 64
 _thread = threading.local()   # .marked: a quick trace awaits its lowering; .context, .uses
 
 
-def _marked(fn, traces):
+def _marked(fn, traces, fusion=False):
     """``fn``, marking the thread after each trace of it (NOTE [ one MLIR context a thread ]),
-    and counting it in ``traces``, past _SHAPES_MET of which a trace of small arrays is noted
-    for its compile (NOTE [ programs for ever new shapes ])."""
+    counting it in ``traces``, and noting for its compile the options it takes instead of the
+    quick ones (``_recompile``)."""
     @functools.wraps(fn)
     def traced(*args, **kwargs):
         out = fn(*args, **kwargs)
         _thread.marked = True
         traces[0] += 1
-        _thread.churned = _small_results(args, out) if traces[0] > _SHAPES_MET else None
+        _thread.recompile = _recompile(args, out, traces[0] > _SHAPES_MET, fusion)
         return out
     if isinstance(fn, functools.partial):   # jax names the program after it (jit(_apply))
         traced.__name__ = traced.__qualname__ = fn.func.__name__
@@ -175,28 +187,47 @@ def share_ir_contexts():
 # was word_lstm's view, 16 traces), and any program over larger arrays keeps level 1; a model of
 # many small layers, each of its own shape, runs its later layers' programs so too, a few
 # microseconds slower a call.
-# The trace notes the shapes of its results for the thread (``_thread.churned``), and jax's
-# compile step, wrapped, compiles at level 0 the next program whose results have those shapes
-# (a trace that is not compiled next, an ``eval_shape``, leaves a note the next compile does
-# not match).  Only the quick options' level is lowered: where XLA_FLAGS sets the level (the
-# test suite's 0) nothing changes.  transformer_lm compiles 158 of its 418 programs at level 0:
-# XLA's compiles 7.06, 7.43 -> 6.54, 6.81 s (scripts/bench_programs.py, two interleaved runs;
-# the wall time 16.4, 17.2 -> 16.3, 16.9 s, within the machine's noise).
-# ``TORCHLIKE_NEW_SHAPES=jax`` (read at import) leaves jax's compile step as it is.
+# The trace notes the shapes of its results and the options to change for the thread
+# (``_thread.recompile``: level 0 here, the fusion emitters for a large softmax, NOTE [ quick
+# compiles ]), and jax's compile step, wrapped, changes them for the next program whose results
+# have those shapes (a trace that is not compiled next, an ``eval_shape``, leaves a note the
+# next compile does not match).  Only the quick options are changed: where XLA_FLAGS sets the
+# level (the test suite's 0) nothing is lowered.  transformer_lm compiles 158 of its 418
+# programs at level 0: XLA's compiles 7.06, 7.43 -> 6.54, 6.81 s (scripts/bench_programs.py, two
+# interleaved runs; the wall time 16.4, 17.2 -> 16.3, 16.9 s, within the machine's noise).
+# ``TORCHLIKE_COMPILE_STEP=jax`` (read at import) leaves jax's compile step as it is.
 _SHAPES_MET = 16    # traces of a quick program before its small new shapes compile quickest
 _SMALL = 4096       # elements: the largest array of a program compiled so
-_LEVEL = ("xla_backend_optimization_level", 1)   # the quick options' level, made 0 for them
+_LEVEL_0 = {"xla_backend_optimization_level": 0}       # (the quick options' level is 1)
+_TO_FUSION = {"xla_cpu_use_fusion_emitters": None}     # the quick options made _FUSION
 
 
-def _small_results(args, out):
-    """The shapes of a trace's results where none of its arrays (operands, results) has more
-    than _SMALL elements; else None."""
-    if any(getattr(a, "size", 0) > _SMALL for a in jax.tree_util.tree_leaves(args)):
+def _recompile(args, out, churning, fusion):
+    """(the shapes of a trace's results, the changes its compile makes to its options), or None:
+    level 0 for a program of an op ``churning`` through shapes whose arrays (operands, results)
+    have at most _SMALL elements each (NOTE [ programs for ever new shapes ]), the fusion emitters
+    for one whose largest array has at least ``fusion`` elements (NOTE [ quick compiles ])."""
+    if not churning and type(fusion) is not int:
         return None
     outs = jax.tree_util.tree_leaves(out)
-    if any(getattr(a, "size", _SMALL + 1) > _SMALL for a in outs):
+    largest = max([getattr(a, "size", 1) for a in (*jax.tree_util.tree_leaves(args), *outs)])
+    if churning and largest <= _SMALL:
+        changes = _LEVEL_0
+    elif type(fusion) is int and largest >= fusion:
+        changes = _TO_FUSION
+    else:
         return None
-    return tuple([tuple(a.shape) for a in outs])
+    return tuple([tuple(getattr(a, "shape", ())) for a in outs]), changes
+
+
+def _changed(options, changes):
+    """Compiler options (a tuple of pairs) with ``changes`` made (None: the option dropped)."""
+    changed = []
+    for k, v in options:
+        v = changes.get(k, v)
+        if v is not None:
+            changed.append((k, v))
+    return tuple(changed)
 
 
 def _result_shapes(module):
@@ -212,10 +243,9 @@ def _result_shapes(module):
     return None
 
 
-def compile_new_shapes_quickest():
-    """Compile the small programs of a quick program that keeps meeting new shapes at
-    optimisation level 0 (NOTE [ programs for ever new shapes ]); returns whether jax's
-    compile step was wrapped."""
+def options_per_program():
+    """Compile a quick program with the options its trace noted (NOTE [ programs for ever new
+    shapes ]); returns whether jax's compile step was wrapped."""
     try:
         from jax._src.interpreters import pxla
     except ImportError:
@@ -223,20 +253,21 @@ def compile_new_shapes_quickest():
 
     def wrap(compile):
         def cached_compilation(computation, *args):
-            churned = getattr(_thread, "churned", None)
-            if churned is not None:
-                _thread.churned = None
-                # (the options: a tuple of pairs holding the quick options' level)
-                at = [i for i, a in enumerate(args) if type(a) is tuple and _LEVEL in a]
-                if at and _result_shapes(computation) == churned:
+            note = getattr(_thread, "recompile", None)
+            if note is not None:
+                _thread.recompile = None
+                shapes, changes = note
+                # (the options: a tuple of pairs, holding one of the quick options it changes)
+                at = [i for i, a in enumerate(args) if type(a) is tuple and a and
+                      type(a[0]) is tuple and any(k in changes for k, _ in a)]
+                if at and _result_shapes(computation) == shapes:
                     args = list(args)
                     for i in at:
-                        args[i] = tuple([(k, 0) if (k, v) == _LEVEL else (k, v)
-                                         for k, v in args[i]])
+                        args[i] = _changed(args[i], changes)
             return compile(computation, *args)
         cached_compilation.cache_clear = compile.cache_clear   # (jax.extend's clearing of it)
         return cached_compilation
-    return _replace(pxla, "_cached_compilation", "TORCHLIKE_NEW_SHAPES", wrap)
+    return _replace(pxla, "_cached_compilation", "TORCHLIKE_COMPILE_STEP", wrap)
 
 
 def inlined(error, fn, *args):
@@ -249,7 +280,7 @@ def inlined(error, fn, *args):
 
 
 def _supported():
-    """The (quick, loops) options for this process: none unless every device is a CPU and this
+    """The (quick, fusion) options for this process: none unless every device is a CPU and this
     XLA accepts them, and none that XLA_FLAGS sets itself (the process's choice wins: the test
     suite's optimisation level 0, say)."""
     if any(d.platform != "cpu" for d in jax.devices()):
@@ -259,4 +290,4 @@ def _supported():
     except jax.errors.JaxRuntimeError:   # this XLA has no such option
         return {}, {}
     flagged = {f.split("=")[0].lstrip("-") for f in os.environ.get("XLA_FLAGS", "").split()}
-    return tuple({k: v for k, v in o.items() if k not in flagged} for o in (_QUICK, _LOOPS))
+    return tuple({k: v for k, v in o.items() if k not in flagged} for o in (_QUICK, _FUSION))

@@ -23,6 +23,7 @@ from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._dispatch import Op, call, elementwise_op
 from .._inplace import inplace as _inplace
+from .._quick import SOFTMAX_FUSION
 from .._random import _key, random_uniform
 from .._tensor import _wrap_dim
 from . import pointwise as _pw
@@ -543,9 +544,11 @@ def _over_dim(fn):
     return f
 
 
-SOFTMAX = Op("softmax", _over_dim(jax.nn.softmax), "SoftmaxBackward0", saves=("result",))
+# (a large one compiles with the fusion emitters: NOTE [ quick compiles ] in _quick.py)
+SOFTMAX = Op("softmax", _over_dim(jax.nn.softmax), "SoftmaxBackward0", saves=("result",),
+             fusion=SOFTMAX_FUSION)
 LOG_SOFTMAX = Op("log_softmax", _over_dim(jax.nn.log_softmax), "LogSoftmaxBackward0",
-                 saves=("result",))
+                 saves=("result",), fusion=SOFTMAX_FUSION)
 
 
 def _implicit_dim(name, ndim, stacklevel):

@@ -29,6 +29,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call, forward_fn
+from .._quick import SOFTMAX_FUSION
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
 from .._views import apply_chain
@@ -256,7 +257,8 @@ def _safe_softmax_jvp(primals, tangents):
     return y, y * (ds - jnp.sum(ds * y, -1, keepdims=True))
 
 
-SAFE_SOFTMAX = Op("_safe_softmax", _safe_softmax, "SafeSoftmaxBackward0", saves=("result",))
+SAFE_SOFTMAX = Op("_safe_softmax", _safe_softmax, "SafeSoftmaxBackward0", saves=("result",),
+                  fusion=SOFTMAX_FUSION)   # (NOTE [ quick compiles ] in _quick.py)
 
 
 def _sdpa(q, k, v, *mask, is_causal, scale, gqa, precision):

@@ -97,7 +97,7 @@ def _precision_of(x, amp):
 # backward 116-129 -> 72-77 ms and forward 55-80 -> 44-48 ms, a GRUCell's backward 158-166 ->
 # 126-133 ms (float32 180-185 -> 132-151 ms), running as fast; lstm_timeseries' XLA compiles took
 # 1.67-1.76 -> 1.54-1.67 s (scripts/bench_programs.py, one core, four interleaved runs).  The
-# stacks' scans compile with XLA's default emitters (``Op(loops=True)``), where one sigmoid
+# stacks' scans compile with XLA's default emitters (``Op(fusion=True)``), where one sigmoid
 # compiled no faster (two LSTM layers' recorded forward, 35 steps: 391-429 -> 408-432 ms), kept
 # more residuals (10.1 -> 10.8 MB) and ran a GRU layer's backward from its residuals slower
 # (3.3-3.4 -> 3.9-4.5 ms): they keep a sigmoid per gate.
@@ -218,11 +218,11 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
 
 
 # (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
-# compile as loops: NOTE [ quick compiles ])
+# compile with the fusion emitters: NOTE [ quick compiles ])
 _ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0", residuals=True,
-                   loops=True)
-_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, loops=True)
-_PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0", residuals=True, loops=True)
+                   fusion=True)
+_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, fusion=True)
+_PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0", residuals=True, fusion=True)
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
 
 
