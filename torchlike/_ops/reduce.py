@@ -18,6 +18,7 @@ from .. import _dtype as D, _x64
 from .. import return_types as RT
 from .._dispatch import Op, call, with_out as _out
 from .._inplace import inplace_method
+from .._quick import SOFTMAX_FUSION
 from .._tensor import Tensor, _wrap_dim
 from .pointwise import div, maximum, minimum
 
@@ -403,7 +404,7 @@ def _logsumexp(x, dims, keepdim):
 
 
 LOGSUMEXP = Op("logsumexp", _logsumexp, "LogsumexpBackward0", saves=(0, "result"),
-               promote="float")
+               promote="float", fusion=SOFTMAX_FUSION)   # (NOTE [ quick compiles ] in _quick.py)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
