@@ -540,6 +540,58 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     assert compile(forward, (5,)) == 1 and compile(rows, (70, 100)) == 1
 
 
+def test_new_small_shapes_move_on_the_host(monkeypatch):
+    """Once an op's programs were traced for _SHAPES_MET shapes, a slice, a pad with zeros, a cat
+    or an embedding of small arrays on a CPU runs with numpy for its first RENT calls of a shape
+    (no trace), then compiles; the host's results are the programs' (values, dtype, shape,
+    device).  Large arrays, mixed dtypes, cropping or other pad values, and an op not meeting new
+    shapes compile (NOTE [ new shapes moved on the host ] in torchlike/_host.py)."""
+    from torchlike import _host, _quick
+    from torchlike._ops import embedding, shape, spatial
+    F = tl.nn.functional
+    cases = [  # (op, what runs it over x): a dynamic start, a step, each dtype
+        (shape.SLICE, lambda x: x[1:, 2:7:2]), (shape.SLICE, lambda x: x[:, -3:]),
+        (spatial.CONSTANT_PAD, lambda x: F.pad(x, (1, 2, 0, 3))),
+        (spatial.CONSTANT_PAD, lambda x: F.pad(x, (0, 1), value=-0.0)),
+        (shape._cat, lambda x: tl.cat([x, x[:2]], 0)),
+        (embedding.EMBEDDING, lambda x: F.embedding(tl.tensor([[4, 0], [2, 2]]), x))]
+
+    def run(f, x, host):
+        monkeypatch.setattr(_quick, "_SHAPES_MET", -1 if host else 10 ** 9)
+        monkeypatch.setattr(_host, "_RENTED", {})
+        return f(x)._value()
+
+    for dtype in (tl.float32, tl.bfloat16, tl.int64, tl.bool):
+        x = (tl.arange(5 * 9) % 7 - 3).reshape(5, 9).to(dtype)
+        for op, f in cases:
+            traces = op._traces[0]
+            moved = run(f, x, host=True)
+            assert op._traces[0] == traces
+            compiled = run(f, x, host=False)
+            assert (moved.dtype, moved.shape, moved.sharding, moved.committed) == (
+                compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)
+            np.testing.assert_array_equal(np.asarray(moved), np.asarray(compiled))
+    x = tl.randn(3, 17)
+    monkeypatch.setattr(_quick, "_SHAPES_MET", -1)
+    traces = shape.SLICE._traces[0]
+    for _ in range(_host.RENT):
+        x[:, 4:]
+    assert shape.SLICE._traces[0] == traces
+    x[:, 4:]
+    assert shape.SLICE._traces[0] == traces + 1   # the rent paid: compiled
+    for op, f in [(spatial.CONSTANT_PAD, lambda x: F.pad(x, (1, 1), value=1.0)),
+                  (spatial.CONSTANT_PAD, lambda x: F.pad(x, (-1, 1))),
+                  (shape._cat, lambda x: tl.cat([x, x.double()], 0)),
+                  (shape.SLICE, lambda x: tl.zeros(67, 62)[1:])]:
+        traces = op._traces[0]
+        f(tl.randn(2, 19))
+        assert op._traces[0] > traces
+    monkeypatch.setattr(_quick, "_SHAPES_MET", 10 ** 9)
+    traces = shape.SLICE._traces[0]
+    x[:, 5:]
+    assert shape.SLICE._traces[0] == traces + 1
+
+
 def _from_jax_case(T):
     x = t(T, XB, grad=True)
     w = t(T, W, grad=True)

@@ -187,7 +187,8 @@ def share_ir_contexts():
 # level 0.  A training loop meets an op in a few shapes (the example programs' most traced op
 # was word_lstm's view, 16 traces), and any program over larger arrays keeps level 1; a model of
 # many small layers, each of its own shape, runs its later layers' programs so too, a few
-# microseconds slower a call.
+# microseconds slower a call.  Such a program that only moves data (a slice, a pad, a cat) is
+# not compiled at all for its first calls (NOTE [ new shapes moved on the host ] in _host.py).
 # The trace notes the shapes of its results and the options to change for the thread
 # (``_thread.recompile``: level 0 here, the fusion emitters for a large softmax, NOTE [ quick
 # compiles ]), and jax's compile step, wrapped, changes them for the next program whose results

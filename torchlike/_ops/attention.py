@@ -28,11 +28,10 @@ import numpy as np
 
 from .. import _amp_hook
 from .. import _dtype as D, _precision
-from .._dispatch import Op, call, forward_fn
+from .._dispatch import Op, call, eager_forward, forward_fn
 from .._quick import SOFTMAX_FUSION
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
-from .._views import apply_chain
 from ..backends import cuda as _sdp_switches
 from ..autograd.grad_mode import _state as _grad_state
 from . import linalg, pointwise
@@ -764,10 +763,12 @@ def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1
 # a sixteenth of the next power of two): the rows past the length are zeros, which the causal
 # mask keeps every real row from reading, and the rows it returns past the length are dropped.  A
 # generation loop whose context grows a token a step then compiles the layer once per bucket,
-# and for each length only the padding and the cut (tiny programs) where it compiled the whole
-# layer (examples/pytorch/transformer_lm.py: 29 lengths, the layer's program 110-160 ms of
-# compiling each, 2-core CPU).  Each real row's values are the same arithmetic; its softmax and
-# attention sums run over more (masked, zero) terms, so they may differ in the last bit.
+# and for each length only the padding and the cut (tiny programs, which move on the host once
+# pads and slices keep meeting new shapes: NOTE [ new shapes moved on the host ] in _host.py)
+# where it compiled the whole layer (examples/pytorch/transformer_lm.py: 29 lengths, the
+# layer's program 110-160 ms of compiling each, 2-core CPU).  Each real row's values are the same
+# arithmetic; its softmax and attention sums run over more (masked, zero) terms, so they may
+# differ in the last bit.
 def _bucket(length):
     """The padded length of a causal layer's input (NOTE [ causal encoder layers in buckets ])."""
     step = max(8, 1 << max(0, (length - 1).bit_length() - 4))
@@ -775,17 +776,17 @@ def _bucket(length):
 
 
 def _bucketed_layer(arrays, static):
-    """A causal layer's output from its program at the bucket's length (padded and cut by
-    constant_pad_nd's and slice's programs), or None where the length is a bucket's (NOTE
-    [ causal encoder layers in buckets ])."""
+    """A causal layer's output from its program at the bucket's length (padded and cut as
+    constant_pad_nd and slice are), or None where the length is a bucket's (NOTE [ causal
+    encoder layers in buckets ])."""
     length = arrays[0].shape[1]
     size = _bucket(length)
     if not dict(static).get("causal") or size == length:
         return None
-    pad = forward_fn(CONSTANT_PAD, (("pads", ((0, 0), (0, size - length), (0, 0))),
-                                    ("value", 0)), None)
-    out = forward_fn(ENCODER_LAYER, static, None)(pad(arrays[0]), *arrays[1:])
-    return apply_chain(out, ((SLICE, slice_static(1, 0, length, 1)),))
+    padded = eager_forward(CONSTANT_PAD, (("pads", ((0, 0), (0, size - length), (0, 0))),
+                                          ("value", 0)), None, arrays[:1])
+    out = forward_fn(ENCODER_LAYER, static, None)(padded, *arrays[1:])
+    return eager_forward(SLICE, slice_static(1, 0, length, 1), None, [out])
 
 
 ENCODER_LAYER = Op("_transformer_encoder_layer_fwd", _encoder_layer, "NotImplemented",

@@ -19,6 +19,7 @@ from jax import lax
 
 from .. import _dtype as D, _trace_context
 from .._dispatch import Op, call
+from .._host import moved_on_host
 from .._size import int_arg
 from .._tensor import TracedValueError, check_index_range, host_values
 from ..autograd.grad_mode import no_grad
@@ -55,7 +56,14 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
     return rows
 
 
-EMBEDDING = Op("embedding", _embedding, "EmbeddingBackward0", inputs=1, saves=(1,))
+def _gathered(arrays, static):
+    """The rows of new small shapes, gathered on the host (NOTE [ new shapes moved on the
+    host ]): the indices were checked there already (check_index_range)."""
+    return moved_on_host(EMBEDDING, static, None, arrays, lambda weight, i: weight[i])
+
+
+EMBEDDING = Op("embedding", _embedding, "EmbeddingBackward0", inputs=1, saves=(1,),
+               pieces=_gathered)
 
 
 def _renorm(weight, indices, max_norm, norm_type):

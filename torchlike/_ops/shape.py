@@ -7,9 +7,11 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _layout
 from .._dispatch import Op, call, defop, with_out as _out
+from .._host import moved_on_host
 from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
 from .._tensor import Tensor, _contiguous_strides, _wrap_dim
@@ -150,19 +152,23 @@ def slice_static(dim, start, stop, step):
             ("size", len(range(start, stop, step))))
 
 
-def _whole(arrays, static):
+def _unprogrammed(arrays, static):
     """A slice that keeps all of its dim: the array itself, with no program (still a view with
     SliceBackward0, as in PyTorch).  A context window cut from a sequence shorter than it,
-    ``x[:, -n:]``, is one, and would compile a program for each new length."""
+    ``x[:, -n:]``, is one, and would compile a program for each new length.  Another, of a
+    new small shape, may be cut on the host (NOTE [ new shapes moved on the host ])."""
     x = arrays[0]
-    (_, dim), (_, start), _, (_, size) = static
-    return x if start == 0 and size == x.shape[dim] else None
+    (_, dim), (_, start), (_, step), (_, size) = static
+    if start == 0 and size == x.shape[dim]:
+        return x
+    cut = (slice(None),) * dim + (slice(start, start + size * step, step),)
+    return moved_on_host(SLICE, static, None, arrays, lambda a: a[cut])
 
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
             "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
 SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",),
-           pieces=_whole)
+           pieces=_unprogrammed)
 
 # NOTE [ many outputs ]
 # XLA on the CPU compiles a kernel per output of a program, about 15-20 ms each on the 2-core
@@ -446,8 +452,17 @@ def contiguous(x, memory_format=None):
     return clone(x, memory_format=memory_format)
 
 
+def _joined(arrays, static):
+    """A cat of one dtype and new small shapes, on the host (NOTE [ new shapes moved on the
+    host ])."""
+    if any(a.dtype != arrays[0].dtype for a in arrays[1:]):
+        return None
+    dim = static[0][1]
+    return moved_on_host(_cat, static, None, arrays, lambda *xs: np.concatenate(xs, axis=dim))
+
+
 @defop("cat", "CatBackward0", saves=(), promote="common",
-       grad_pieces=_gradient_pieces(False))
+       grad_pieces=_gradient_pieces(False), pieces=_joined)
 def _cat(*xs, dim):
     return jnp.concatenate(xs, axis=dim)
 

@@ -27,6 +27,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call
+from .._host import moved_on_host
 from .._size import int_arg
 from .._tensor import Tensor
 
@@ -57,7 +58,22 @@ def _then_crop(fn):
     return padded
 
 
-CONSTANT_PAD = Op("constant_pad_nd", _constant_pad, "ConstantPadNdBackward0", saves=())
+def _padded(arrays, static):
+    """A pad with zeros (no cropping) of a new small shape, on the host (NOTE [ new shapes moved
+    on the host ])."""
+    kw = dict(static)
+    pads, value = kw["pads"], kw.get("value", 0)
+    if any(lo < 0 or hi < 0 for lo, hi in pads) or type(value) not in (int, float) or value:
+        return None
+    def pad(x):   # (-0.0 stays -0.0, as lax.pad's)
+        out = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], value, x.dtype)
+        out[tuple([slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads)])] = x
+        return out
+    return moved_on_host(CONSTANT_PAD, static, None, arrays, pad)
+
+
+CONSTANT_PAD = Op("constant_pad_nd", _constant_pad, "ConstantPadNdBackward0", saves=(),
+                  pieces=_padded)
 REFLECTION_PAD = {k: Op(f"reflection_pad{k}d", _then_crop(lambda x, p: jnp.pad(x, p, "reflect")),
                         f"ReflectionPad{k}DBackward0", saves=()) for k in (1, 2, 3)}
 REPLICATION_PAD = {k: Op(f"replication_pad{k}d", _then_crop(lambda x, p: jnp.pad(x, p, "edge")),

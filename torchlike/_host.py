@@ -1,0 +1,79 @@
+"""Small data movement of ever new shapes, done on the host instead of compiled.
+
+NOTE [ new shapes moved on the host ]
+A loop whose shapes keep changing compiles every op again for each new shape (NOTE [ programs for
+ever new shapes ] in _quick.py), and most of those programs in a generation loop only move data:
+examples/pytorch/transformer_lm.py's 40-character sample compiled 280 programs, 156 of them
+slices, a causal layer's padding and cut, and the cat that grows the context, and 29 more its
+embedding's gathers, each over a few thousand elements at most and run once or twice.  The first
+call of such a program takes 17-18 ms (tracing, lowering, and XLA's compile, which makes an MLIR
+context and an LLVM module for the smallest program; 2-core CPU, jax 0.10.2), and the calls
+after it 20-30 µs (torchlike's and jax's dispatch); done with numpy and the result placed on the
+device (``_creation.put``), such a call takes 40-55 µs: a compile costs as much as some 600
+calls on the host.
+
+So where every operand is a concrete array of at most ``_quick._SMALL`` elements committed to one
+CPU device, and the op's programs have been traced for more than ``_quick._SHAPES_MET`` shapes, a
+slice, a pad with zeros, a cat or an embedding's gather (ops whose ``pieces`` call
+``moved_on_host``) runs with numpy for the first ``RENT`` calls of each combination of shapes and
+arguments, and compiles as before from the next one on: a shape a loop keeps meeting runs its
+program after a few calls, and a shape met a few times costs no compile.  Moving data is exact
+either way (the same elements, no arithmetic: an embedding's indices were checked on the host
+already), and the result is an array like the program's, committed to the same device.  Reading
+an operand on the host waits for the ops that compute it, where the program would have been
+queued behind them; the rent's few calls a shape pay that.  On another kind of device the arrays
+would cross to the host and back, so nothing changes there; nor for operands that are traced,
+pending (lazy mode) or on meta.  An op meeting new shapes pays its calls over small arrays
+1.5-2 µs more for the lookup of their shapes, its rent or not.  transformer_lm compiled 293
+programs where it compiled 418 (its generation 155 where 280), and XLA's compiles took 6.84,
+6.71 s where they took 8.08, 9.37 (scripts/bench_programs.py, two interleaved runs on a busy
+machine; the wall time 19.6, 22.9 -> 18.9, 19.2 s).
+"""
+import ml_dtypes
+import numpy as np
+from jax.sharding import SingleDeviceSharding
+
+from . import _quick
+from ._creation import put
+from ._tensor import ArrayImpl
+
+RENT = 4              # host calls of one combination of shapes before its program compiles
+_RENTED = {}          # (op, static, dt, avals) -> host calls so far
+_MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
+
+
+def moved_on_host(op, static, dt, arrays, move):
+    """``move`` (numpy arrays -> a numpy array) of ``arrays``, placed on their CPU device, where
+    ``op`` keeps meeting new small shapes (NOTE [ new shapes moved on the host ]); None where its
+    program should run."""
+    if op._traces[0] <= _quick._SHAPES_MET:
+        return None
+    avals = []
+    for a in arrays:
+        if type(a) is not ArrayImpl:
+            return None
+        aval = a.aval
+        if aval.size > _quick._SMALL or not (aval.dtype.kind in "biufc" or
+                                             aval.dtype == ml_dtypes.bfloat16):
+            return None
+        avals.append((aval.shape, aval.dtype))
+    key = (op, static, dt, tuple(avals))
+    calls = _RENTED.get(key, 0)
+    if calls >= RENT:
+        return None
+    sharding = arrays[0].sharding
+    if type(sharding) is not SingleDeviceSharding or \
+            any(not a.committed or a.sharding != sharding for a in arrays):
+        return None
+    device = next(iter(sharding.device_set))
+    if device.platform != "cpu":
+        return None
+    if calls:
+        _RENTED[key] = calls + 1
+    else:
+        while len(_RENTED) >= _MAX_RENTED:
+            del _RENTED[next(iter(_RENTED))]
+        _RENTED[key] = 1
+    # (a copy: numpy's view of an operand may be its device buffer, which a result placed
+    # without copying would then share)
+    return put(np.array(move(*[np.asarray(a) for a in arrays])), device)
