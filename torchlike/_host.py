@@ -35,14 +35,15 @@ from jax.sharding import SingleDeviceSharding
 
 from . import _quick
 from ._creation import put
+from ._dispatch import remember
 from ._tensor import ArrayImpl
 
 RENT = 4              # host calls of one combination of shapes before its program compiles
-_RENTED = {}          # (op, static, dt, avals) -> host calls so far
+_RENTED = {}          # (op, static, operand avals) -> host calls so far
 _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
 
 
-def moved_on_host(op, static, dt, arrays, move):
+def moved_on_host(op, static, arrays, move):
     """``move`` (numpy arrays -> a numpy array) of ``arrays``, placed on their CPU device, where
     ``op`` keeps meeting new small shapes (NOTE [ new shapes moved on the host ]); None where its
     program should run."""
@@ -57,7 +58,7 @@ def moved_on_host(op, static, dt, arrays, move):
                                              aval.dtype == ml_dtypes.bfloat16):
             return None
         avals.append((aval.shape, aval.dtype))
-    key = (op, static, dt, tuple(avals))
+    key = (op, static, tuple(avals))
     calls = _RENTED.get(key, 0)
     if calls >= RENT:
         return None
@@ -71,9 +72,7 @@ def moved_on_host(op, static, dt, arrays, move):
     if calls:
         _RENTED[key] = calls + 1
     else:
-        while len(_RENTED) >= _MAX_RENTED:
-            del _RENTED[next(iter(_RENTED))]
-        _RENTED[key] = 1
+        remember(_RENTED, key, 1, _MAX_RENTED)
     # (a copy: numpy's view of an operand may be its device buffer, which a result placed
     # without copying would then share)
     return put(np.array(move(*[np.asarray(a) for a in arrays])), device)

@@ -162,7 +162,7 @@ def _unprogrammed(arrays, static):
     if start == 0 and size == x.shape[dim]:
         return x
     cut = (slice(None),) * dim + (slice(start, start + size * step, step),)
-    return moved_on_host(SLICE, static, None, arrays, lambda a: a[cut])
+    return moved_on_host(SLICE, static, arrays, lambda a: a[cut])
 
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
@@ -458,7 +458,7 @@ def _joined(arrays, static):
     if any(a.dtype != arrays[0].dtype for a in arrays[1:]):
         return None
     dim = static[0][1]
-    return moved_on_host(_cat, static, None, arrays, lambda *xs: np.concatenate(xs, axis=dim))
+    return moved_on_host(_cat, static, arrays, lambda *xs: np.concatenate(xs, axis=dim))
 
 
 @defop("cat", "CatBackward0", saves=(), promote="common",

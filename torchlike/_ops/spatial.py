@@ -69,7 +69,7 @@ def _padded(arrays, static):
         out = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], value, x.dtype)
         out[tuple([slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads)])] = x
         return out
-    return moved_on_host(CONSTANT_PAD, static, None, arrays, pad)
+    return moved_on_host(CONSTANT_PAD, static, arrays, pad)
 
 
 CONSTANT_PAD = Op("constant_pad_nd", _constant_pad, "ConstantPadNdBackward0", saves=(),
