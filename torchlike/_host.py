@@ -25,9 +25,9 @@ queued behind them; the rent's few calls a shape pay that.  On another kind of d
 would cross to the host and back, so nothing changes there; nor for operands that are traced,
 pending (lazy mode) or on meta.  An op meeting new shapes pays its calls over small arrays
 1.5-2 µs more for the lookup of their shapes, its rent or not.  transformer_lm compiled 293
-programs where it compiled 418 (its generation 155 where 280), and XLA's compiles took 6.84,
-6.71 s where they took 8.08, 9.37 (scripts/bench_programs.py, two interleaved runs on a busy
-machine; the wall time 19.6, 22.9 -> 18.9, 19.2 s).
+programs where it compiled 418 (its generation 155 where 280), and XLA's compiles took 5.88,
+5.57 s where they took 8.49, 8.19 (scripts/bench_programs.py, two interleaved runs on a busy
+machine; the wall time 21.2, 20.6 -> 15.6, 15.1 s, torch's 7.5-8.9 s).
 """
 import ml_dtypes
 import numpy as np
@@ -43,11 +43,12 @@ _RENTED = {}          # (op, static, operand avals) -> host calls so far
 _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
 
 
-def moved_on_host(op, static, arrays, move):
-    """``move`` (numpy arrays -> a numpy array) of ``arrays``, placed on their CPU device, where
-    ``op`` keeps meeting new small shapes (NOTE [ new shapes moved on the host ]); None where its
-    program should run."""
-    if op._traces[0] <= _quick._SHAPES_MET:
+def moved_on_host(op, static, arrays, move, movable=None):
+    """``move(static, *numpy arrays)`` (a numpy array) of ``arrays``, placed on their CPU device,
+    where ``op`` keeps meeting new small shapes and ``movable(static, arrays)`` (if given) holds
+    (NOTE [ new shapes moved on the host ]); None where its program should run."""
+    if op._traces[0] <= _quick._SHAPES_MET or movable is not None and \
+            not movable(static, arrays):
         return None
     avals = []
     for a in arrays:
@@ -75,4 +76,4 @@ def moved_on_host(op, static, arrays, move):
         remember(_RENTED, key, 1, _MAX_RENTED)
     # (a copy: numpy's view of an operand may be its device buffer, which a result placed
     # without copying would then share)
-    return put(np.array(move(*[np.asarray(a) for a in arrays])), device)
+    return put(np.array(move(static, *[np.asarray(a) for a in arrays])), device)

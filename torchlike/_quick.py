@@ -36,13 +36,14 @@ forward and backward, a view chain, a random draw, an optimizer's update), compi
 emitters at level 1 (``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old
 emitters run slowly, with the default emitters at level 1 (``quick_jit(fusion=True)``), and so
 do the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
-softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``: the trace
-notes the options for jax's compile step, wrapped: NOTE [ programs for ever new shapes ]); and the
-programs compiled because they repeat (torchlike.compile's step, the fused backward, a lazy
-segment), where running fast matters more than compiling fast, with XLA's defaults.  Only where
-every device is a CPU (the options are the CPU backend's), an XLA without the options keeps its
-defaults, and an option the process's XLA_FLAGS sets is left to it (a compiler option would
-override it: the test suite compiles at level 0, which level 1 made 55% slower to compile).
+softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``:
+the trace notes the options for jax's compile step, wrapped: NOTE [ programs for ever new
+shapes ]); and the programs compiled because they repeat (torchlike.compile's step, the fused
+backward, a lazy segment), where running fast matters more than compiling fast, with XLA's
+defaults.  Only where every device is a CPU (the options are the CPU backend's), an XLA without
+the options keeps its defaults, and an option the process's XLA_FLAGS sets is left to it (a
+compiler option would override it: the test suite compiles at level 0, which level 1 made 55%
+slower to compile).
 
 jax refuses a jit with compiler options inside another trace (``jax.make_jaxpr``, ``eval_shape``,
 a user's ``jax.jit`` over eager code on captured tensors): a call that can be reached there
@@ -198,7 +199,9 @@ def share_ir_contexts():
 # programs at level 0: XLA's compiles 7.06, 7.43 -> 6.54, 6.81 s (scripts/bench_programs.py, two
 # interleaved runs; the wall time 16.4, 17.2 -> 16.3, 16.9 s, within the machine's noise).
 # ``TORCHLIKE_COMPILE_STEP=jax`` (read at import) leaves jax's compile step as it is.
-_SHAPES_MET = 16    # traces of a quick program before its small new shapes compile quickest
+_SHAPES_MET = 16    # traces of an op's programs before its small new shapes compile quickest
+#                     (or, moving data, are not compiled at first: NOTE [ new shapes moved on
+#                     the host ] in _host.py)
 _SMALL = 4096       # elements: the largest array of a program compiled so
 _LEVEL_0 = {"xla_backend_optimization_level": 0}       # (the quick options' level is 1)
 _TO_FUSION = {"xla_cpu_use_fusion_emitters": None}     # the quick options made _FUSION

@@ -59,7 +59,11 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
 def _gathered(arrays, static):
     """The rows of new small shapes, gathered on the host (NOTE [ new shapes moved on the
     host ]): the indices were checked there already (check_index_range)."""
-    return moved_on_host(EMBEDDING, static, arrays, lambda weight, i: weight[i])
+    return moved_on_host(EMBEDDING, static, arrays, _rows_on_host)
+
+
+def _rows_on_host(static, weight, indices):
+    return weight[indices]
 
 
 EMBEDDING = Op("embedding", _embedding, "EmbeddingBackward0", inputs=1, saves=(1,),

@@ -158,11 +158,15 @@ def _unprogrammed(arrays, static):
     ``x[:, -n:]``, is one, and would compile a program for each new length.  Another, of a
     new small shape, may be cut on the host (NOTE [ new shapes moved on the host ])."""
     x = arrays[0]
-    (_, dim), (_, start), (_, step), (_, size) = static
+    (_, dim), (_, start), _, (_, size) = static
     if start == 0 and size == x.shape[dim]:
         return x
-    cut = (slice(None),) * dim + (slice(start, start + size * step, step),)
-    return moved_on_host(SLICE, static, arrays, lambda a: a[cut])
+    return moved_on_host(SLICE, static, arrays, _slice_on_host)
+
+
+def _slice_on_host(static, x):
+    (_, dim), (_, start), (_, step), (_, size) = static
+    return x[(slice(None),) * dim + (slice(start, start + size * step, step),)]
 
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
@@ -455,10 +459,15 @@ def contiguous(x, memory_format=None):
 def _joined(arrays, static):
     """A cat of one dtype and new small shapes, on the host (NOTE [ new shapes moved on the
     host ])."""
-    if any(a.dtype != arrays[0].dtype for a in arrays[1:]):
-        return None
-    dim = static[0][1]
-    return moved_on_host(_cat, static, arrays, lambda *xs: np.concatenate(xs, axis=dim))
+    return moved_on_host(_cat, static, arrays, _cat_on_host, _one_dtype)
+
+
+def _cat_on_host(static, *xs):
+    return np.concatenate(xs, axis=static[0][1])
+
+
+def _one_dtype(static, arrays):
+    return all(a.dtype == arrays[0].dtype for a in arrays[1:])
 
 
 @defop("cat", "CatBackward0", saves=(), promote="common",

@@ -61,15 +61,22 @@ def _then_crop(fn):
 def _padded(arrays, static):
     """A pad with zeros (no cropping) of a new small shape, on the host (NOTE [ new shapes moved
     on the host ])."""
+    return moved_on_host(CONSTANT_PAD, static, arrays, _pad_on_host, _zeros_around)
+
+
+def _zeros_around(static, arrays):
+    kw = dict(static)
+    value = kw.get("value", 0)
+    return type(value) in (int, float) and not value and all(
+        lo >= 0 and hi >= 0 for lo, hi in kw["pads"])
+
+
+def _pad_on_host(static, x):   # (-0.0 stays -0.0, as lax.pad's)
     kw = dict(static)
     pads, value = kw["pads"], kw.get("value", 0)
-    if any(lo < 0 or hi < 0 for lo, hi in pads) or type(value) not in (int, float) or value:
-        return None
-    def pad(x):   # (-0.0 stays -0.0, as lax.pad's)
-        out = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], value, x.dtype)
-        out[tuple([slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads)])] = x
-        return out
-    return moved_on_host(CONSTANT_PAD, static, arrays, pad)
+    out = np.full([n + lo + hi for n, (lo, hi) in zip(x.shape, pads)], value, x.dtype)
+    out[tuple([slice(lo, lo + n) for n, (lo, _) in zip(x.shape, pads)])] = x
+    return out
 
 
 CONSTANT_PAD = Op("constant_pad_nd", _constant_pad, "ConstantPadNdBackward0", saves=(),
