@@ -541,12 +541,12 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
 
 
 def test_new_small_shapes_move_on_the_host(monkeypatch):
-    """Once an op's programs were traced for _SHAPES_MET shapes, a slice, a pad with zeros, a cat
+    """Once an op's programs were traced for SHAPES_MET shapes, a slice, a pad with zeros, a cat
     or an embedding of small arrays on a CPU runs with numpy for its first RENT calls of a shape
     (no trace), then compiles; the host's results are the programs' (values, dtype, shape,
     device).  Large arrays, mixed dtypes, cropping or other pad values, and an op not meeting new
     shapes compile (NOTE [ new shapes moved on the host ] in torchlike/_host.py)."""
-    from torchlike import _host, _quick
+    from torchlike import _host
     from torchlike._ops import embedding, shape, spatial
     F = tl.nn.functional
     cases = [  # (op, what runs it over x): a dynamic start, a step, each dtype
@@ -557,7 +557,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
         (embedding.EMBEDDING, lambda x: F.embedding(tl.tensor([[4, 0], [2, 2]]), x))]
 
     def run(f, x, host):
-        monkeypatch.setattr(_quick, "_SHAPES_MET", -1 if host else 10 ** 9)
+        monkeypatch.setattr(_host, "SHAPES_MET", -1 if host else 10 ** 9)
         monkeypatch.setattr(_host, "_RENTED", {})
         return f(x)._value()
 
@@ -572,7 +572,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
                 compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)
             np.testing.assert_array_equal(np.asarray(moved), np.asarray(compiled))
     x = tl.randn(3, 17)
-    monkeypatch.setattr(_quick, "_SHAPES_MET", -1)
+    monkeypatch.setattr(_host, "SHAPES_MET", -1)
     traces = shape.SLICE._traces[0]
     for _ in range(_host.RENT):
         x[:, 4:]
@@ -586,7 +586,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
         traces = op._traces[0]
         f(tl.randn(2, 19))
         assert op._traces[0] > traces
-    monkeypatch.setattr(_quick, "_SHAPES_MET", 10 ** 9)
+    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)
     traces = shape.SLICE._traces[0]
     x[:, 5:]
     assert shape.SLICE._traces[0] == traces + 1

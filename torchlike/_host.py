@@ -13,21 +13,25 @@ device (``_creation.put``), such a call takes 40-55 µs: a compile costs as much
 calls on the host.
 
 So where every operand is a concrete array of at most ``_quick._SMALL`` elements committed to one
-CPU device, and the op's programs have been traced for more than ``_quick._SHAPES_MET`` shapes, a
-slice, a pad with zeros, a cat or an embedding's gather (ops whose ``pieces`` call
-``moved_on_host``) runs with numpy for the first ``RENT`` calls of each combination of shapes and
-arguments, and compiles as before from the next one on: a shape a loop keeps meeting runs its
-program after a few calls, and a shape met a few times costs no compile.  Moving data is exact
-either way (the same elements, no arithmetic: an embedding's indices were checked on the host
-already), and the result is an array like the program's, committed to the same device.  Reading
-an operand on the host waits for the ops that compute it, where the program would have been
-queued behind them; the rent's few calls a shape pay that.  On another kind of device the arrays
-would cross to the host and back, so nothing changes there; nor for operands that are traced,
-pending (lazy mode) or on meta.  An op meeting new shapes pays its calls over small arrays
-1.5-2 µs more for the lookup of their shapes, its rent or not.  transformer_lm compiled 293
-programs where it compiled 418 (its generation 155 where 280), and XLA's compiles took 5.88,
-5.57 s where they took 8.49, 8.19 (scripts/bench_programs.py, two interleaved runs on a busy
-machine; the wall time 21.2, 20.6 -> 15.6, 15.1 s, torch's 7.5-8.9 s).
+CPU device, and the op's programs have been traced for more than ``SHAPES_MET`` shapes, a slice,
+a pad with zeros, a cat or an embedding's gather (ops whose ``pieces`` call ``moved_on_host``)
+runs with numpy for the first ``RENT`` calls of each combination of shapes and arguments, and
+compiles as before from the next one on: a shape a loop keeps meeting runs its program after a
+few calls, and a shape met a few times costs no compile.  Moving data is exact either way (the
+same elements, no arithmetic: an embedding's indices were checked on the host already), and the
+result is an array like the program's, committed to the same device.  Reading an operand on the
+host waits for the ops that compute it, where the program would have been queued behind them;
+the rent's few calls a shape pay that.  On another kind of device the arrays would cross to the
+host and back, so nothing changes there; nor for operands that are traced, pending (lazy mode)
+or on meta.  An op past ``SHAPES_MET`` pays its calls over small arrays 1.5-2 µs more for the
+lookup of their shapes (a small slice 15.9 -> 17.4 µs), its rent or not; one met in a few shapes
+(a model's own slices) pays nothing.  At 16 shapes (the level-0 count, NOTE [ programs for ever
+new shapes ]) transformer_lm compiled 293 programs where it compiled 418 (its generation 155
+where 280), and XLA's compiles took 5.88, 5.57 s where they took 8.49, 8.19
+(scripts/bench_programs.py, two interleaved runs on a busy machine; the wall time 21.2, 20.6 ->
+15.6, 15.1 s, torch's 7.5-8.9 s); at 4 its generation compiles 107 and takes 2.67, 2.58 s where
+it took 3.72, 3.74 (60 training steps, then the sample; in one process, interleaved), since the
+first sixteen shapes of the pad, the cat and the embedding compiled too.
 """
 import ml_dtypes
 import numpy as np
@@ -38,6 +42,7 @@ from ._creation import put
 from ._dispatch import remember
 from ._tensor import ArrayImpl
 
+SHAPES_MET = 4        # traces of an op's programs before its new small shapes move here
 RENT = 4              # host calls of one combination of shapes before its program compiles
 _RENTED = {}          # (op, static, operand avals) -> host calls so far
 _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
@@ -47,7 +52,7 @@ def moved_on_host(op, static, arrays, move, movable=None):
     """``move(static, *numpy arrays)`` (a numpy array) of ``arrays``, placed on their CPU device,
     where ``op`` keeps meeting new small shapes and ``movable(static, arrays)`` (if given) holds
     (NOTE [ new shapes moved on the host ]); None where its program should run."""
-    if op._traces[0] <= _quick._SHAPES_MET or movable is not None and \
+    if op._traces[0] <= SHAPES_MET or movable is not None and \
             not movable(static, arrays):
         return None
     avals = []

@@ -188,8 +188,9 @@ def share_ir_contexts():
 # level 0.  A training loop meets an op in a few shapes (the example programs' most traced op
 # was word_lstm's view, 16 traces), and any program over larger arrays keeps level 1; a model of
 # many small layers, each of its own shape, runs its later layers' programs so too, a few
-# microseconds slower a call.  Such a program that only moves data (a slice, a pad, a cat) is
-# not compiled at all for its first calls (NOTE [ new shapes moved on the host ] in _host.py).
+# microseconds slower a call.  A program that only moves data (a slice, a pad, a cat) is not
+# compiled for its first calls once its op has met a few shapes (NOTE [ new shapes moved on the
+# host ] in _host.py).
 # The trace notes the shapes of its results and the options to change for the thread
 # (``_thread.recompile``: level 0 here, the fusion emitters for a large softmax, NOTE [ quick
 # compiles ]), and jax's compile step, wrapped, changes them for the next program whose results
@@ -200,8 +201,6 @@ def share_ir_contexts():
 # interleaved runs; the wall time 16.4, 17.2 -> 16.3, 16.9 s, within the machine's noise).
 # ``TORCHLIKE_COMPILE_STEP=jax`` (read at import) leaves jax's compile step as it is.
 _SHAPES_MET = 16    # traces of an op's programs before its small new shapes compile quickest
-#                     (or, moving data, are not compiled at first: NOTE [ new shapes moved on
-#                     the host ] in _host.py)
 _SMALL = 4096       # elements: the largest array of a program compiled so
 _LEVEL_0 = {"xla_backend_optimization_level": 0}       # (the quick options' level is 1)
 _TO_FUSION = {"xla_cpu_use_fusion_emitters": None}     # the quick options made _FUSION
