@@ -76,6 +76,8 @@ def moved_on_host(op, static, arrays, move, movable=None):
         return None
     device = next(iter(sharding.device_set))
     if device.platform != "cpu":
+        if not calls:   # (filed as paid: these shapes on an accelerator run the program at once)
+            remember(_RENTED, key, RENT, _MAX_RENTED)
         return None
     if calls:
         _RENTED[key] = calls + 1
