@@ -156,17 +156,19 @@ def _dropout(x, key, p):
 # (``prev @ dW_hh^T``), outside the loop; and the tangent loop is then linear in (dz, dh, dc)
 # alone, with nothing left in it for jax to compute from the primals.  Its transpose, the
 # backward, is a reverse loop of one product a step, and the weight's cotangent is one product
-# after it.  Measured on the 2-core CPU (jax 0.10.2, fusion emitters at level 1, the op's
-# options; three interleaved runs, medians of 7): char_lstm's layer (48 steps, batch 32, 32 ->
-# 96) recorded forward 2.1-3.0 -> 2.0-2.1 ms, backward 3.3-3.4 -> 2.4-2.6 ms, residuals 7.5 ->
-# 4.5 MB; word_lstm's (35 steps, batch 20, 64 -> 128) 1.6-2.6 -> 1.4 ms, 2.7-2.8 -> 2.0-2.1 ms,
-# 4.9 -> 3.1 MB; compiles of the pair 290-330 -> 290-300 ms; the plain forward unchanged.
+# after it.  Measured on the 2-core CPU (jax 0.10.2; nn.LSTM, two runs each, medians of 5 windows;
+# before -> after, torch 2.13 beside): char_lstm's layer (48 steps, batch 32, 32 -> 96) recorded
+# forward 2.38-2.40 -> 2.12-2.17 ms (torch 1.76), backward 3.52-3.60 -> 2.56-2.57 ms (1.82);
+# word_lstm's two layers (35 steps, batch 20, 64 -> 128) 3.54-3.57 -> 3.10-3.26 ms (2.50) and
+# 6.08-6.21 -> 4.37-4.38 ms (3.19); the forward under no_grad unchanged (1.77, 3.00 ms).  The
+# kept residuals shrink too (the char layer's 7.5 -> 4.5 MB), and the pair's compiles do not
+# grow (290-330 -> 290-300 ms for the char layer's).
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(5, 6))
 def _lstm_scan(xp, h, c, w_hh, b_hh, reverse, precision):
-    """An LSTM layer's loop over the time-major input projections ``xp`` (L, N, 4H), L > 0,
-    from the state (h, c): (output, h_n, c_n); its derivative by ``_lstm_scan_jvp`` (NOTE
-    [ an LSTM layer's derivative ])."""
+    """An LSTM layer's loop over the time-major input projections ``xp`` (L, N, 4H), L > 0
+    (``run_stack`` checks), from the state (h, c): (output, h_n, c_n); its derivative by
+    ``_lstm_scan_jvp`` (NOTE [ an LSTM layer's derivative ])."""
     def body(carry, xt):
         h2, c2 = _step("LSTM", xt, *carry, w_hh, b_hh, None, precision)
         return (h2, c2), h2
@@ -234,7 +236,7 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
                                                    precision), h, c)
         h = h.astype(shapes[0].dtype)
         c = None if c is None else c.astype(shapes[1].dtype)
-    if mode == "LSTM" and w_hr is None and mask is None and precision.amp is None and len(xp):
+    if mode == "LSTM" and w_hr is None and mask is None and precision.amp is None:
         out, h, c = _lstm_scan(xp, h, c, w_hh, b_hh, reverse, precision)
     else:
         (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
