@@ -384,31 +384,33 @@ def test_cell_takes_one_sigmoid_with_the_stack_step_numbers(mode):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("reverse,bias", [(False, True), (True, False)])
-def test_lstm_layer_derivative_is_jaxs_of_its_loop(reverse, bias):
-    """NOTE [ an LSTM layer's derivative ]: the layer's loop with its own derivative gives the
-    derivatives jax finds for the plain loop of the same step: reverse mode with respect to
+@pytest.mark.parametrize("mode,reverse,bias", [("LSTM", False, True), ("LSTM", True, False),
+                                               ("GRU", True, True), ("RNN_TANH", False, False),
+                                               ("RNN_RELU", True, True)])
+def test_layer_derivative_is_jaxs_of_its_loop(mode, reverse, bias):
+    """NOTE [ a recurrent layer's derivative ]: the layer's loop with its own derivative gives
+    the derivatives jax finds for the plain loop of the same step: reverse mode with respect to
     every operand and to some (the others' tangents symbolic zeros), forward mode, and the
     second order."""
-    rng = np.random.default_rng(seed_of(f"lstm_scan {reverse} {bias}"))
-    xp, h, c = rng.standard_normal((5, 3, 16)), rng.standard_normal((3, 4)), \
-        rng.standard_normal((3, 4))
-    w_hh = rng.standard_normal((16, 4))
-    b_hh = rng.standard_normal(16) if bias else None
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    rng = np.random.default_rng(seed_of(f"layer_scan {mode} {reverse} {bias}"))
+    xp, h, w_hh = (rng.standard_normal(s) for s in ((5, 3, 4 * gates), (3, 4), (4 * gates, 4)))
+    c = rng.standard_normal((3, 4)) if mode == "LSTM" else None
+    b_hh = rng.standard_normal(4 * gates) if bias else None
     precision = tl_ops._Precision((jax.lax.Precision.HIGHEST, None))
 
     def ruled(xp, h, c, w_hh, b_hh):
-        return tl_ops._lstm_scan(xp, h, c, w_hh, b_hh, reverse, precision)
+        return tl_ops._layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision)
 
     def plain(xp, h, c, w_hh, b_hh):
         def body(carry, xt):
-            h2, c2 = tl_ops._step("LSTM", xt, *carry, w_hh, b_hh, None, precision)
+            h2, c2 = tl_ops._step(mode, xt, *carry, w_hh, b_hh, None, precision)
             return (h2, c2), h2
         (h, c), out = jax.lax.scan(body, (h, c), xp, reverse=reverse)
         return out, h, c
 
     args = (xp, h, c, w_hh, b_hh)
-    cot = tuple(rng.standard_normal(a.shape) for a in plain(*args))
+    cot = tuple(None if a is None else rng.standard_normal(a.shape) for a in plain(*args))
     tangents = tuple(None if a is None else rng.standard_normal(a.shape) for a in args)
 
     def close(a, b):
@@ -423,8 +425,8 @@ def test_lstm_layer_derivative_is_jaxs_of_its_loop(reverse, bias):
             return fn(*full)
         return of
 
-    every = (0, 1, 2, 3, 4) if bias else (0, 1, 2, 3)
-    for at in (every, (0, 2)):
+    every = tuple(i for i, a in enumerate(args) if a is not None)
+    for at in (every, (0, 1) if reverse else (1, 3)):   # the weight's or the input's tangent 0
         some = [args[i] for i in at]
         close(*(jax.vjp(partial(fn, at), *some)[1](cot) for fn in (ruled, plain)))
     close(*(jax.jvp(partial(fn, every), [args[i] for i in every],

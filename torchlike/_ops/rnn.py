@@ -6,8 +6,9 @@ NOTE [ rnn ops ]
 A whole stacked recurrence (every layer and direction) is ONE op, recorded as one Node.  For each
 (layer, direction) the input projection of every time step is one matmul, then a ``jax.lax.scan``
 over time carries the hidden (and cell) state; the reverse direction is the same scan with
-``reverse=True``.  The backward is jax.vjp of the whole program (XLA's reverse scans): no Python
-runs per time step in either direction.  One program per configuration also means one XLA
+``reverse=True``.  The backward is jax.vjp of the whole program (XLA's reverse scans, with a
+derivative of their own where the loop allows: NOTE [ a recurrent layer's derivative ]): no
+Python runs per time step in either direction.  One program per configuration also means one XLA
 compilation for the forward and one for the backward instead of one per (layer, direction):
 on CPU, compiling a scan's VJP costs about a second, much of it fixed per program.
 
@@ -114,6 +115,18 @@ def _lstm_gates(z, one_sigmoid):
     return jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o)
 
 
+def _gru_gates(xp, hh, one_sigmoid):
+    """GRU's gates (r, z, n) from the input projection ``xp`` and the recurrent one ``hh``
+    (NOTE [ one sigmoid for a cell's gates ])."""
+    k = hh.shape[-1] // 3
+    if one_sigmoid:
+        r, z = jnp.split(jax.nn.sigmoid(xp[..., :2 * k] + hh[..., :2 * k]), 2, axis=-1)
+    else:
+        r = jax.nn.sigmoid(xp[..., :k] + hh[..., :k])
+        z = jax.nn.sigmoid(xp[..., k:2 * k] + hh[..., k:2 * k])
+    return r, z, jnp.tanh(xp[..., 2 * k:] + r * hh[..., 2 * k:])
+
+
 def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision, one_sigmoid=False):
     """One step of ``mode`` from the input projection ``xp`` (x W_ih^T + b_ih) and the state
     (h, c); returns the new (h, c) (c is None except for LSTM).  ``one_sigmoid``: as a cell
@@ -125,13 +138,7 @@ def _step(mode, xp, h, c, w_hh, b_hh, w_hr, precision, one_sigmoid=False):
         h = o * jnp.tanh(c)
         return (h if w_hr is None else _mm(h, w_hr, precision)), c
     if mode == "GRU":
-        k = hh.shape[-1] // 3
-        if one_sigmoid:
-            r, z = jnp.split(jax.nn.sigmoid(xp[..., :2 * k] + hh[..., :2 * k]), 2, axis=-1)
-        else:
-            r = jax.nn.sigmoid(xp[..., :k] + hh[..., :k])
-            z = jax.nn.sigmoid(xp[..., k:2 * k] + hh[..., k:2 * k])
-        n = jnp.tanh(xp[..., 2 * k:] + r * hh[..., 2 * k:])
+        r, z, n = _gru_gates(xp, hh, one_sigmoid)
         return (1 - z) * n + z * h, None
     pre = xp + hh
     return (jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)), None
@@ -143,72 +150,125 @@ def _dropout(x, key, p):
     return x * (keep.astype(x.dtype) * jnp.asarray(scale, x.dtype))
 
 
-# NOTE [ an LSTM layer's derivative ]
-# Differentiating ``lax.scan`` over an LSTM step, jax carries the weight's cotangent through
+# NOTE [ a recurrent layer's derivative ]
+# Differentiating ``lax.scan`` over a recurrent step, jax carries the weight's cotangent through
 # the reverse loop: every step adds its own product ``dz_t^T h_{t-1}`` to it, a second small
-# matrix product in each step of the sequential loop besides ``dz_t W_hh`` (the state's).  An
-# LSTM layer without projections, packing or autocast (the oneDNN layer of nn.LSTM, both
-# directions) therefore runs its scan with a derivative of its own (``_lstm_scan``, a
-# ``jax.custom_jvp``, so forward mode, vmap and higher orders stay jax's): the forward loop also
-# returns, per step, the six factors that make the step's tangent linear (for dz the tangent of
-# the gates' pre-activations, dc' = f dc + ki dz_i + kf dz_f + kg dz_g and dh' = ko dz_o + m dc');
-# the weight's and the biases' parts of dz for every step are one product over all steps
-# (``prev @ dW_hh^T``), outside the loop; and the tangent loop is then linear in (dz, dh, dc)
-# alone, with nothing left in it for jax to compute from the primals.  Its transpose, the
-# backward, is a reverse loop of one product a step, and the weight's cotangent is one product
-# after it.  Measured on the 2-core CPU (jax 0.10.2; nn.LSTM, two runs each, medians of 5 windows;
-# before -> after, torch 2.13 beside): char_lstm's layer (48 steps, batch 32, 32 -> 96) recorded
-# forward 2.38-2.40 -> 2.12-2.17 ms (torch 1.76), backward 3.52-3.60 -> 2.56-2.57 ms (1.82);
-# word_lstm's two layers (35 steps, batch 20, 64 -> 128) 3.54-3.57 -> 3.10-3.26 ms (2.50) and
-# 6.08-6.21 -> 4.37-4.38 ms (3.19); the forward under no_grad unchanged (1.77, 3.00 ms).  The
-# kept residuals shrink too (the char layer's 7.5 -> 4.5 MB), and the pair's compiles do not
-# grow (290-330 -> 290-300 ms for the char layer's).
+# matrix product in each step of the sequential loop besides ``dz_t W_hh`` (the state's).  A
+# layer without projections, packing or autocast (nn.LSTM's oneDNN layer, nn.GRU's and nn.RNN's,
+# both directions) therefore runs its loop with a derivative of its own (``_layer_scan``, a
+# ``jax.custom_jvp``, so forward mode, vmap and higher orders stay jax's).  Its tangent is
+# linear in the tangents of the input projections, the state and the weights, with factors the
+# forward loop returns for every step (``_step_factors``: for LSTM, with dz the tangent of the
+# gates' pre-activations, dc' = f dc + ki dz_i + kf dz_f + kg dz_g and dh' = ko dz_o + m dc');
+# the weight's and the recurrent bias's part of it for every step is one product over all steps
+# (``prev @ dW_hh^T``) outside the loop, and what of each step's tangent does not depend on the
+# state's is combined outside it too (``_outside``), so the tangent loop holds one product a
+# step and nothing for jax to compute from the primals.  Its transpose, the backward, is a
+# reverse loop of one product a step, and the weight's cotangent one product after it.
+# Measured on the 2-core CPU (jax 0.10.2; two runs each, medians of 5 windows; before -> after,
+# torch 2.13 beside): a layer of char_lstm's size (48 steps, batch 32, 32 -> 96) recorded forward
+# / backward, nn.LSTM 2.38-2.40 / 3.52-3.60 -> 2.12-2.17 / 2.56-2.57 ms (torch 1.76 / 1.82),
+# nn.GRU 1.75-1.79 / 4.25-4.27 -> 1.63-1.65 / 2.58-2.82 ms (2.92 / 4.70); two layers of
+# word_lstm's size (35 steps, batch 20, 64 -> 128), nn.LSTM 3.54-3.57 / 6.08-6.21 -> 3.10-3.26 /
+# 4.37-4.38 ms (2.50 / 3.19), nn.RNN 1.02-1.04 / 1.79-1.81 -> 0.88-0.97 / 1.28-1.31 ms (1.48 /
+# 2.91); the forwards under no_grad unchanged.  The kept residuals shrink (the char LSTM layer's
+# 7.5 -> 4.5 MB), and a new length's first forward and backward, compiles included, takes
+# 494-503 -> 437-457 ms (LSTM), 467-477 -> 435-438 ms (GRU).
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(5, 6))
-def _lstm_scan(xp, h, c, w_hh, b_hh, reverse, precision):
-    """An LSTM layer's loop over the time-major input projections ``xp`` (L, N, 4H), L > 0
-    (``run_stack`` checks), from the state (h, c): (output, h_n, c_n); its derivative by
-    ``_lstm_scan_jvp`` (NOTE [ an LSTM layer's derivative ])."""
+@functools.partial(jax.custom_jvp, nondiff_argnums=(5, 6, 7))
+def _layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision):
+    """One direction of a layer of ``mode``: its loop over the time-major input projections
+    ``xp`` (L, N, G*H), L > 0 (``run_stack`` checks), from the state (h, c; c is None but for
+    LSTM): (output, h_n, c_n); its derivative by ``_layer_scan_jvp`` (NOTE [ a recurrent
+    layer's derivative ])."""
     def body(carry, xt):
-        h2, c2 = _step("LSTM", xt, *carry, w_hh, b_hh, None, precision)
+        h2, c2 = _step(mode, xt, *carry, w_hh, b_hh, None, precision)
         return (h2, c2), h2
     (h, c), out = lax.scan(body, (h, c), xp, reverse=reverse)
     return out, h, c
 
 
-def _lstm_scan_jvp(reverse, precision, primals, tangents):
-    xp, h0, c0, w_hh, b_hh = primals
-    dxp, dh0, dc0, dw_hh, db_hh = [
-        jnp.zeros(t.shape, t.dtype) if type(t) is SymbolicZero else t for t in tangents]
-
-    def body(carry, xt):
-        h, c = carry
-        i, f, g, o = _lstm_gates(xt + _mm(h, w_hh, precision, b_hh), False)
+def _step_factors(mode, w_hh, b_hh, precision, carry, xt):
+    """``_step`` for the derivative's forward loop: the new state, and the step's output with
+    the factors its tangent is linear in."""
+    h, c = carry
+    hh = _mm(h, w_hh, precision, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = _lstm_gates(xt + hh, False)
         c2 = f * c + i * g
         tc = jnp.tanh(c2)
         h2 = o * tc
-        return (h2, c2), (h2, (g * i * (1 - i), c * f * (1 - f), i * (1 - g * g),
-                               tc * o * (1 - o), f, o * (1 - tc * tc)))
-    (h, c), (out, factors) = lax.scan(body, (h0, c0), xp, reverse=reverse)
-    dz = dxp
-    if type(tangents[3]) is not SymbolicZero:   # the states each step started from
-        prev = (out[1:], h0[None]) if reverse else (h0[None], out[:-1])
-        dz = dz + _mm(jnp.concatenate(prev), dw_hh, precision)
-    if b_hh is not None and type(tangents[4]) is not SymbolicZero:
-        dz = dz + db_hh
+        factors = (g * i * (1 - i), c * f * (1 - f), i * (1 - g * g), tc * o * (1 - o), f,
+                   o * (1 - tc * tc))
+    elif mode == "GRU":   # dh' = ar (dx_r + dhh_r) + az (dx_z + dhh_z) + e dx_n + d dhh_n + z dh
+        r, z, n = _gru_gates(xt, hh, False)
+        c2, h2 = None, (1 - z) * n + z * h
+        b = (1 - z) * (1 - n * n)
+        factors = (b * hh[..., 2 * (hh.shape[-1] // 3):] * r * (1 - r),
+                   z * (1 - z) * (h - n), b, b * r, z)
+    else:
+        pre = xt + hh
+        c2, h2 = None, jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)
+        factors = ((1 - h2 * h2) if mode == "RNN_TANH" else (pre > 0).astype(h2.dtype),)
+    return (h2, c2), (h2, factors)
 
-    def tangent(carry, step):
-        dh, dc = carry
-        dzt, (ki, kf, kg, ko, f, m) = step
-        di, df, dg, do = jnp.split(dzt + _mm(dh, w_hh, precision), 4, axis=-1)
-        dc2 = f * dc + ki * di + kf * df + kg * dg
-        dh2 = ko * do + m * dc2
-        return (dh2, dc2), dh2
-    (dh, dc), dout = lax.scan(tangent, (dh0, dc0), (dz, factors), reverse=reverse)
+
+def _outside(mode, dxp, dhh, factors):
+    """What of each step's tangent does not depend on the state's (from the input projections'
+    tangents ``dxp`` and the recurrent product's ``dhh`` for the weight and bias, or None), and
+    the factors the tangent loop still needs."""
+    if mode == "LSTM":
+        return (dxp if dhh is None else dxp + dhh), factors
+    if mode == "GRU":
+        ar, az, e, d, z = factors
+        dr, dz, dn = jnp.split(dxp, 3, axis=-1)
+        if dhh is None:
+            return ar * dr + az * dz + e * dn, (ar, az, d, z)
+        hr, hz, hn = jnp.split(dhh, 3, axis=-1)
+        return ar * (dr + hr) + az * (dz + hz) + e * dn + d * hn, (ar, az, d, z)
+    (k,) = factors
+    return k * (dxp if dhh is None else dxp + dhh), factors
+
+
+def _tangent_step(mode, w_hh, precision, carry, step):
+    """One step of the tangent loop: linear in the carried tangents (dh, dc)."""
+    dh, dc = carry
+    ext, factors = step
+    q = _mm(dh, w_hh, precision)
+    if mode == "LSTM":
+        ki, kf, kg, ko, f, m = factors
+        di, df, dg, do = jnp.split(ext + q, 4, axis=-1)
+        dc = f * dc + ki * di + kf * df + kg * dg
+        dh = ko * do + m * dc
+    elif mode == "GRU":
+        ar, az, d, z = factors
+        qr, qz, qn = jnp.split(q, 3, axis=-1)
+        dh = ext + ar * qr + az * qz + d * qn + z * dh
+    else:
+        dh = ext + factors[0] * q
+    return (dh, dc), dh
+
+
+def _layer_scan_jvp(mode, reverse, precision, primals, tangents):
+    xp, h0, c0, w_hh, b_hh = primals
+    dxp, dh0, dc0, dw_hh, db_hh = [
+        jnp.zeros(t.shape, t.dtype) if type(t) is SymbolicZero else t for t in tangents]
+    (h, c), (out, factors) = lax.scan(
+        functools.partial(_step_factors, mode, w_hh, b_hh, precision), (h0, c0), xp,
+        reverse=reverse)
+    dhh = None   # the recurrent product's tangent for the weight and bias: all steps at once
+    if type(tangents[3]) is not SymbolicZero:   # (the states each step started from)
+        prev = (out[1:], h0[None]) if reverse else (h0[None], out[:-1])
+        dhh = _mm(jnp.concatenate(prev), dw_hh, precision)
+    if b_hh is not None and type(tangents[4]) is not SymbolicZero:
+        dhh = db_hh if dhh is None else dhh + db_hh
+    ext, factors = _outside(mode, dxp, dhh, factors)
+    (dh, dc), dout = lax.scan(functools.partial(_tangent_step, mode, w_hh, precision),
+                              (dh0, dc0), (ext, factors), reverse=reverse)
     return (out, h, c), (dout, dh, dc)
 
 
-_lstm_scan.defjvp(_lstm_scan_jvp, symbolic_zeros=True)
+_layer_scan.defjvp(_layer_scan_jvp, symbolic_zeros=True)
 
 
 # --- a stacked recurrence: every layer and direction in one op ----------------------------------
@@ -236,8 +296,8 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
                                                    precision), h, c)
         h = h.astype(shapes[0].dtype)
         c = None if c is None else c.astype(shapes[1].dtype)
-    if mode == "LSTM" and w_hr is None and mask is None and precision.amp is None:
-        out, h, c = _lstm_scan(xp, h, c, w_hh, b_hh, reverse, precision)
+    if w_hr is None and mask is None and precision.amp is None:
+        out, h, c = _layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision)
     else:
         (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
     if pack_idx is not None:
