@@ -5,6 +5,7 @@ Every case builds the same module in both libraries, torchlike's weights copied 
 the same inputs, and compares outputs, final states, grad_fn names and the gradients of every
 parameter, input and initial state (after backward with random upstream gradients).
 """
+import functools
 import types
 import warnings
 
@@ -384,29 +385,28 @@ def test_cell_takes_one_sigmoid_with_the_stack_step_numbers(mode):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("mode,reverse,bias", [("LSTM", False, True), ("LSTM", True, False),
-                                               ("GRU", True, True), ("RNN_TANH", False, False),
-                                               ("RNN_RELU", True, True)])
-def test_layer_derivative_is_jaxs_of_its_loop(mode, reverse, bias):
+@pytest.mark.parametrize("mode,reverse,bias,packed", [
+    ("LSTM", False, True, False), ("LSTM", True, False, True), ("GRU", True, True, True),
+    ("RNN_TANH", False, False, False), ("RNN_RELU", True, True, False)])
+def test_layer_derivative_is_jaxs_of_its_loop(mode, reverse, bias, packed):
     """NOTE [ a recurrent layer's derivative ]: the layer's loop with its own derivative gives
-    the derivatives jax finds for the plain loop of the same step: reverse mode with respect to
-    every operand and to some (the others' tangents symbolic zeros), forward mode, and the
-    second order."""
+    the derivatives jax finds for the plain loop of the same step (packed sequences' steps
+    masked): reverse mode with respect to every operand and to some (the others' tangents
+    symbolic zeros), forward mode, and the second order."""
     gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
     rng = np.random.default_rng(seed_of(f"layer_scan {mode} {reverse} {bias}"))
     xp, h, w_hh = (rng.standard_normal(s) for s in ((5, 3, 4 * gates), (3, 4), (4 * gates, 4)))
     c = rng.standard_normal((3, 4)) if mode == "LSTM" else None
     b_hh = rng.standard_normal(4 * gates) if bias else None
+    mask = np.arange(5)[:, None] < np.array([5, 3, 1]) if packed else None   # (L, N) steps run
     precision = tl_ops._Precision((jax.lax.Precision.HIGHEST, None))
 
     def ruled(xp, h, c, w_hh, b_hh):
-        return tl_ops._layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision)
+        return tl_ops._layer_scan(xp, h, c, w_hh, b_hh, mask, mode, reverse, precision)
 
     def plain(xp, h, c, w_hh, b_hh):
-        def body(carry, xt):
-            h2, c2 = tl_ops._step(mode, xt, *carry, w_hh, b_hh, None, precision)
-            return (h2, c2), h2
-        (h, c), out = jax.lax.scan(body, (h, c), xp, reverse=reverse)
+        body = functools.partial(tl_ops._masked_step, mode, w_hh, b_hh, None, precision)
+        (h, c), out = jax.lax.scan(body, (h, c), (xp, mask), reverse=reverse)
         return out, h, c
 
     args = (xp, h, c, w_hh, b_hh)

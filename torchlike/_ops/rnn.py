@@ -154,8 +154,8 @@ def _dropout(x, key, p):
 # Differentiating ``lax.scan`` over a recurrent step, jax carries the weight's cotangent through
 # the reverse loop: every step adds its own product ``dz_t^T h_{t-1}`` to it, a second small
 # matrix product in each step of the sequential loop besides ``dz_t W_hh`` (the state's).  A
-# layer without projections, packing or autocast (nn.LSTM's oneDNN layer, nn.GRU's and nn.RNN's,
-# both directions) therefore runs its loop with a derivative of its own (``_layer_scan``, a
+# layer without projections or autocast (nn.LSTM's, nn.GRU's and nn.RNN's, both directions,
+# packed sequences too) therefore runs its loop with a derivative of its own (``_layer_scan``, a
 # ``jax.custom_jvp``, so forward mode, vmap and higher orders stay jax's).  Its tangent is
 # linear in the tangents of the input projections, the state and the weights, with factors the
 # forward loop returns for every step (``_step_factors``: for LSTM, with dz the tangent of the
@@ -171,27 +171,41 @@ def _dropout(x, key, p):
 # nn.GRU 1.75-1.79 / 4.25-4.27 -> 1.63-1.65 / 2.58-2.82 ms (2.92 / 4.70); two layers of
 # word_lstm's size (35 steps, batch 20, 64 -> 128), nn.LSTM 3.54-3.57 / 6.08-6.21 -> 3.10-3.26 /
 # 4.37-4.38 ms (2.50 / 3.19), nn.RNN 1.02-1.04 / 1.79-1.81 -> 0.88-0.97 / 1.28-1.31 ms (1.48 /
-# 2.91); the forwards under no_grad unchanged.  The kept residuals shrink (the char LSTM layer's
-# 7.5 -> 4.5 MB), and a new length's first forward and backward, compiles included, takes
-# 494-503 -> 437-457 ms (LSTM), 467-477 -> 435-438 ms (GRU).
+# 2.91); packed sequences (the char layer's size, lengths 1-48), nn.LSTM 3.18-3.59 / 4.93-5.44
+# -> 2.54-2.59 / 3.86-4.03 ms (2.84 / 10.14), nn.GRU 2.19-2.23 / 5.38-5.50 -> 1.97-2.01 /
+# 3.21-3.31 ms (2.88 / 9.46); the forwards under no_grad unchanged.  The kept residuals shrink
+# (the char LSTM layer's 7.5 -> 4.5 MB), and a new length's first forward and backward, compiles
+# included, takes 494-503 -> 437-457 ms (LSTM), 467-477 -> 435-438 ms (GRU).
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(5, 6, 7))
-def _layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision):
+def _kept(m, new, old):
+    """The new state where the step's sequence runs (``m``: (N,) booleans, or None for all),
+    else the old: a finished (or not yet started) packed sequence keeps its state."""
+    return new if m is None or new is None else jnp.where(m[:, None], new, old)
+
+
+def _masked_step(mode, w_hh, b_hh, w_hr, precision, carry, inp):
+    """A layer's loop body over (input projection, mask) per step."""
+    xt, m = inp
+    h2, c2 = _step(mode, xt, *carry, w_hh, b_hh, w_hr, precision)
+    h2, c2 = _kept(m, h2, carry[0]), _kept(m, c2, carry[1])
+    return (h2, c2), h2
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(6, 7, 8))
+def _layer_scan(xp, h, c, w_hh, b_hh, mask, mode, reverse, precision):
     """One direction of a layer of ``mode``: its loop over the time-major input projections
     ``xp`` (L, N, G*H), L > 0 (``run_stack`` checks), from the state (h, c; c is None but for
-    LSTM): (output, h_n, c_n); its derivative by ``_layer_scan_jvp`` (NOTE [ a recurrent
-    layer's derivative ])."""
-    def body(carry, xt):
-        h2, c2 = _step(mode, xt, *carry, w_hh, b_hh, None, precision)
-        return (h2, c2), h2
-    (h, c), out = lax.scan(body, (h, c), xp, reverse=reverse)
+    LSTM), the steps of packed sequences ``mask`` (L, N) (or None): (output, h_n, c_n); its
+    derivative by ``_layer_scan_jvp`` (NOTE [ a recurrent layer's derivative ])."""
+    (h, c), out = lax.scan(functools.partial(_masked_step, mode, w_hh, b_hh, None, precision),
+                           (h, c), (xp, mask), reverse=reverse)
     return out, h, c
 
 
-def _step_factors(mode, w_hh, b_hh, precision, carry, xt):
-    """``_step`` for the derivative's forward loop: the new state, and the step's output with
-    the factors its tangent is linear in."""
-    h, c = carry
+def _step_factors(mode, w_hh, b_hh, precision, carry, inp):
+    """``_masked_step`` for the derivative's forward loop: the new state, and the step's output
+    with the factors its tangent is linear in."""
+    (h, c), (xt, m) = carry, inp
     hh = _mm(h, w_hh, precision, b_hh)
     if mode == "LSTM":
         i, f, g, o = _lstm_gates(xt + hh, False)
@@ -210,6 +224,7 @@ def _step_factors(mode, w_hh, b_hh, precision, carry, xt):
         pre = xt + hh
         c2, h2 = None, jnp.tanh(pre) if mode == "RNN_TANH" else jax.nn.relu(pre)
         factors = ((1 - h2 * h2) if mode == "RNN_TANH" else (pre > 0).astype(h2.dtype),)
+    h2, c2 = _kept(m, h2, h), _kept(m, c2, c)
     return (h2, c2), (h2, factors)
 
 
@@ -233,28 +248,30 @@ def _outside(mode, dxp, dhh, factors):
 def _tangent_step(mode, w_hh, precision, carry, step):
     """One step of the tangent loop: linear in the carried tangents (dh, dc)."""
     dh, dc = carry
-    ext, factors = step
+    ext, factors, mask = step
     q = _mm(dh, w_hh, precision)
+    dc2 = None
     if mode == "LSTM":
         ki, kf, kg, ko, f, m = factors
         di, df, dg, do = jnp.split(ext + q, 4, axis=-1)
-        dc = f * dc + ki * di + kf * df + kg * dg
-        dh = ko * do + m * dc
+        dc2 = f * dc + ki * di + kf * df + kg * dg
+        dh2 = ko * do + m * dc2
     elif mode == "GRU":
         ar, az, d, z = factors
         qr, qz, qn = jnp.split(q, 3, axis=-1)
-        dh = ext + ar * qr + az * qz + d * qn + z * dh
+        dh2 = ext + ar * qr + az * qz + d * qn + z * dh
     else:
-        dh = ext + factors[0] * q
-    return (dh, dc), dh
+        dh2 = ext + factors[0] * q
+    dh2, dc2 = _kept(mask, dh2, dh), _kept(mask, dc2, dc)
+    return (dh2, dc2), dh2
 
 
 def _layer_scan_jvp(mode, reverse, precision, primals, tangents):
-    xp, h0, c0, w_hh, b_hh = primals
-    dxp, dh0, dc0, dw_hh, db_hh = [
-        jnp.zeros(t.shape, t.dtype) if type(t) is SymbolicZero else t for t in tangents]
+    xp, h0, c0, w_hh, b_hh, mask = primals
+    dxp, dh0, dc0, dw_hh, db_hh = [   # (the mask's is a symbolic zero)
+        jnp.zeros(t.shape, t.dtype) if type(t) is SymbolicZero else t for t in tangents[:5]]
     (h, c), (out, factors) = lax.scan(
-        functools.partial(_step_factors, mode, w_hh, b_hh, precision), (h0, c0), xp,
+        functools.partial(_step_factors, mode, w_hh, b_hh, precision), (h0, c0), (xp, mask),
         reverse=reverse)
     dhh = None   # the recurrent product's tangent for the weight and bias: all steps at once
     if type(tangents[3]) is not SymbolicZero:   # (the states each step started from)
@@ -264,7 +281,7 @@ def _layer_scan_jvp(mode, reverse, precision, primals, tangents):
         dhh = db_hh if dhh is None else dhh + db_hh
     ext, factors = _outside(mode, dxp, dhh, factors)
     (dh, dc), dout = lax.scan(functools.partial(_tangent_step, mode, w_hh, precision),
-                              (dh0, dc0), (ext, factors), reverse=reverse)
+                              (dh0, dc0), (ext, factors, mask), reverse=reverse)
     return (out, h, c), (dout, dh, dc)
 
 
@@ -281,25 +298,16 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
     if pad_idx is not None:
         xp = jnp.concatenate([xp, jnp.zeros((1, xp.shape[-1]), xp.dtype)])[pad_idx]
 
-    def body(carry, inp):
-        h, c = carry
-        xt, m = inp
-        h2, c2 = _step(mode, xt, h, c, w_hh, b_hh, w_hr, precision)
-        if m is not None:   # a finished (or not yet started) sequence keeps its state
-            m = m[:, None]
-            h2 = jnp.where(m, h2, h)
-            c2 = None if c is None else jnp.where(m, c2, c)
-        return (h2, c2), h2
-
     if precision.amp is not None:   # the state takes the dtype one step gives it
         shapes = jax.eval_shape(lambda h, c: _step(mode, xp[0], h, c, w_hh, b_hh, w_hr,
                                                    precision), h, c)
         h = h.astype(shapes[0].dtype)
         c = None if c is None else c.astype(shapes[1].dtype)
-    if w_hr is None and mask is None and precision.amp is None:
-        out, h, c = _layer_scan(xp, h, c, w_hh, b_hh, mode, reverse, precision)
+    if w_hr is None and precision.amp is None:
+        out, h, c = _layer_scan(xp, h, c, w_hh, b_hh, mask, mode, reverse, precision)
     else:
-        (h, c), out = lax.scan(body, (h, c), (xp, mask), reverse=reverse)
+        (h, c), out = lax.scan(functools.partial(_masked_step, mode, w_hh, b_hh, w_hr,
+                                                 precision), (h, c), (xp, mask), reverse=reverse)
     if pack_idx is not None:
         out = out.reshape(-1, out.shape[-1])[pack_idx]
     return out, h, c
