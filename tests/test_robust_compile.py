@@ -239,3 +239,62 @@ def test_indices_inside_transforms_and_empty_ones(wrap):
             fn(tl.tensor([1, 2, 3]))
         return emb.weight.detach()
     np.testing.assert_allclose(run(True).numpy(), run(False).numpy(), rtol=1e-6)
+
+
+def test_a_check_of_a_computed_index_selects_the_old_state():
+    """An index the model computes (here from a product) is checked inside the program, whose
+    outputs keep the old state where it fails (NOTE [ checks in a compiled step ]); an index
+    the step is given is checked before the program runs, on the host."""
+    tl.manual_seed(0)
+    emb, lin = tl.nn.Embedding(10, 4), tl.nn.Linear(4, 3)
+    opt = tl.optim.Adam([*emb.parameters(), *lin.parameters()], lr=0.1)
+
+    def step(x, offset):
+        opt.zero_grad()
+        emb(lin(emb(x)).argmax(-1) + offset).sum().backward()
+        opt.step()
+    compiled = tl.compile(step)
+    for _ in range(3):
+        compiled(tl.tensor(X), tl.tensor(0))
+    program = list(compiled._programs.values())[-1]
+    assert program.check is None   # (the computed index's check holds a product)
+    before = [p.detach().clone() for p in (*emb.parameters(), *lin.parameters())]
+    with pytest.raises(IndexError, match="index out of range in self"):
+        compiled(tl.tensor(X), tl.tensor(9))
+    assert _equal([p.detach() for p in (*emb.parameters(), *lin.parameters())], before)
+    compiled(tl.tensor(X), tl.tensor(0))
+    assert not _equal([p.detach() for p in (*emb.parameters(), *lin.parameters())], before)
+
+
+def test_checks_evaluated_on_the_host_as_xla_evaluates_them():
+    """The host's evaluation of a step's checks (numpy, NOTE [ checks in a compiled step ])
+    gives what XLA gives for the same jaxpr, for every primitive it knows: comparisons, logic,
+    arithmetic, selects, argmax and reductions, reshapes and broadcasts, a dynamic slice whose
+    start XLA clamps, stacks, joins and nested calls."""
+    import jax
+    import jax.numpy as jnp
+    from torchlike._compile import program
+
+    @jax.jit
+    def inner(v):
+        return jnp.maximum(v, -3) - jnp.minimum(v, 3) * 2
+
+    def checks(v, w):
+        bad = (v < 0) | (v >= 7) | ~(v != -100) & (v <= 2) | (v > 5) & (v == 4)
+        i = jnp.argmax(bad)
+        sel = jnp.where(bad, v + 1, inner(v))
+        return (jnp.stack([~bad.any(), bad.all()]), i, jax.lax.dynamic_slice(v, (i + 9,), (3,)),
+                sel.reshape(2, 4).max(0), sel.reshape(2, 4).min(1).astype(jnp.int32),
+                jnp.broadcast_to(w[:, None], (3, 2)), jnp.concatenate([v, v[:1]]),
+                jnp.squeeze(v[None, :2], 0))
+
+    for v in ([0, 1, 2, 3, 4, 5, 6, 1], [3, -1, 9, 4, -100, 2, 0, 8]):
+        args = (np.array(v, np.int32), np.array([1.5, -2.0, 0.25], np.float32))
+        closed = jax.make_jaxpr(checks)(*args)
+        assert program._on_host(closed.jaxpr)
+        host = program._host_eval(closed.jaxpr, closed.consts, list(args))
+        xla = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        assert len(host) == len(xla)
+        for a, b in zip(host, xla):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, np.asarray(b))

@@ -27,10 +27,11 @@ class _Config:
             (an embedding index past the table, a cross-entropy target out of bounds, ...),
             and leaves its state as it was (where PyTorch's CUDA kernels stop at a device-side
             assert).  Off, the program skips the checks and XLA clamps such indices.  Read when
-            a program is compiled (``reset()`` makes existing ones compile again).  A program
-            with checks reads their flags back after each call, which on an accelerator waits
-            for the step to finish; ``scripts/bench_train.py --index-checks-cost`` measures
-            what the checks cost.
+            a program is compiled (``reset()`` makes existing ones compile again).  Checks of
+            what the step is given run on the host before each call; those of values the step
+            computes run in the program, whose flags are read back after each call (on an
+            accelerator: at the next read of values on the host); ``scripts/bench_train.py
+            --index-checks-cost`` measures what the checks cost.
         cache_dir: a directory for JAX's persistent compilation cache, or None (the default:
             off).  Set, every XLA program torchlike compiles -- each eager op's forward and
             backward, fused backwards, optimizer updates, ``torchlike.compile`` steps -- is

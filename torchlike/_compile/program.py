@@ -41,6 +41,13 @@ class Compiled:
         self.sealed = False   # a call that must not trace (jit traces again for new inputs)
         self.fresh = True     # not run yet
 
+        # the checks: first, on the host, where numpy can evaluate them from the state's
+        # arrays, else selects in this program (NOTE [ checks in a compiled step ])
+        self.check = None
+        if plan.checks and self.on_host and plan.group is None and plan.mesh is None:
+            self.check = _checks_first(jaxpr, n_tensors, self.donated, self.kept, len(
+                jax.tree_util.tree_leaves(shapes[-1])))
+
         def run(donated, kept, grads, hypers, gens):
             if self.sealed:
                 raise Retrace
@@ -48,7 +55,18 @@ class Compiled:
             for i in range(n_tensors):
                 arrays.append(next(d) if i in changed else next(k))
             flat = jax.tree_util.tree_leaves((arrays, grads, hypers, gens))
-            return jax.tree_util.tree_unflatten(out_tree, jax.core.eval_jaxpr(inner, consts, *flat))
+            out = jax.tree_util.tree_unflatten(out_tree, jax.core.eval_jaxpr(inner, consts, *flat))
+            if not plan.checks:
+                return out
+            if self.check is not None:   # checked before the call: nothing to select
+                return (*out[:-1], ())
+            changed_out, outs, final_grads, *rest, checked = out
+            ok = jnp.all(checked[0])
+            changed_out = [jnp.where(ok, a, arrays[i]) for i, a in zip(plan.changed, changed_out)]
+            old = [g for g, has in zip(grads, plan.grads) if has]
+            final_grads = [a if g is None else jnp.where(ok, a, g)
+                           for a, g in zip(final_grads, old)]
+            return (changed_out, outs, final_grads, *rest, checked)
         # the written state; and the old gradients when each has a new one to take its buffer
         self.donate_grads = all(out for out, was in zip(plan.grads, had_grads) if was)
         donate = (0, 2) if self.donate_grads else (0,)
@@ -288,6 +306,11 @@ class Call:
         gens = _gen_values(state.generators)
         for k in self.gens_away:
             gens[k] = jax.device_put(gens[k], here)
+        if program.check is not None:   # NOTE [ checks in a compiled step ]
+            fn, reads = program.check
+            checked = fn(*[(donated if d else kept)[k] for d, k in reads])
+            if not all(memoryview(checked[0]).tolist()):
+                _raise_failed_check(plan, state, (), (checked[0], checked[1:]))
         grads = _grad_values(state.params)
         held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
         changed, outs, final_grads, hyper_out, gens_out, created, deferred, checked = program(
@@ -389,29 +412,135 @@ def _held_grads(params, replaced, grads, donated):
 # Eager ops check index values on the host (an embedding index past the table raises
 # IndexError); while a step is traced the values are not known, and XLA would clamp such an
 # index and train on the wrong row.  So an op that checks on the host records the same check as
-# a traced boolean (_trace_context.check), and the program returns the checks' flags, with the
-# values its message shows.  Every state output (written tensors, gradients that replace old
-# ones) is selected: the new value where every check holds, else the old one.  The selects fuse
-# into the kernels that compute the outputs, and the donated buffers then get their own values
-# back.  On the CPU the flags are read after the call (no transfer), once the state and the
-# gradients are written back (their arrays are the program's outputs, so the write-back's Python
-# runs while XLA computes them); where one is False the check's error is raised, as eager code
-# raises at an op of the forward: the parameters, the optimizer's state and accumulated
-# gradients hold their old values, and a ``.grad`` the step makes or replaces (``zero_grad()``,
-# then backward) is None again, as zero_grad left it.  On an accelerator reading them would wait
-# for the step every call, so they are queued as eager checks there are
-# (NOTE [ checks on an accelerator ] in _tensor.py): the state keeps its old values as
-# selected, and the error comes at the next read of values on the host.
-# compiler.config.index_checks switches this off.  What the checks cost (one run of
-# scripts/bench_train.py --index-checks-cost, 2-core CPU): MLP 11%, CNN 4.5%, Transformer 1.5%;
-# a 32-64-64-4 MLP's step 77 -> 165-183 us.  Most of it is XLA's copies of the donated buffers
-# the selects read after the step wrote them (either MLP's program copies 9 buffers, 3 without
-# checks; the Transformer's 95).  Measured and not kept:
-# ``xla_cpu_copy_insertion_use_region_analysis`` removes them all (the small step 171-180 ->
-# 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran the CNN's step slower
-# on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the Transformer's no faster: the
-# copies free the donated buffers early, so XLA can run the updates beside the rest of the
-# backward on another core, where without them each update waits for every reader.
+# a traced boolean (_trace_context.check), and the step's jaxpr returns the checks' flags, with
+# the values its message shows.  Where a check fails the step raises what eager code raises at
+# an op of the forward, with nothing written: the parameters, the optimizer's state and
+# accumulated gradients hold their old values, and a ``.grad`` the step makes or replaces
+# (``zero_grad()``, then backward) is None again, as zero_grad left it.
+# Most checks read only what the step is given (an embedding's token ids, a loss's targets), and
+# those run first, on the host, before the program (``_checks_first``: the jaxpr cut down to the
+# checks, evaluated with numpy where every primitive in it is one ``_host_eval`` knows), so the
+# program itself has no checks in it.  Checks of values the model computes (an index made by an
+# argmax over a product: a primitive numpy does not run here) stay in the program, as do all
+# checks of a step on an accelerator or over devices or processes: every state output (written
+# tensors, gradients that replace old ones) is then selected, the new value where every check
+# holds, else the old one (``Compiled``'s run), and the flags are read after the call (on the
+# CPU) or queued as eager checks are (NOTE [ checks on an accelerator ] in _tensor.py), the state
+# keeping its old values as selected and the error coming at the next read of values on the
+# host.  The selects cost most of what checks cost: XLA copies the donated buffers they read
+# after the step wrote them (the MLP's program copies 9 buffers, 3 without checks; the
+# Transformer's 95), and a separate check program would wait for the device's queue (36 µs
+# alone for the MLP's targets; a compiled MLP step 2.52-2.57 ms against 2.32-2.36 without
+# checks), where numpy takes microseconds.  What the checks cost, compiled step with them
+# against without (scripts/bench_train.py --index-checks-cost, 2-core CPU, one run each,
+# 2026-12-06): selects in the program, MLP 1.21x, CNN 1.12x, Transformer 1.18x; checked first on
+# the host, 1.04x, 1.04x, 1.05x (the compiled step then 1.04-1.05x hand-written JAX for the MLP
+# and the Transformer, 1.20-1.23x before).  compiler.config.index_checks switches them off.
+# Measured and not kept: ``xla_cpu_copy_insertion_use_region_analysis`` removes the copies (the
+# small step 171-180 -> 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran
+# the CNN's step slower on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the
+# Transformer's no faster: the copies free the donated buffers early, so XLA can run the updates
+# beside the rest of the backward on another core, where without them each update waits for
+# every reader.
+def _checks_first(jaxpr, n_tensors, donated, kept, n_checked):
+    """The checks' flags and values as a function of the state's arrays that numpy evaluates
+    before the step (NOTE [ checks in a compiled step ]): (function, (donated?, position) of
+    each array it reads); None where they read more than the state's arrays or hold a
+    primitive ``_host_eval`` does not know (checks of values the model computes: a product)."""
+    try:
+        from jax._src.interpreters.partial_eval import dce_jaxpr
+    except ImportError:
+        return None
+    inner = jaxpr.jaxpr
+    n_out = len(inner.outvars)
+    checks, used = dce_jaxpr(inner, [i >= n_out - n_checked for i in range(n_out)])
+    reads = [i for i, u in enumerate(used) if u]
+    if any(i >= n_tensors for i in reads) or not _on_host(checks):
+        return None
+    consts = jaxpr.consts
+
+    def fn(*xs):
+        return _host_eval(checks, consts, [np.asarray(x) for x in xs])
+    return fn, [(True, donated.index(i)) if i in donated else (False, kept.index(i))
+                for i in reads]
+
+
+def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
+    return np.broadcast_to(np.expand_dims(x, tuple(
+        d for d in range(len(shape)) if d not in broadcast_dimensions)), shape)
+
+
+def _dynamic_slice(x, *starts, slice_sizes):
+    at = tuple(slice(s, s + n) for s, n in zip(
+        (min(max(int(s), 0), d - n) for s, d, n in zip(starts, x.shape, slice_sizes)),
+        slice_sizes))   # (clamped into range, as XLA clamps a dynamic slice's start)
+    return x[at]
+
+
+# numpy for the primitives of index checks (NOTE [ checks in a compiled step ]); the
+# elementwise ones take no parameters (one that sets any is left to XLA)
+_ELEMENTWISE = {
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal, "and": np.bitwise_and, "or": np.bitwise_or,
+    "not": np.invert, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "max": np.maximum, "min": np.minimum,
+    "select_n": lambda p, *cases: np.choose(np.asarray(p).astype(np.int64), cases)}
+_HOST = {
+    "argmax": lambda x, axes, index_dtype: np.argmax(x, axes[0]).astype(index_dtype),
+    "reduce_or": lambda x, axes, **_: np.any(x, axis=axes),
+    "reduce_and": lambda x, axes, **_: np.all(x, axis=axes),
+    "reduce_max": lambda x, axes, **_: np.max(x, axis=axes),
+    "reduce_min": lambda x, axes, **_: np.min(x, axis=axes),
+    "squeeze": lambda x, dimensions: np.squeeze(x, dimensions),
+    "reshape": lambda x, new_sizes, **_: np.reshape(x, new_sizes),
+    "convert_element_type": lambda x, new_dtype, **_: np.asarray(x).astype(new_dtype),
+    "broadcast_in_dim": _broadcast_in_dim, "dynamic_slice": _dynamic_slice,
+    "slice": lambda x, start_indices, limit_indices, strides: x[tuple(
+        slice(a, b, s) for a, b, s in zip(start_indices, limit_indices,
+                                          strides or (1,) * x.ndim))],
+    "stack": lambda *xs, axis: np.stack(xs, axis),
+    "concatenate": lambda *xs, dimension: np.concatenate(xs, dimension),
+    "copy": np.copy, "copy_p": np.copy}
+_CALLS = {"pjit", "jit", "closed_call"}
+
+
+def _on_host(jaxpr):
+    """Whether ``_host_eval`` has every primitive of ``jaxpr`` (and of the calls in it)."""
+    for e in jaxpr.eqns:
+        name = e.primitive.name
+        if name in _CALLS:
+            if not _on_host(e.params["jaxpr"].jaxpr):
+                return False
+        elif name in _ELEMENTWISE:
+            if any(v is not None for v in e.params.values()):
+                return False
+        elif name not in _HOST:
+            return False
+    return True
+
+
+def _host_eval(jaxpr, consts, args):
+    """``jaxpr`` evaluated with numpy: the checks of a step's index inputs cost microseconds
+    on the host, where as a program of their own they would wait for the device's queue."""
+    env = dict(zip(jaxpr.constvars, consts))
+    env.update(zip(jaxpr.invars, args))
+
+    def read(v):
+        return v.val if hasattr(v, "val") else env[v]
+    for e in jaxpr.eqns:
+        xs = [read(v) for v in e.invars]
+        name = e.primitive.name
+        if name in _CALLS:
+            inner = e.params["jaxpr"]
+            out = _host_eval(inner.jaxpr, inner.consts, xs)
+        else:
+            out = _ELEMENTWISE[name](*xs) if name in _ELEMENTWISE else _HOST[name](*xs, **{
+                k: v for k, v in e.params.items() if k not in ("sharding", "out_sharding")})
+            out = out if e.primitive.multiple_results else [out]
+        env.update(zip(e.outvars, out))
+    return [np.asarray(read(v)) for v in jaxpr.outvars]
+
+
 def _raise_failed_check(plan, state, made, checked):
     """A check of the program failed (NOTE [ checks in a compiled step ]): the state and
     gradients written back hold their old values; a .grad the step made (``made``) or replaces

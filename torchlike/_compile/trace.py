@@ -202,16 +202,11 @@ def pure_step(fn, args, kwargs, state, plan, devices=None, checks=False):
                 deferred.append((f, [a if not isinstance(a, Tensor) else None for a in f_args]))
                 deferred_arrays.append([a._value() for a in f_args if isinstance(a, Tensor)])
             plan.deferred = tuple(deferred)
-            checked = ()
+            checked = ()   # (the program decides what a failed check keeps: Compiled)
             if trace.checks:
                 plan.checks = tuple((error, message, len(values))
                                     for _, error, message, values in trace.checks)
                 oks = jnp.stack([jnp.asarray(ok, bool) for ok, *_ in trace.checks])
-                ok = jnp.all(oks)
-                changed = [jnp.where(ok, a, arrays[i]) for i, a in zip(plan.changed, changed)]
-                old = [g for g, has in zip(grads, plan.grads) if has]
-                final_grads = [a if g is None else jnp.where(ok, a, g)
-                               for a, g in zip(final_grads, old)]
                 checked = (oks, [v for *_, values in trace.checks for v in values])
             # the written state first: jit gives a donated buffer to the first output of its
             # shape and dtype, so a returned loss ahead of the step counters would take the
