@@ -817,8 +817,9 @@ def test_cpu_synchronize_and_events_wait_for_the_queued_work():
 @pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="glibc's malloc")
 def test_eager_steps_reuse_host_memory():
     """NOTE [ the host allocator ]: with torchlike's malloc settings, eager steps that
-    allocate and free the same arrays each step reuse the memory (few page faults once the
-    worker threads' arenas are warm); with glibc's defaults (TORCHLIKE_MALLOC=system) each
-    step's arrays land on fresh pages."""
-    faults = {s: int(_in_a_process(_FAULTS, TORCHLIKE_MALLOC=s)) for s in ("system", "torchlike")}
-    assert faults["torchlike"] * 10 < faults["system"], faults
+    allocate and free the same arrays each step reuse the memory: few page faults once the
+    worker threads' arenas are warm (25-260 over these 60 steps), where arrays landing on fresh
+    pages fault hundreds of times a step (glibc's defaults, TORCHLIKE_MALLOC=system: 6,000-
+    15,000).  Not compared with a run on glibc's defaults: those adapt now and then (their
+    thresholds rise after a large free), and such a run then faults as little."""
+    assert int(_in_a_process(_FAULTS)) < 2000

@@ -478,7 +478,7 @@ def _dynamic_slice(x, *starts, slice_sizes):
 
 
 # numpy for the primitives of index checks (NOTE [ checks in a compiled step ]); the
-# elementwise ones take no parameters (one that sets any is left to XLA)
+# elementwise ones take no parameters (checks with one that sets any stay in the program)
 _ELEMENTWISE = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
     "eq": np.equal, "ne": np.not_equal, "and": np.bitwise_and, "or": np.bitwise_or,
