@@ -291,8 +291,7 @@ def test_checks_evaluated_on_the_host_as_xla_evaluates_them():
     for v in ([0, 1, 2, 3, 4, 5, 6, 1], [3, -1, 9, 4, -100, 2, 0, 8]):
         args = (np.array(v, np.int32), np.array([1.5, -2.0, 0.25], np.float32))
         closed = jax.make_jaxpr(checks)(*args)
-        assert program._on_host(closed.jaxpr)
-        host = program._host_eval(closed.jaxpr, closed.consts, list(args))
+        host = program._host_program(closed.jaxpr, closed.consts)(*args)
         xla = jax.core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
         assert len(host) == len(xla)
         for a, b in zip(host, xla):

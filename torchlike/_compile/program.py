@@ -2,6 +2,7 @@
 captured values it takes, and the results written back into the same Tensor objects (NOTE
 [ whole-step compile ] in __init__.py), checks included (NOTE [ checks in a compiled step ]).
 """
+import functools
 import operator
 import sys
 
@@ -307,9 +308,10 @@ class Call:
         for k in self.gens_away:
             gens[k] = jax.device_put(gens[k], here)
         if program.check is not None:   # NOTE [ checks in a compiled step ]
-            fn, reads = program.check
-            checked = fn(*[(donated if d else kept)[k] for d, k in reads])
-            if not all(memoryview(checked[0]).tolist()):
+            flags, checks, reads = program.check
+            arrays = [(donated if d else kept)[k] for d, k in reads]
+            if not flags(*arrays)[0].all():
+                checked = checks(*arrays)
                 _raise_failed_check(plan, state, (), (checked[0], checked[1:]))
         grads = _grad_values(state.params)
         held = _held_grads(state.params, plan.replaced, grads, program.donate_grads)
@@ -419,8 +421,8 @@ def _held_grads(params, replaced, grads, donated):
 # (``zero_grad()``, then backward) is None again, as zero_grad left it.
 # Most checks read only what the step is given (an embedding's token ids, a loss's targets), and
 # those run first, on the host, before the program (``_checks_first``: the jaxpr cut down to the
-# checks, evaluated with numpy where every primitive in it is one ``_host_eval`` knows), so the
-# program itself has no checks in it.  Checks of values the model computes (an index made by an
+# checks, evaluated with numpy where every primitive in it is one ``_host_program`` knows), so
+# the program itself has no checks in it.  Checks of values the model computes (an index made by an
 # argmax over a product: a primitive numpy does not run here) stay in the program, as do all
 # checks of a step on an accelerator or over devices or processes: every state output (written
 # tensors, gradients that replace old ones) is then selected, the new value where every check
@@ -431,11 +433,15 @@ def _held_grads(params, replaced, grads, donated):
 # after the step wrote them (the MLP's program copies 9 buffers, 3 without checks; the
 # Transformer's 95), and a separate check program would wait for the device's queue (36 µs
 # alone for the MLP's targets; a compiled MLP step 2.52-2.57 ms against 2.32-2.36 without
-# checks), where numpy takes microseconds.  What the checks cost, compiled step with them
-# against without (scripts/bench_train.py --index-checks-cost, 2-core CPU, one run each,
-# 2026-12-06): selects in the program, MLP 1.21x, CNN 1.12x, Transformer 1.18x; checked first on
-# the host, 1.04x, 1.04x, 1.05x (the compiled step then 1.04-1.05x hand-written JAX for the MLP
-# and the Transformer, 1.20-1.23x before).  compiler.config.index_checks switches them off.
+# checks), where numpy takes microseconds: the flags alone (the values their messages show are
+# computed where one fails), a compiled program of numpy steps (``_host_program``), 11 µs in a
+# loop for the MLP's targets, 63 µs within the step, beside XLA's threads on the 2-core CPU
+# (bench_train --profile's per-call Python, MLP / CNN / Transformer, 130 / 179 / 295 -> 178 / 247
+# / 367 µs).  What the checks cost, compiled step with them against without
+# (scripts/bench_train.py --index-checks-cost, 2-core CPU, 2026-12-06): selects in the program,
+# MLP 1.21x, CNN 1.12x, Transformer 1.18x; checked first on the host, 1.04x, 1.03-1.04x,
+# 1.03-1.05x (two runs; the compiled step then 1.04-1.05x hand-written JAX for the MLP, 1.05-1.08x
+# for the Transformer, 1.23x and 1.20x before).  compiler.config.index_checks switches them off.
 # Measured and not kept: ``xla_cpu_copy_insertion_use_region_analysis`` removes the copies (the
 # small step 171-180 -> 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran
 # the CNN's step slower on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the
@@ -443,26 +449,28 @@ def _held_grads(params, replaced, grads, donated):
 # beside the rest of the backward on another core, where without them each update waits for
 # every reader.
 def _checks_first(jaxpr, n_tensors, donated, kept, n_checked):
-    """The checks' flags and values as a function of the state's arrays that numpy evaluates
-    before the step (NOTE [ checks in a compiled step ]): (function, (donated?, position) of
-    each array it reads); None where they read more than the state's arrays or hold a
-    primitive ``_host_eval`` does not know (checks of values the model computes: a product)."""
+    """The checks as functions of the state's arrays that numpy evaluates before the step (NOTE
+    [ checks in a compiled step ]): (their flags, their flags and values, (donated?, position)
+    of each array they read); None where they read more than the state's arrays or hold a
+    primitive ``_host_program`` does not know (checks of values the model computes: a
+    product)."""
     try:
         from jax._src.interpreters.partial_eval import dce_jaxpr
     except ImportError:
         return None
     inner = jaxpr.jaxpr
-    n_out = len(inner.outvars)
-    checks, used = dce_jaxpr(inner, [i >= n_out - n_checked for i in range(n_out)])
+    first = len(inner.outvars) - n_checked   # the flags, then the values their messages show
+    checks, used = dce_jaxpr(inner, [i >= first for i in range(len(inner.outvars))])
     reads = [i for i, u in enumerate(used) if u]
-    if any(i >= n_tensors for i in reads) or not _on_host(checks):
+    if any(i >= n_tensors for i in reads):
         return None
-    consts = jaxpr.consts
-
-    def fn(*xs):
-        return _host_eval(checks, consts, [np.asarray(x) for x in xs])
-    return fn, [(True, donated.index(i)) if i in donated else (False, kept.index(i))
-                for i in reads]
+    flags, _ = dce_jaxpr(inner, [i == first for i in range(len(inner.outvars))],
+                         instantiate=used)   # (reading the same arrays)
+    flags, checks = (_host_program(j, jaxpr.consts) for j in (flags, checks))
+    if checks is None:
+        return None
+    return flags, checks, [(True, donated.index(i)) if i in donated else (False, kept.index(i))
+                           for i in reads]
 
 
 def _broadcast_in_dim(x, shape, broadcast_dimensions, **_):
@@ -504,41 +512,62 @@ _HOST = {
 _CALLS = {"pjit", "jit", "closed_call"}
 
 
-def _on_host(jaxpr):
-    """Whether ``_host_eval`` has every primitive of ``jaxpr`` (and of the calls in it)."""
-    for e in jaxpr.eqns:
-        name = e.primitive.name
-        if name in _CALLS:
-            if not _on_host(e.params["jaxpr"].jaxpr):
+def _host_program(jaxpr, consts):
+    """``jaxpr`` as a function of numpy arrays (the checks of a step's index inputs cost
+    microseconds so, where a program of their own would wait for the device's queue), or None
+    where it holds a primitive this does not know.  Made once: its steps read and write slots of
+    one list, nested calls inlined and constants placed beforehand."""
+    slots, template, steps = {}, [], []
+
+    def place(value):
+        template.append(value)
+        return len(template) - 1
+
+    def slot(v):
+        return place(np.asarray(v.val)) if hasattr(v, "val") else slots[v]
+
+    def compile_(jaxpr, consts):
+        slots.update((v, place(c)) for v, c in zip(jaxpr.constvars, consts))
+        for e in jaxpr.eqns:
+            name, ins = e.primitive.name, [slot(v) for v in e.invars]
+            if name in _CALLS:
+                inner = e.params["jaxpr"]
+                slots.update(zip(inner.jaxpr.invars, ins))
+                if not compile_(inner.jaxpr, inner.consts):
+                    return False
+                slots.update(zip(e.outvars, [slots[v] if not hasattr(v, "val") else slot(v)
+                                             for v in inner.jaxpr.outvars]))
+                continue
+            if name in _ELEMENTWISE and all(v is None for v in e.params.values()):
+                fn = _ELEMENTWISE[name]
+            elif name in _HOST:
+                fn = functools.partial(_HOST[name], **{
+                    k: v for k, v in e.params.items() if k not in ("sharding", "out_sharding")})
+            else:
                 return False
-        elif name in _ELEMENTWISE:
-            if any(v is not None for v in e.params.values()):
-                return False
-        elif name not in _HOST:
-            return False
-    return True
+            outs = [place(None) for _ in e.outvars]
+            slots.update(zip(e.outvars, outs))
+            steps.append((fn, ins, outs if e.primitive.multiple_results else outs[0]))
+        return True
 
+    ins = [place(None) for _ in jaxpr.invars]
+    slots.update(zip(jaxpr.invars, ins))
+    if not compile_(jaxpr, consts):
+        return None
+    outs = [slot(v) for v in jaxpr.outvars]
 
-def _host_eval(jaxpr, consts, args):
-    """``jaxpr`` evaluated with numpy: the checks of a step's index inputs cost microseconds
-    on the host, where as a program of their own they would wait for the device's queue."""
-    env = dict(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, args))
-
-    def read(v):
-        return v.val if hasattr(v, "val") else env[v]
-    for e in jaxpr.eqns:
-        xs = [read(v) for v in e.invars]
-        name = e.primitive.name
-        if name in _CALLS:
-            inner = e.params["jaxpr"]
-            out = _host_eval(inner.jaxpr, inner.consts, xs)
-        else:
-            out = _ELEMENTWISE[name](*xs) if name in _ELEMENTWISE else _HOST[name](*xs, **{
-                k: v for k, v in e.params.items() if k not in ("sharding", "out_sharding")})
-            out = out if e.primitive.multiple_results else [out]
-        env.update(zip(e.outvars, out))
-    return [np.asarray(read(v)) for v in jaxpr.outvars]
+    def run(*args):
+        env = template.copy()
+        for i, a in zip(ins, args):
+            env[i] = np.asarray(a)
+        for fn, at, to in steps:
+            if type(to) is int:
+                env[to] = fn(*[env[i] for i in at])
+            else:
+                for i, v in zip(to, fn(*[env[i] for i in at])):
+                    env[i] = v
+        return [np.asarray(env[i]) for i in outs]
+    return run
 
 
 def _raise_failed_check(plan, state, made, checked):
