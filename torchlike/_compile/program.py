@@ -535,8 +535,7 @@ def _host_program(jaxpr, consts):
                 slots.update(zip(inner.jaxpr.invars, ins))
                 if not compile_(inner.jaxpr, inner.consts):
                     return False
-                slots.update(zip(e.outvars, [slots[v] if not hasattr(v, "val") else slot(v)
-                                             for v in inner.jaxpr.outvars]))
+                slots.update(zip(e.outvars, [slot(v) for v in inner.jaxpr.outvars]))
                 continue
             if name in _ELEMENTWISE and all(v is None for v in e.params.values()):
                 fn = _ELEMENTWISE[name]
