@@ -241,10 +241,11 @@ def test_indices_inside_transforms_and_empty_ones(wrap):
     np.testing.assert_allclose(run(True).numpy(), run(False).numpy(), rtol=1e-6)
 
 
-def test_a_check_of_a_computed_index_selects_the_old_state():
-    """An index the model computes (here from a product) is checked inside the program, whose
-    outputs keep the old state where it fails (NOTE [ checks in a compiled step ]); an index
-    the step is given is checked before the program runs, on the host."""
+def test_a_check_of_a_computed_index_selects_the_old_state(compiled):
+    """An index the step is given is checked before the program runs, on the host; one the
+    model computes (here from a product) is checked inside the program, whose outputs keep the
+    old state where it fails (NOTE [ checks in a compiled step ])."""
+    assert list(compiled.step._programs.values())[-1].check is not None
     tl.manual_seed(0)
     emb, lin = tl.nn.Embedding(10, 4), tl.nn.Linear(4, 3)
     opt = tl.optim.Adam([*emb.parameters(), *lin.parameters()], lr=0.1)
@@ -253,16 +254,16 @@ def test_a_check_of_a_computed_index_selects_the_old_state():
         opt.zero_grad()
         emb(lin(emb(x)).argmax(-1) + offset).sum().backward()
         opt.step()
-    compiled = tl.compile(step)
+    in_program = tl.compile(step)
     for _ in range(3):
-        compiled(tl.tensor(X), tl.tensor(0))
-    program = list(compiled._programs.values())[-1]
+        in_program(tl.tensor(X), tl.tensor(0))
+    program = list(in_program._programs.values())[-1]
     assert program.check is None   # (the computed index's check holds a product)
     before = [p.detach().clone() for p in (*emb.parameters(), *lin.parameters())]
     with pytest.raises(IndexError, match="index out of range in self"):
-        compiled(tl.tensor(X), tl.tensor(9))
+        in_program(tl.tensor(X), tl.tensor(9))
     assert _equal([p.detach() for p in (*emb.parameters(), *lin.parameters())], before)
-    compiled(tl.tensor(X), tl.tensor(0))
+    in_program(tl.tensor(X), tl.tensor(0))
     assert not _equal([p.detach() for p in (*emb.parameters(), *lin.parameters())], before)
 
 

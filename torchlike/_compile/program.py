@@ -422,9 +422,10 @@ def _held_grads(params, replaced, grads, donated):
 # Most checks read only what the step is given (an embedding's token ids, a loss's targets), and
 # those run first, on the host, before the program (``_checks_first``: the jaxpr cut down to the
 # checks, evaluated with numpy where every primitive in it is one ``_host_program`` knows), so
-# the program itself has no checks in it.  Checks of values the model computes (an index made by an
-# argmax over a product: a primitive numpy does not run here) stay in the program, as do all
-# checks of a step on an accelerator or over devices or processes: every state output (written
+# the program itself has no checks in it.  Checks of values the model computes (an index made by
+# an argmax over a product: a primitive numpy does not run here) stay in the program, and so do
+# the rest of that step's checks and all checks of a step on an accelerator or over devices or
+# processes: every state output (written
 # tensors, gradients that replace old ones) is then selected, the new value where every check
 # holds, else the old one (``Compiled``'s run), and the flags are read after the call (on the
 # CPU) or queued as eager checks are (NOTE [ checks on an accelerator ] in _tensor.py), the state
@@ -513,9 +514,9 @@ _CALLS = {"pjit", "jit", "closed_call"}
 
 
 def _host_program(jaxpr, consts):
-    """``jaxpr`` as a function of numpy arrays (the checks of a step's index inputs cost
-    microseconds so, where a program of their own would wait for the device's queue), or None
-    where it holds a primitive this does not know.  Made once: its steps read and write slots of
+    """``jaxpr`` as a function of numpy arrays (a step's checks of its index inputs take
+    microseconds so; a program of their own would wait for the device's queue), or None where
+    it holds a primitive this does not know.  Made once: its steps read and write slots of
     one list, nested calls inlined and constants placed beforehand."""
     slots, template, steps = {}, [], []
 
