@@ -921,3 +921,29 @@ def test_stale_multi_output_view(name, fn, raises):
     finally:
         torch.set_grad_enabled(True)
         tl.set_grad_enabled(True)
+
+
+def test_cuts_stacked_are_gathered_by_one_program():
+    """NOTE [ cuts gathered by stack ]: slices and selects that autograd does not record are
+    deferred; a stack of them, none read, gathers them in one program (no cut runs one of its
+    own, and a batch of new starts runs the same program); a cut read inside a jax trace still
+    holds its concrete value afterwards."""
+    from torchlike._ops import shape
+    data = tl.arange(100) * 3
+    rows = tl.arange(60.0).reshape(10, 6)
+    traces = shape._GATHER._traces[0]
+    for starts in ([5, 0, 90, 41], [7, 7, 2, 60]):
+        pieces = [data[s:s + 8] for s in starts]
+        batch = tl.stack(pieces)
+        assert all(p._lazy.value is None for p in pieces)
+        assert batch.tolist() == [list(range(3 * s, 3 * s + 24, 3)) for s in starts]
+        assert [p.tolist() for p in pieces] == batch.tolist()
+    picked = tl.stack([rows[i] for i in (9, 0, 4)], 1)
+    np.testing.assert_array_equal(picked.numpy(), rows.numpy()[[9, 0, 4]].T)
+    assert shape._GATHER._traces[0] == traces + 2   # the windows' program once, the rows' once
+    assert tl.stack([data[2:4], data[2:4] * 1]).tolist() == [[6, 9], [6, 9]]   # one read: no gather
+
+    piece = data[10:13]
+    traced = jax.jit(tl.func.to_jax(lambda a: a + piece))(np.zeros(3, np.int64))
+    np.testing.assert_array_equal(traced, [30, 33, 36])
+    assert piece.tolist() == [30, 33, 36]   # (not the trace's value)

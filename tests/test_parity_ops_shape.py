@@ -320,6 +320,56 @@ def test_cat_stack_where_clamp(name, fn):
     check_op(name, fn, [A((2, 3)), A((2, 3)), A((2, 3), "float64")])
 
 
+def _written_first(T, x):
+    pieces = [x[s:s + 5] for s in (0, 8, 20)]
+    x[:10] = 7   # before any piece is read: each shows the write, as a view does
+    return T.stack(pieces)
+
+
+def _written_through(T, x):
+    pieces = [x[s:s + 5] for s in (0, 20)]
+    pieces[0].add_(1)
+    return T.stack(pieces), x
+
+
+def _one_read_first(T, x):
+    pieces = [x[s:s + 5] for s in (0, 8, 20)]
+    return T.stack(pieces), pieces[1].sum()
+
+
+# Stacks of pieces cut from one tensor, as a batch is made by hand: gathered in one program
+# where the cuts were deferred (NOTE [ cuts gathered by stack ] in torchlike/_ops/shape.py)
+CUT_STACKS = [
+    # name, fn(T, x, f): x int64 [40], f float32 [6, 5, 4], neither requiring grad
+    ("windows", lambda T, x, f: T.stack([x[s:s + 7] for s in (3, 0, 33, 3)])),
+    ("windows_dim1", lambda T, x, f: T.stack([x[s:s + 7] for s in (3, 0, 33)], 1)),
+    ("windows_step", lambda T, x, f: T.stack([x[s:s + 9:3] for s in (1, 31)])),
+    ("windows_negative", lambda T, x, f: T.stack([x[-9:-2], x[0:7]])),
+    ("windows_of_a_view", lambda T, x, f: T.stack([x[5:][s:s + 4] for s in (0, 31)])),
+    ("windows_empty", lambda T, x, f: T.stack([x[s:s] for s in (0, 5)])),
+    ("windows_past_the_end", lambda T, x, f: T.stack([x[38:45], x[0:2]])),
+    ("rows", lambda T, x, f: T.stack([f[i] for i in (5, 0, -1, 2)])),
+    ("rows_last_dim", lambda T, x, f: T.stack([f[i] for i in (1, 3)], -1)),
+    ("rows_bool", lambda T, x, f: T.stack([(f > 0)[i] for i in (4, 1)])),
+    ("blocks", lambda T, x, f: T.stack([f[i:i + 2] for i in (0, 4, 2)], 2)),
+    ("rows_of_rows", lambda T, x, f: T.stack([f[i][j] for i, j in ((1, 2), (3, 0))])),
+    ("of_two_tensors", lambda T, x, f: T.stack([x[0:5], x.clone()[0:5]])),
+    ("slices_and_rows", lambda T, x, f: T.stack([f[0], f[1:2][0]])),
+    ("one_piece", lambda T, x, f: T.stack([x[2:9]])),
+    ("into_out", lambda T, x, f: T.stack([x[s:s + 3] for s in (1, 7)],
+                                          out=T.empty(0, dtype=x.dtype))),
+    ("written_first", lambda T, x, f: _written_first(T, x)),
+    ("written_through", lambda T, x, f: _written_through(T, x)),
+    ("one_read_first", lambda T, x, f: _one_read_first(T, x)),
+    ("then_requires_grad", lambda T, x, f: (lambda p: T.stack([p.requires_grad_(), f[4]]))(f[1])),
+]
+
+
+@pytest.mark.parametrize("name,fn", cases(CUT_STACKS))
+def test_stack_of_cuts(name, fn):
+    check_op(name, fn, [A((40,), "int64", "small", grad=False), A((6, 5, 4), grad=False)])
+
+
 # ------------------------------------------------------------------------------------------------
 # Errors
 # ------------------------------------------------------------------------------------------------

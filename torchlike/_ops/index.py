@@ -203,12 +203,15 @@ def _components(x, index):
 
 def getitem(x, index):
     """``x[index]`` (Tensor.__getitem__)."""
-    items = _components(x, index)
-    if any(isinstance(it, tuple) and it[2] == "pybool" for it in items):
-        x, items = _python_bools(x, items)
-    if any(isinstance(it, tuple) for it in items):
-        structure, arrays = _advanced(x, items)
-        return call(INDEX, x, *arrays, static=(("structure", structure),))
+    if type(index) is slice and x.ndim:   # x[a:b], the commonest index: nothing to parse
+        items = (index,)
+    else:
+        items = _components(x, index)
+        if any(isinstance(it, tuple) and it[2] == "pybool" for it in items):
+            x, items = _python_bools(x, items)
+        if any(isinstance(it, tuple) for it in items):
+            structure, arrays = _advanced(x, items)
+            return call(INDEX, x, *arrays, static=(("structure", structure),))
     t, dim = x, 0
     for it in items:
         if it is None:

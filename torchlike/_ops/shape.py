@@ -3,6 +3,7 @@ narrow, movedim, unflatten, diagonal, unfold, cat/stack, clone/contiguous; and t
 diagonal copies tril/triu/diag/diag_embed/diagflat/trace.
 A view op's ``view`` rule gives the output's strides (as PyTorch would report them) and marks it
 as a view of its input (NOTE [ views and in-place writes ])."""
+import contextlib
 import math
 
 import jax
@@ -10,11 +11,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _layout
-from .._dispatch import Op, call, defop, with_out as _out
+from .. import _dispatch
+from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
 from .._host import moved_on_host
 from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
-from .._tensor import Tensor, _contiguous_strides, _wrap_dim
+from .._lazy import Pending
+from .._tensor import ArrayImpl, Tensor, _contiguous_strides, _wrap_dim
+from .._x64 import restore as _x64_restore, swap as _x64_swap
 from .._views import apply_chain, stored_strides, strides_of
 
 
@@ -393,7 +397,9 @@ def select(x, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(x.shape)} at dimension {dim}")
-    return call(SELECT, x, static=(("dim", dim), ("index", index % size)))
+    static = (("dim", dim), ("index", index % size))
+    cut = _deferred_cut(SELECT, x, static)
+    return call(SELECT, x, static=static) if cut is None else cut
 
 
 def slice_dim(x, dim, start, stop, step):
@@ -402,7 +408,9 @@ def slice_dim(x, dim, start, stop, step):
         raise ValueError("step must be greater than zero")
     start, stop, _ = slice(start, stop, step).indices(x.shape[dim])
     stop = max(stop, start)
-    return call(SLICE, x, static=slice_static(dim, start, stop, step))
+    static = slice_static(dim, start, stop, step)
+    cut = _deferred_cut(SLICE, x, static)
+    return call(SLICE, x, static=static) if cut is None else cut
 
 
 def alias(x):
@@ -482,6 +490,110 @@ def _stack(*xs, dim):
     return jnp.stack(xs, axis=dim)
 
 
+# NOTE [ cuts gathered by stack ]
+# A batch made by hand cuts a piece out of a tensor per example and stacks the pieces:
+# ``torch.stack([data[i:i + n] for i in starts])`` (a language model's windows, as nanoGPT and
+# examples/pytorch/char_lstm.py make them), ``torch.stack([x[i] for i in idx])``.  Each cut is a
+# view op, a program call of its own (a slice of a 1-D tensor: 28 us on the 2-core CPU, 8 of
+# them jax's call), and the stack one more program over all of them.  So a slice or select along
+# dim 0 that autograd does not record, of a tensor whose values are one device's array, outside
+# lazy mode and the profiler, is *deferred*: a view like any other (storage root, chain, strides,
+# version counter) whose value is a ``Pending`` (``Tensor._lazy``, as in lazy mode: NOTE [ lazy
+# segments ] in _lazy.py) whose segment is the cut itself (``_Cut``: the parent's array, the op
+# and its arguments).  Shape, dtype and device read the pending value's; the first read of the
+# value (an op, ``_arr``, a write) makes it from that array, which is what the view held when it
+# was made eagerly (a read inside a jax trace too: the value is concrete, not the trace's), and
+# the view re-derives from its root after a write to the root as every view does.  The parent's
+# array is held until then, as the view's own was.  ``stack`` of deferred cuts of one array by
+# one op and size, none read and none of whose roots written since, is one program gathering
+# them, their starts (or indices) an operand: one program for each batch size.  Any other stack
+# reads each cut as it would have; the same elements either way.  Cuts along other dims are
+# mostly read at once by the op they feed (``x[:, t]``), and a cut read at once costs what it
+# did (a slice and an add, a row and an add: 50-58 us either way).
+class _Cut:
+    """The segment of one deferred cut (NOTE [ cuts gathered by stack ]): ``op`` (SLICE or
+    SELECT) with ``static`` of ``source``, the parent's array; ``at``: its start or index,
+    ``fixed``: its other arguments."""
+
+    __slots__ = ("source", "op", "static", "at", "fixed", "devices", "pending")
+
+    def flush(self):
+        prev = _x64_swap(True)   # as call() runs one (NOTE [ 64-bit types in torchlike's scope ])
+        try:
+            with contextlib.nullcontext() if _top_level() else jax.core.eval_context():
+                self.pending.value = eager_forward(self.op, self.static, None, [self.source])
+        finally:
+            _x64_restore(prev)
+
+
+try:   # (0.2 us; entering eval_context costs 1.9)
+    from jax._src.core import trace_ctx as _trace_ctx
+    _top_level = _trace_ctx.is_top_level
+except (ImportError, AttributeError):   # another jax: every flush in an eval context
+    def _top_level():
+        return False
+_CUT_AVALS = {}   # (shape, dtype) -> aval
+
+
+def _deferred_cut(op, x, static):
+    """``op`` (SLICE or SELECT) of ``x`` with ``static`` as a deferred cut (NOTE [ cuts gathered by
+    stack ]), or None where it runs now: a cut along another dim, autograd would record it, lazy
+    mode or the profiler is on, or ``x``'s values are not one device's concrete array (or not
+    made yet)."""
+    if static[0][1] or _dispatch._record is not None or _dispatch._profiler is not None or \
+            x._requires_grad or x._grad_fn is not None or x._lazy is not None:
+        return None
+    arr = x._arr if x._root is None else x._sync()
+    if type(arr) is not ArrayImpl:
+        return None
+    devices = arr.devices()
+    if len(devices) != 1:
+        return None
+    aval = arr.aval
+    key = ((static[3][1],) if op is SLICE else ()) + aval.shape[1:], aval.dtype
+    out_aval = _CUT_AVALS.get(key)
+    if out_aval is None:
+        out_aval = remember(_CUT_AVALS, key, jax.core.ShapedArray(*key), 1024)
+    cut = _Cut()
+    cut.source, cut.op, cut.static, cut.devices = arr, op, static, devices
+    cut.at, cut.fixed = static[1][1], static[2:]
+    t = object.__new__(Tensor)
+    t._lazy = cut.pending = Pending(cut, 0, out_aval)
+    t._become_view(x, op, static, False)
+    return t
+
+
+def _gathered_cuts(tensors, dim):
+    """``stack(tensors, dim)`` as one gather where they are deferred cuts of one array by one op
+    and size, none read yet (NOTE [ cuts gathered by stack ]); else None."""
+    first = tensors[0]._lazy
+    if type(first) is not Pending or type(first.seg) is not _Cut or len(tensors) < 2:
+        return None
+    source, op, fixed = first.seg.source, first.seg.op, first.seg.fixed
+    at = []
+    for t in tensors:
+        pending = t._lazy
+        if type(pending) is not Pending or pending.value is not None or t._requires_grad or \
+                t._root._gen != t._seen:   # (a write since: the view re-derives)
+            return None
+        cut = pending.seg
+        if type(cut) is not _Cut or cut.source is not source or cut.op is not op or \
+                cut.fixed != fixed:
+            return None
+        at.append(cut.at)
+    return call(_GATHER, source, np.asarray(at, np.int64), static=fixed + (("dim", dim),))
+
+
+def _gather(x, at, dim, step=1, size=None):
+    """``stack([cut(x, a) for a in at], dim)``: slices of ``size`` rows by ``step`` from each
+    start in ``at``, or (size None) the rows at ``at``, in one gather."""
+    rows = at if size is None else at[:, None] + jnp.arange(size, dtype=at.dtype) * step
+    return jnp.moveaxis(jnp.take(x, rows, axis=0, mode="clip"), 0, dim)
+
+
+_GATHER = Op("stack", _gather, "StackBackward0", saves=(), inputs=1)
+
+
 def tensor_sequence(tensors, name):
     """``tensors`` as a list where PyTorch takes a tuple or list of Tensors, and its TypeError
     for anything else (a Tensor or a generator, which Python would iterate)."""
@@ -536,7 +648,10 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t_.shape)} at entry {i}")
     dim = _wrap_dim(dim, len(shape) + 1)
-    return _out(call(_stack, *tensors, static=(("dim", dim),)), out)
+    gathered = _gathered_cuts(tensors, dim)
+    if gathered is None:
+        gathered = call(_stack, *tensors, static=(("dim", dim),))
+    return _out(gathered, out)
 
 
 # --- more views ---------------------------------------------------------------------------------
