@@ -9,9 +9,9 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import SingleDeviceSharding
 
-from .. import _layout
-from .. import _dispatch
+from .. import _dispatch, _layout
 from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
 from .._host import moved_on_host
 from .._inplace import inplace_method, inplace_view
@@ -88,12 +88,16 @@ def _expanded(parent, out, kw):
 
 
 def _selected(parent, out, kw):
+    if parent._strides is None and kw["dim"] == 0:   # rows of a contiguous tensor: contiguous
+        return None
     s = list(strides_of(parent))
     del s[kw["dim"]]
     return stored_strides(s, out.shape)
 
 
 def _sliced(parent, out, kw):
+    if parent._strides is None and kw["dim"] == 0 and kw["step"] == 1:   # (as _selected)
+        return None
     s = list(strides_of(parent))
     s[kw["dim"]] *= kw["step"]
     return stored_strides(s, out.shape)
@@ -515,7 +519,11 @@ class _Cut:
     SELECT) with ``static`` of ``source``, the parent's array; ``at``: its start or index,
     ``fixed``: its other arguments."""
 
-    __slots__ = ("source", "op", "static", "at", "fixed", "devices", "pending")
+    __slots__ = ("source", "op", "static", "at", "fixed", "pending")
+
+    @property
+    def devices(self):   # (Pending.devices)
+        return self.source.devices()
 
     def flush(self):
         prev = _x64_swap(True)   # as call() runs one (NOTE [ 64-bit types in torchlike's scope ])
@@ -544,10 +552,7 @@ def _deferred_cut(op, x, static):
             x._requires_grad or x._grad_fn is not None or x._lazy is not None:
         return None
     arr = x._arr if x._root is None else x._sync()
-    if type(arr) is not ArrayImpl:
-        return None
-    devices = arr.devices()
-    if len(devices) != 1:
+    if type(arr) is not ArrayImpl or type(arr.sharding) is not SingleDeviceSharding:
         return None
     aval = arr.aval
     key = ((static[3][1],) if op is SLICE else ()) + aval.shape[1:], aval.dtype
@@ -555,7 +560,7 @@ def _deferred_cut(op, x, static):
     if out_aval is None:
         out_aval = remember(_CUT_AVALS, key, jax.core.ShapedArray(*key), 1024)
     cut = _Cut()
-    cut.source, cut.op, cut.static, cut.devices = arr, op, static, devices
+    cut.source, cut.op, cut.static = arr, op, static
     cut.at, cut.fixed = static[1][1], static[2:]
     t = object.__new__(Tensor)
     t._lazy = cut.pending = Pending(cut, 0, out_aval)
