@@ -203,7 +203,7 @@ def _components(x, index):
 
 def getitem(x, index):
     """``x[index]`` (Tensor.__getitem__)."""
-    if type(index) is slice and x.ndim:   # x[a:b], the commonest index: nothing to parse
+    if (type(index) is slice or type(index) is int) and x.ndim:   # x[a:b], x[i]: the commonest
         items = (index,)
     else:
         items = _components(x, index)
