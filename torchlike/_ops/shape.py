@@ -498,22 +498,22 @@ def _stack(*xs, dim):
 # A batch made by hand cuts a piece out of a tensor per example and stacks the pieces:
 # ``torch.stack([data[i:i + n] for i in starts])`` (a language model's windows, as nanoGPT and
 # examples/pytorch/char_lstm.py make them), ``torch.stack([x[i] for i in idx])``.  Each cut is a
-# view op, a program call of its own (a slice of a 1-D tensor: 28 us on the 2-core CPU, 8 of
-# them jax's call), and the stack one more program over all of them.  So a slice or select along
-# dim 0 that autograd does not record, of a tensor whose values are one device's array, outside
-# lazy mode and the profiler, is *deferred*: a view like any other (storage root, chain, strides,
-# version counter) whose value is a ``Pending`` (``Tensor._lazy``, as in lazy mode: NOTE [ lazy
-# segments ] in _lazy.py) whose segment is the cut itself (``_Cut``: the parent's array, the op
-# and its arguments).  Shape, dtype and device read the pending value's; the first read of the
-# value (an op, ``_arr``, a write) makes it from that array, which is what the view held when it
-# was made eagerly (a read inside a jax trace too: the value is concrete, not the trace's), and
-# the view re-derives from its root after a write to the root as every view does.  The parent's
-# array is held until then, as the view's own was.  ``stack`` of deferred cuts of one array by
-# one op and size, none read and none of whose roots written since, is one program gathering
+# view op, a program call of its own (a slice of a 1-D tensor: 28 us on the 2-core CPU, 8 of them
+# jax's call), and the stack one more program over all of them.  So a slice or select along dim 0
+# that autograd does not record, of a tensor whose values are one device's array, outside lazy mode
+# and the profiler, is *deferred*: a view like any other (storage root, chain, strides, version
+# counter) whose value is a ``Pending`` (``Tensor._lazy``, as in lazy mode: NOTE [ lazy segments ]
+# in _lazy.py) whose segment is the cut itself (``_Cut``: the parent's array, the op and its
+# arguments).  Shape, dtype and device read the pending value's; the first read of the value (an
+# op, ``_arr``, a write) makes it from that array, which is what the view held when it was made
+# eagerly (a read inside a jax trace too: the value is concrete, not the trace's), and the view
+# re-derives from its root after a write to the root as every view does.  The parent's array is
+# held until then (a view made eagerly held only its own).  ``stack`` of deferred cuts of one array
+# by one op and size, none read and none of whose roots written since, is one program gathering
 # them, their starts (or indices) an operand: one program for each batch size.  Any other stack
-# reads each cut as it would have; the same elements either way.  Cuts along other dims are
-# mostly read at once by the op they feed (``x[:, t]``), and a cut read at once costs what it
-# did (a slice and an add, a row and an add: 50-58 us either way).
+# reads each cut as it would have; the same elements either way.  Cuts along other dims are mostly
+# read at once by the op they feed (``x[:, t]``), and a cut read at once costs what it did (a slice
+# and an add, a row and an add: 50-58 us either way).
 class _Cut:
     """The segment of one deferred cut (NOTE [ cuts gathered by stack ]): ``op`` (SLICE or
     SELECT) with ``static`` of ``source``, the parent's array; ``at``: its start or index,
