@@ -150,7 +150,7 @@ def test_jit_script_computes_what_torchscript_computes():
     assert isinstance(ours_m, tl.jit.ScriptModule) and ours_m[0].weight is ours[0].weight
     np.testing.assert_allclose(ours_m(tl.tensor(x)).detach().numpy(),
                                torch.jit.script(m)(torch.tensor(x)).detach().numpy(),
-                               rtol=1e-5, atol=1e-7)   # an unseeded Linear: float32 sums in two orders
+                               rtol=1e-5, atol=1e-7)   # unseeded: float32 sums in two orders
 
 
 def test_jit_decorators_and_helpers():

@@ -584,7 +584,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
                   (shape._cat, lambda x: tl.cat([x, x.double()], 0)),
                   (shape.SLICE, lambda x: tl.zeros(67, 62)[1:])]:
         traces = op._traces[0]
-        f(tl.randn(2, 19))._value()   # (a cut's value is made when read: NOTE [ cuts gathered by stack ])
+        f(tl.randn(2, 19))._value()   # (read: NOTE [ cuts gathered by stack ])
         assert op._traces[0] > traces
     monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)
     traces = shape.SLICE._traces[0]

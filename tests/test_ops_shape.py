@@ -924,10 +924,10 @@ def test_stale_multi_output_view(name, fn, raises):
 
 
 def test_cuts_stacked_are_gathered_by_one_program():
-    """NOTE [ cuts gathered by stack ]: slices and selects that autograd does not record are
-    deferred; a stack of them, none read, gathers them in one program (no cut runs one of its
-    own, and a batch of new starts runs the same program); a cut read inside a jax trace still
-    holds its concrete value afterwards."""
+    """NOTE [ cuts gathered by stack ]: slices and selects along dim 0 that autograd does not
+    record are deferred; a stack of them, none read, gathers them in one program (no cut runs one
+    of its own, and a batch of new starts runs the same program); a cut read inside a jax trace
+    still holds its concrete value afterwards."""
     from torchlike._ops import shape
     data = tl.arange(100) * 3
     rows = tl.arange(60.0).reshape(10, 6)
