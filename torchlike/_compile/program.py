@@ -421,34 +421,32 @@ def _held_grads(params, replaced, grads, donated):
 # (``zero_grad()``, then backward) is None again, as zero_grad left it.
 # Most checks read only what the step is given (an embedding's token ids, a loss's targets), and
 # those run first, on the host, before the program (``_checks_first``: the jaxpr cut down to the
-# checks, evaluated with numpy where every primitive in it is one ``_host_program`` knows), so
-# the program itself has no checks in it.  Checks of values the model computes (an index made by
-# an argmax over a product: a primitive numpy does not run here) stay in the program, and so do
-# the rest of that step's checks and all checks of a step on an accelerator or over devices or
-# processes: every state output (written
-# tensors, gradients that replace old ones) is then selected, the new value where every check
-# holds, else the old one (``Compiled``'s run), and the flags are read after the call (on the
-# CPU) or queued as eager checks are (NOTE [ checks on an accelerator ] in _tensor.py), the state
-# keeping its old values as selected and the error coming at the next read of values on the
-# host.  The selects cost most of what checks cost: XLA copies the donated buffers they read
-# after the step wrote them (the MLP's program copies 9 buffers, 3 without checks; the
-# Transformer's 95), and a separate check program would wait for the device's queue (36 µs
-# alone for the MLP's targets; a compiled MLP step 2.52-2.57 ms against 2.32-2.36 without
-# checks), where numpy takes microseconds: the flags alone (the values their messages show are
-# computed where one fails), a compiled program of numpy steps (``_host_program``), 11 µs in a
+# checks, evaluated with numpy where every primitive in it is one ``_host_program`` knows), so the
+# program itself has no checks in it.  Checks of values the model computes (an index made by an
+# argmax over a product: a primitive numpy does not run here) stay in the program, and so do the
+# rest of that step's checks and all checks of a step on an accelerator or over devices or
+# processes: every state output (written tensors, gradients that replace old ones) is then
+# selected, the new value where every check holds, else the old one (``Compiled``'s run), and the
+# flags are read after the call (on the CPU) or queued as eager checks are (NOTE [ checks on an
+# accelerator ] in _tensor.py), the state keeping its old values as selected and the error coming
+# at the next read of values on the host.  The selects cost most of what checks cost: XLA copies
+# the donated buffers they read after the step wrote them (the MLP's program copies 9 buffers, 3
+# without checks; the Transformer's 95), and a separate check program would wait for the device's
+# queue (36 µs alone for the MLP's targets; a compiled MLP step 2.52-2.57 ms against 2.32-2.36
+# without checks), where numpy takes microseconds: the flags alone (the values their messages show
+# are computed where one fails), a compiled program of numpy steps (``_host_program``), 11 µs in a
 # loop for the MLP's targets, 63 µs within the step, beside XLA's threads on the 2-core CPU
-# (bench_train --profile's per-call Python, MLP / CNN / Transformer, 130 / 179 / 295 -> 178 / 247
-# / 367 µs).  What the checks cost, compiled step with them against without
-# (scripts/bench_train.py --index-checks-cost, 2-core CPU, 2026-12-06): selects in the program,
-# MLP 1.21x, CNN 1.12x, Transformer 1.18x; checked first on the host, 1.04x, 1.03-1.04x,
-# 1.03-1.05x (two runs; the compiled step then 1.04-1.05x hand-written JAX for the MLP, 1.05-1.08x
-# for the Transformer, 1.23x and 1.20x before).  compiler.config.index_checks switches them off.
-# Measured and not kept: ``xla_cpu_copy_insertion_use_region_analysis`` removes the copies (the
-# small step 171-180 -> 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran
-# the CNN's step slower on two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the
-# Transformer's no faster: the copies free the donated buffers early, so XLA can run the updates
-# beside the rest of the backward on another core, where without them each update waits for
-# every reader.
+# (bench_train --profile's per-call Python, MLP / CNN / Transformer, 130 / 179 / 295 -> 178 / 247 /
+# 367 µs).  What the checks cost, compiled step with them against without (scripts/bench_train.py
+# --index-checks-cost, 2-core CPU, 2026-12-06): selects in the program, MLP 1.21x, CNN 1.12x,
+# Transformer 1.18x; checked first on the host, 1.04x, 1.03-1.04x, 1.03-1.05x (two runs; the
+# compiled step then 1.04-1.05x hand-written JAX for the MLP, 1.05-1.08x for the Transformer, 1.23x
+# and 1.20x before).  compiler.config.index_checks switches them off.  Measured and not kept:
+# ``xla_cpu_copy_insertion_use_region_analysis`` removes the copies (the small step 171-180 ->
+# 91-94 us, the MLP's 3.15 -> 2.97 ms, medians of four processes) but ran the CNN's step slower on
+# two cores (2.56 -> 3.05 ms; on one core 2.73 -> 2.69) and the Transformer's no faster: the copies
+# free the donated buffers early, so XLA can run the updates beside the rest of the backward on
+# another core, where without them each update waits for every reader.
 def _checks_first(jaxpr, n_tensors, donated, kept, n_checked):
     """The checks as functions of the state's arrays that numpy evaluates before the step (NOTE
     [ checks in a compiled step ]): (their flags, their flags and values, (donated?, position)
