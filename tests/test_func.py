@@ -521,7 +521,7 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     def compile(f, *shapes):   # (abstract inputs: a jnp.ones(n) would be a program of its own)
         f.lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).compile()
         options = seen.pop()
-        return options[level] if options.get(emitters) is False else ("fusion", options[level])
+        return options.get(level) if options.get(emitters) is False else ("fusion", options[level])
 
     assert [compile(forward, (n,)) for n in (1, 2)] == [1, 1]
     assert [compile(backward, (n,), (n,)) for n in (1, 2)] == [1, 0]   # traces 3 and 4
@@ -532,6 +532,18 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     # (its fourth trace and on: churning, so a small one compiles at level 0)
     assert [compile(rows, s) for s in ((2, 3), (59, 100), (60, 100), (4000, 3), (5, 3))] == [
         1, 1, ("fusion", 1), ("fusion", 1), 0]
+    # a small float reduction over two dims longer than one: the fusion emitters, unless its
+    # trace chose level 0 (NOTE [ small reductions over several dims ])
+
+    def total(axes, dtype=jnp.float32):
+        return _quick.quick_jit(lambda x: x.astype(dtype).sum(axes))
+    assert [compile(total(None), s) for s in ((32, 32), (1, 32, 32), (64, 64), (2048, 1))] == [
+        ("fusion", 1), ("fusion", 1), 1, 1]
+    assert compile(total((1, 2)), (2, 32, 32)) == ("fusion", 1)
+    assert compile(total(1), (32, 32)) == compile(total(None, jnp.int32), (32, 32)) == 1
+    assert compile(forward, (32, 32)) == 0
+    monkeypatch.setattr(_quick, "_options", ({emitters: False}, {}))   # XLA_FLAGS sets the level
+    assert compile(total(None), (32, 32)) is None
     jax.extend.backend.clear_in_memory_compilation_cache()   # (reaches jax's own cache)
 
     monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)

@@ -56,6 +56,7 @@ import (an optimizer's helpers, the engine's gradient adds) is a ``quick_program
 its jitted function at its first call.
 """
 import functools
+import math
 import os
 import threading
 
@@ -247,6 +248,42 @@ def _result_shapes(module):
     return None
 
 
+# NOTE [ small reductions over several dims ]
+# XLA's old CPU emitters compile a reduction of a small floating-point array over two or more of
+# its dims (a full sum, mean, max, var, norm or logsumexp of a 32x32 tensor) as a vectorised loop
+# that LLVM, at the quick options' level 1, unrolls for hundreds of milliseconds: a sum over
+# 32x32 compiles in 360-490 ms, over (2, 32, 32) in 1.6 s, over (16, 32) or (128, 16) in 110-120
+# ms, where a sum over (64, 32) or (32, 33) compiles in 30 and one over the same 32x32 at level 0
+# or with the fusion emitters in 18-55 (2-core CPU, jax 0.10.2, first compiles; what unrolls
+# depends on the shape, within 2,048 elements, and not for integers; 256-bit vectors do it, 128
+# would not, at a cost to every other loop).  clip_grad_norm_'s program over
+# examples/pytorch/transformer_lm.py's 28 gradients, three of them 32x32, compiled in 0.82-1.18
+# s; with the fusion emitters 0.27-0.40 s, and runs as fast (165-260 against 180-240 µs).  So a
+# program that would compile with the quick options and holds such a reduction (at most
+# ``_UNROLLED`` elements, two or more reduced dims longer than one: found by walking its module,
+# about a microsecond an operation) compiles with the fusion emitters instead; one whose trace
+# chose level 0 (NOTE [ programs for ever new shapes ]) keeps it, which does not unroll.
+_UNROLLED = 2048    # elements: the largest reduced array compiled with the fusion emitters
+
+
+def _unrolled_reduction(module):
+    """Whether an MLIR module reduces a floating-point array of at most _UNROLLED elements over
+    two or more of its dims longer than one (NOTE [ small reductions over several dims ])."""
+    from jax._src.lib.mlir import ir
+    found = []
+
+    def visit(op):
+        if op.name == "stablehlo.reduce":
+            t = op.operands[0].type
+            if isinstance(t.element_type, ir.FloatType) and math.prod(t.shape) <= _UNROLLED \
+                    and sum(t.shape[d] > 1 for d in op.attributes["dimensions"]) > 1:
+                found.append(op)
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return bool(found)
+
+
 def options_per_program():
     """Compile a quick program with the options its trace noted (NOTE [ programs for ever new
     shapes ]); returns whether jax's compile step was wrapped."""
@@ -257,17 +294,21 @@ def options_per_program():
 
     def wrap(compile):
         def cached_compilation(computation, *args):
-            note = getattr(_thread, "recompile", None)
+            # (the options: a tuple of pairs)
+            at = [i for i, a in enumerate(args) if type(a) is tuple and a and
+                  type(a[0]) is tuple]
+            note, changes = getattr(_thread, "recompile", None), None
             if note is not None:
                 _thread.recompile = None
-                shapes, changes = note
-                # (the options: a tuple of pairs, holding one of the quick options it changes)
-                at = [i for i, a in enumerate(args) if type(a) is tuple and a and
-                      type(a[0]) is tuple and any(k in changes for k, _ in a)]
-                if at and _result_shapes(computation) == shapes:
-                    args = list(args)
-                    for i in at:
-                        args[i] = _changed(args[i], changes)
+                if _result_shapes(computation) == note[0]:
+                    changes = note[1]
+            if changes is None and any(_QUICK.items() <= set(args[i]) for i in at) and \
+                    _unrolled_reduction(computation):
+                changes = _TO_FUSION
+            if changes is not None:
+                args = list(args)
+                for i in at:
+                    args[i] = _changed(args[i], changes)
             return compile(computation, *args)
         cached_compilation.cache_clear = compile.cache_clear   # (jax.extend's clearing of it)
         return cached_compilation
