@@ -604,6 +604,63 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
     assert shape.SLICE._traces[0] == traces + 1
 
 
+def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
+    """Once a layer norm or a linear layer (unrecorded) keeps meeting new small shapes on a CPU,
+    its rows run padded to a bucket: one program for every number of rows within a bucket, the
+    real rows' results the exact program's (up to the order of its sums), and after RENT calls
+    of a shape its own program compiles (NOTE [ rows in buckets ] in torchlike/_host.py)."""
+    from torchlike import _host
+    from torchlike._ops import attention, normalization
+    F = tl.nn.functional
+    w, b = tl.randn(7, 16), tl.randn(7)
+    lw, lb = tl.randn(2, 8), tl.randn(2, 8)
+    cases = [(attention.LINEAR, lambda x: F.linear(x, w, b)),
+             (normalization.LAYER_NORM, lambda x: F.layer_norm(x, (16,))),
+             (normalization.LAYER_NORM, lambda x: F.layer_norm(x.view(1, -1, 2, 8), (2, 8), lw,
+                                                               lb))]
+
+    def run(f, x, host):
+        monkeypatch.setattr(_host, "SHAPES_MET", -1 if host else 10 ** 9)
+        monkeypatch.setattr(_host, "_RENTED", {})
+        with tl.no_grad():
+            return f(x)._value()
+
+    for op, f in cases:
+        for rows in (17, 19, 22, 24):   # one bucket, 24 rows (flattened from (1, 24) too)
+            x = tl.randn(1, rows, 16)
+            traces = op._traces[0]
+            bucketed = run(f, x, host=True)
+            assert op._traces[0] == traces + (rows == 17)
+            compiled = run(f, x, host=False)
+            assert (bucketed.dtype, bucketed.shape, bucketed.sharding, bucketed.committed) == (
+                compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)
+            np.testing.assert_allclose(np.asarray(bucketed), np.asarray(compiled), rtol=1e-6,
+                                       atol=1e-6)
+    monkeypatch.setattr(_host, "SHAPES_MET", -1)
+    op, f = cases[0]
+    x = tl.randn(3, 5, 16)
+    traces = op._traces[0]
+    for _ in range(_host.RENT):
+        f(x)
+    assert op._traces[0] == traces + 1   # the bucket's (16 rows)
+    f(x)
+    assert op._traces[0] == traces + 2   # the rent paid: compiled
+    for x in (tl.randn(300, 16), tl.randn(5, 1024)):   # rows of more than _SMALL elements
+        traces = normalization.LAYER_NORM._traces[0]
+        F.layer_norm(x, x.shape[-1:])
+        assert normalization.LAYER_NORM._traces[0] == traces + 1
+    x = tl.randn(2, 9, 16, requires_grad=True)   # recorded: its backward as before
+    y = F.layer_norm(x, (16,), lw.flatten(), lb.flatten())
+    y.sum().backward()
+    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)
+    x2 = x.detach().requires_grad_()
+    y2 = F.layer_norm(x2, (16,), lw.flatten(), lb.flatten())
+    y2.sum().backward()
+    assert y.grad_fn.name() == y2.grad_fn.name() == "NativeLayerNormBackward0"
+    np.testing.assert_allclose(y.detach().numpy(), y2.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def _from_jax_case(T):
     x = t(T, XB, grad=True)
     w = t(T, W, grad=True)

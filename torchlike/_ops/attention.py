@@ -29,6 +29,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call, eager_forward, forward_fn
+from .._host import bucket, in_buckets
 from .._quick import SOFTMAX_FUSION
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
@@ -51,7 +52,8 @@ def _linear(x, w, *bias, precision):
 
 # NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
 # maths as the composite below, without its three or four dispatches.
-LINEAR = Op("linear", _linear, None)
+LINEAR = Op("linear", _linear, None, pieces=lambda arrays, static: in_buckets(
+    LINEAR, static, arrays, (arrays[0].ndim - 1, None, None)))   # NOTE [ rows in buckets ]
 # the same, its output's view folded (NOTE [ folded views ] in _dispatch.py; ``_out``)
 _LINEAR_VIEW = Op("linear", _linear, None, view_out=(VIEW, "out"))
 
@@ -757,30 +759,23 @@ def _encoder_layer(src, in_w, in_b, out_w, out_b, n1_w, n1_b, n2_w, n2_b, w1, b1
 
 # NOTE [ causal encoder layers in buckets ]
 # A causal layer (nn.TransformerEncoderLayer's ``is_causal`` hint with a 2-D mask, which PyTorch
-# documents as a promise that the mask is the causal one, and which its own attention then
-# applies as such) runs the fast path without the mask operand, the mask made inside the
-# program, and at a length rounded up to a bucket (``_bucket``: a multiple of 8, and past 128 of
-# a sixteenth of the next power of two): the rows past the length are zeros, which the causal
-# mask keeps every real row from reading, and the rows it returns past the length are dropped.  A
-# generation loop whose context grows a token a step then compiles the layer once per bucket,
-# and for each length only the padding and the cut (tiny programs, which move on the host once
-# pads and slices keep meeting new shapes: NOTE [ new shapes moved on the host ] in _host.py)
-# where it compiled the whole layer (examples/pytorch/transformer_lm.py: 29 lengths, the
-# layer's program 110-160 ms of compiling each, 2-core CPU).  Each real row's values are the same
-# arithmetic; its softmax and attention sums run over more (masked, zero) terms, so they may
-# differ in the last bit.
-def _bucket(length):
-    """The padded length of a causal layer's input (NOTE [ causal encoder layers in buckets ])."""
-    step = max(8, 1 << max(0, (length - 1).bit_length() - 4))
-    return -(-length // step) * step
-
-
+# documents as a promise that the mask is the causal one, and which its own attention then applies
+# as such) runs the fast path without the mask operand, the mask made inside the program, and at a
+# length rounded up to a bucket (``_host.bucket``: a multiple of 8, and past 128 of a sixteenth of
+# the next power of two): the rows past the length are zeros, which the causal mask keeps every
+# real row from reading, and the rows it returns past the length are dropped.  A generation loop
+# whose context grows a token a step then compiles the layer once per bucket, and for each length
+# only the padding and the cut (tiny programs, which move on the host once pads and slices keep
+# meeting new shapes: NOTE [ new shapes moved on the host ] in _host.py) where it compiled the
+# whole layer (examples/pytorch/transformer_lm.py: 29 lengths, the layer's program 110-160 ms of
+# compiling each, 2-core CPU).  Each real row's values are the same arithmetic; its softmax and
+# attention sums run over more (masked, zero) terms, so they may differ in the last bit.
 def _bucketed_layer(arrays, static):
     """A causal layer's output from its program at the bucket's length (padded and cut as
     constant_pad_nd and slice are), or None where the length is a bucket's (NOTE [ causal
     encoder layers in buckets ])."""
     length = arrays[0].shape[1]
-    size = _bucket(length)
+    size = bucket(length)
     if not dict(static).get("causal") or size == length:
         return None
     padded = eager_forward(CONSTANT_PAD, (("pads", ((0, 0), (0, size - length), (0, 0))),

@@ -22,6 +22,7 @@ from jax import lax
 
 from .. import _dispatch, _dtype as D, _meta, _x64
 from .._dispatch import Op, _raw_fn, call, forward_fn, is_traced, wrap_outputs
+from .._host import in_buckets
 from .._inplace import inplace_method
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
@@ -277,7 +278,9 @@ def _group_norm(x, w, b, eps, groups, present):
     return y.astype(x.dtype)
 
 
-LAYER_NORM = Op("layer_norm", _layer_norm, "NativeLayerNormBackward0", inputs=3, saves=(0, 1, 2))
+LAYER_NORM = Op("layer_norm", _layer_norm, "NativeLayerNormBackward0", inputs=3, saves=(0, 1, 2),
+                pieces=lambda arrays, static: in_buckets(   # NOTE [ rows in buckets ] in _host.py
+                    LAYER_NORM, static, arrays, (arrays[0].ndim - dict(static)["nd"], None, None)))
 GROUP_NORM = Op("group_norm", _group_norm, "NativeGroupNormBackward0", inputs=3, saves=(0, 1))
 
 
