@@ -553,20 +553,27 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
 
 
 def test_new_small_shapes_move_on_the_host(monkeypatch):
-    """Once an op's programs were traced for SHAPES_MET shapes, a slice, a pad with zeros, a cat
-    or an embedding of small arrays on a CPU runs with numpy for its first RENT calls of a shape
-    (no trace), then compiles; the host's results are the programs' (values, dtype, shape,
-    device).  Large arrays, mixed dtypes, cropping or other pad values, and an op not meeting new
-    shapes compile (NOTE [ new shapes moved on the host ] in torchlike/_host.py)."""
+    """Once an op's programs were traced for SHAPES_MET shapes, a slice, a pad with zeros, a cat,
+    an embedding, a split or a view op (view, transpose, permute, expand, ...) of small arrays on
+    a CPU runs with numpy for its first RENT calls of a shape (no trace), then compiles; the
+    host's results are the programs' (values, dtype, shape, device).  Large arrays, mixed
+    dtypes, cropping or other pad values, and an op not meeting new shapes compile (NOTE [ new shapes moved on the host ] in torchlike/_host.py)."""
     from torchlike import _host
-    from torchlike._ops import embedding, shape, spatial
+    from torchlike._ops import embedding, join, shape, spatial
     F = tl.nn.functional
-    cases = [  # (op, what runs it over x): a dynamic start, a step, each dtype
+    cases = [  # (op, what runs it over x): a dynamic start, a step, each dtype, the view ops
         (shape.SLICE, lambda x: x[1:, 2:7:2]), (shape.SLICE, lambda x: x[:, -3:]),
         (spatial.CONSTANT_PAD, lambda x: F.pad(x, (1, 2, 0, 3))),
         (spatial.CONSTANT_PAD, lambda x: F.pad(x, (0, 1), value=-0.0)),
         (shape._cat, lambda x: tl.cat([x, x[:2]], 0)),
-        (embedding.EMBEDDING, lambda x: F.embedding(tl.tensor([[4, 0], [2, 2]]), x))]
+        (embedding.EMBEDDING, lambda x: F.embedding(tl.tensor([[4, 0], [2, 2]]), x)),
+        (shape.VIEW, lambda x: x.view(9, 5)), (shape.TRANSPOSE, lambda x: x.transpose(0, 1)),
+        (shape.T, lambda x: x.t()), (shape.PERMUTE, lambda x: x.permute(1, 0)),
+        (shape.UNSQUEEZE, lambda x: x.unsqueeze(1)), (shape.EXPAND, lambda x: x.expand(2, 5, 9)),
+        (shape.SQUEEZE[1], lambda x: x.view(5, 1, 9).squeeze(1)),
+        (shape.SELECT, lambda x: x.select(1, 7)),
+        (shape.UNSAFE_VIEW, lambda x: x.t().reshape(45)),
+        (join.SPLIT["SplitWithSizes"], lambda x: x.split([2, 4, 3], 1)[1])]
 
     def run(f, x, host):
         monkeypatch.setattr(_host, "SHAPES_MET", -1 if host else 10 ** 9)
@@ -594,7 +601,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
     for op, f in [(spatial.CONSTANT_PAD, lambda x: F.pad(x, (1, 1), value=1.0)),
                   (spatial.CONSTANT_PAD, lambda x: F.pad(x, (-1, 1))),
                   (shape._cat, lambda x: tl.cat([x, x.double()], 0)),
-                  (shape.SLICE, lambda x: tl.zeros(67, 62)[1:])]:
+                  (shape.SLICE, lambda x: tl.zeros(_host.MOVED // 500 + 1, 500)[1:])]:
         traces = op._traces[0]
         f(tl.randn(2, 19))._value()   # (read: NOTE [ cuts gathered by stack ])
         assert op._traces[0] > traces
@@ -602,6 +609,12 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
     traces = shape.SLICE._traces[0]
     x[:, 5:]
     assert shape.SLICE._traces[0] == traces + 1
+    asked = []   # the rule is asked until the program ran for these avals, then not
+    monkeypatch.setattr(shape.VIEW, "cold", lambda arrays, static: asked.append(static))
+    y = tl.randn(6, 7)
+    for _ in range(3):
+        y.view(42)._value(), y.double().view(42)._value()
+    assert len(asked) == 2
 
 
 def test_rows_of_new_shapes_run_in_buckets(monkeypatch):

@@ -74,13 +74,13 @@ class Op:
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
-                 "_node_cls",
+                 "cold", "_hot", "_node_cls",
                  "_specialised", "residuals", "fusion", "_traces")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
-                 grad_pieces=None, residuals=False, fusion=False):
+                 grad_pieces=None, cold=None, residuals=False, fusion=False):
         self.name = name
         self.fn = fn
         self.node = node
@@ -137,6 +137,12 @@ class Op:
         # program instead.
         self.pieces = pieces
         self.grad_pieces = grad_pieces
+        # Outside tracing, where the op's program has not run for its operands' avals (as
+        # ``_hot``, keyed by the program and the avals, records), cold(arrays, static) may give
+        # its output without it (moved or bucketed on the host: NOTE [ new shapes moved on the
+        # host ] in _host.py); None runs the program, and its shapes are hot from then on
+        self.cold = cold
+        self._hot = {}
         # Recorded eagerly, the op keeps the residuals of its VJP for backward instead of
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
@@ -503,19 +509,29 @@ def eager_forward(op, static, dt, arrays):
     if op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
         return pieces
     fn = op._fwd.get((static, dt))
+    operands = arrays
     if fn is None:
         if op.dynamic:
             fixed, values = split_dynamic(op.dynamic, static)
             fn = _specialised_fn(op, static, fixed, dt)
             if fn is None:
                 fn = dynamic_forward_fn(op, fixed, dt)
-                arrays = (*arrays, *values)
+                operands = (*arrays, *values)
         else:
             fn = forward_fn(op, static, dt)
+    if op.cold is not None:   # (NOTE [ new shapes moved on the host ] in _host.py)
+        a = arrays[0]   # (a view's one operand: the common case, kept short)
+        key = (id(fn), a.aval) if len(arrays) == 1 and type(a) is ArrayImpl else (
+            id(fn), *[a.aval if type(a) is ArrayImpl else a for a in arrays])
+        if key not in op._hot:
+            out = op.cold(arrays, static)
+            if out is not None:
+                return out
+            remember(op._hot, key, True)
     try:
-        return fn(*arrays)
+        return fn(*operands)
     except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
-        return inlined(e, fn, *arrays)
+        return inlined(e, fn, *operands)
 
 
 def _lazy_forward(op, static, dt, arrays):

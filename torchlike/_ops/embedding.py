@@ -67,7 +67,7 @@ def _rows_on_host(static, weight, indices):
 
 
 EMBEDDING = Op("embedding", _embedding, "EmbeddingBackward0", inputs=1, saves=(1,),
-               pieces=_gathered)
+               cold=_gathered)
 
 
 def _renorm(weight, indices, max_norm, norm_type):

@@ -31,6 +31,9 @@ SPLIT = {kind: Op("split", _slices, f"{kind}Backward0", saves=(),
                   pieces=lambda arrays, static: S.pieces_of(arrays[0], static[0][1],
                                                              static[1][1]))
          for kind in ("Split", "SplitWithSizes", "UnsafeSplit")}
+for _op in SPLIT.values():   # (NOTE [ new shapes moved on the host ] in _host.py)
+    _op.cold = S.moved_by(_op, lambda x, dim, bounds: tuple(
+        np.split(x, [b for _, b in bounds[:-1]], axis=dim)))
 
 
 def _split_views(input, kind, dim, sizes):

@@ -163,24 +163,16 @@ def slice_static(dim, start, stop, step):
 def _unprogrammed(arrays, static):
     """A slice that keeps all of its dim: the array itself, with no program (still a view with
     SliceBackward0, as in PyTorch).  A context window cut from a sequence shorter than it,
-    ``x[:, -n:]``, is one, and would compile a program for each new length.  Another, of a
-    new small shape, may be cut on the host (NOTE [ new shapes moved on the host ])."""
+    ``x[:, -n:]``, is one, and would compile a program for each new length."""
     x = arrays[0]
     (_, dim), (_, start), _, (_, size) = static
-    if start == 0 and size == x.shape[dim]:
-        return x
-    return moved_on_host(SLICE, static, arrays, _slice_on_host)
-
-
-def _slice_on_host(static, x):
-    (_, dim), (_, start), (_, step), (_, size) = static
-    return x[(slice(None),) * dim + (slice(start, start + size * step, step),)]
+    return x if start == 0 and size == x.shape[dim] else None
 
 
 SELECT = Op("select", lambda x, dim, index: jax.lax.dynamic_index_in_dim(x, index, dim, False),
             "SelectBackward0", saves=(), view=_selected, dynamic=("index",))
 SLICE = Op("slice", _slice, "SliceBackward0", saves=(), view=_sliced, dynamic=("start",),
-           pieces=_unprogrammed)
+           pieces=_unprogrammed)   # (a cut of a new shape: cold below)
 
 # NOTE [ many outputs ]
 # XLA on the CPU compiles a kernel per output of a program, about 15-20 ms each on the 2-core
@@ -281,6 +273,28 @@ def view_as(x, other):
 
 UNSAFE_VIEW = Op("_unsafe_view", lambda x, shape: x.reshape(shape), "UnsafeViewBackward0",
                  saves=())
+
+
+def moved_by(op, fn):
+    """``op.cold``: its array made by ``fn(x, **static)`` on the host where ``op`` keeps meeting
+    new small shapes (NOTE [ new shapes moved on the host ] in _host.py)."""
+    def move(static, x):
+        return fn(x, **dict(static))
+    return lambda arrays, static: moved_on_host(op, static, arrays, move)
+
+
+for _op, _fn in ((SLICE, lambda x, dim, start, step, size: x[
+                     (slice(None),) * dim + (slice(start, start + size * step, step),)]),
+                 (VIEW, lambda x, shape: x.reshape(shape)),
+                 (UNSAFE_VIEW, lambda x, shape: x.reshape(shape)),
+                 (TRANSPOSE, lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1) if x.ndim else x),
+                 (T, lambda x: x.T),
+                 (PERMUTE, lambda x, dims: np.transpose(x, dims)),
+                 (UNSQUEEZE, lambda x, dim: np.expand_dims(x, dim)),
+                 *((_sq, lambda x, dims: np.squeeze(x, dims)) for _sq in SQUEEZE.values()),
+                 (EXPAND, lambda x, shape: np.broadcast_to(x, shape)),
+                 (SELECT, lambda x, dim, index: np.take(x, index, axis=dim))):
+    _op.cold = moved_by(_op, _fn)
 
 
 def reshape(x, *shape):
@@ -483,7 +497,7 @@ def _one_dtype(static, arrays):
 
 
 @defop("cat", "CatBackward0", saves=(), promote="common",
-       grad_pieces=_gradient_pieces(False), pieces=_joined)
+       grad_pieces=_gradient_pieces(False), cold=_joined)
 def _cat(*xs, dim):
     return jnp.concatenate(xs, axis=dim)
 

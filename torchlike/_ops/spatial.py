@@ -80,7 +80,7 @@ def _pad_on_host(static, x):   # (-0.0 stays -0.0, as lax.pad's)
 
 
 CONSTANT_PAD = Op("constant_pad_nd", _constant_pad, "ConstantPadNdBackward0", saves=(),
-                  pieces=_padded)
+                  cold=_padded)
 REFLECTION_PAD = {k: Op(f"reflection_pad{k}d", _then_crop(lambda x, p: jnp.pad(x, p, "reflect")),
                         f"ReflectionPad{k}DBackward0", saves=()) for k in (1, 2, 3)}
 REPLICATION_PAD = {k: Op(f"replication_pad{k}d", _then_crop(lambda x, p: jnp.pad(x, p, "edge")),
