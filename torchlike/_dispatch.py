@@ -138,7 +138,7 @@ class Op:
         self.pieces = pieces
         self.grad_pieces = grad_pieces
         # Outside tracing, where the op's program has not run for its operands' avals (as
-        # ``_hot``, keyed by the program and the avals, records), cold(arrays, static) may give
+        # ``_hot``, keyed by the program and the avals, records), cold(arrays, static, dt) may give
         # its output without it (moved or bucketed on the host: NOTE [ new shapes moved on the
         # host ] in _host.py); None runs the program, and its shapes are hot from then on
         self.cold = cold
@@ -162,9 +162,23 @@ class Op:
         return f"<op {self.name}>"
 
 
-def elementwise_op(name, fn, node, **kwargs):
-    """An elementwise Op: its result takes the layout of its inputs (_layout.py)."""
-    return Op(name, fn, node, elementwise=True, **kwargs)
+def elementwise_op(name, fn, node, broadcasts=True, **kwargs):
+    """An elementwise Op: its result takes the layout of its inputs (_layout.py).  Where its
+    operands ``broadcasts`` as numpy's do (not prelu's weight), a new shape may run flattened in
+    a bucket (NOTE [ rows in buckets ] in _host.py)."""
+    op = Op(name, fn, node, elementwise=True, **kwargs)
+    if broadcasts:
+        op.cold = elementwise_cold(op)
+    return op
+
+
+def elementwise_cold(op):
+    """The ``cold`` rule of an op whose result is its operands broadcast, element by element
+    (NOTE [ rows in buckets ] in _host.py)."""
+    def cold(arrays, static, dt):
+        from ._host import elementwise_in_buckets   # (_host builds on this module)
+        return elementwise_in_buckets(op, static, dt, arrays)
+    return cold
 
 
 def defop(name, node, **kwargs):
@@ -522,9 +536,9 @@ def eager_forward(op, static, dt, arrays):
     if op.cold is not None:   # (NOTE [ new shapes moved on the host ] in _host.py)
         a = arrays[0]   # (a view's one operand: the common case, kept short)
         key = (id(fn), a.aval) if len(arrays) == 1 and type(a) is ArrayImpl else (
-            id(fn), *[a.aval if type(a) is ArrayImpl else a for a in arrays])
+            id(fn), *[a.aval if type(a) is ArrayImpl else type(a) for a in arrays])
         if key not in op._hot:
-            out = op.cold(arrays, static)
+            out = op.cold(arrays, static, dt)
             if out is not None:
                 return out
             remember(op._hot, key, True)

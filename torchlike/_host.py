@@ -54,6 +54,7 @@ RENT = 16             # host calls of one combination of shapes before its progr
 MOVED = 1 << 18       # elements: the largest array read on the host
 _RENTED = {}          # (op, static, operand avals) -> host calls so far
 _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
+_SCALARS = (bool, int, float, complex)
 
 
 def _rented(op, static, arrays, read):
@@ -76,8 +77,8 @@ def _rented(op, static, arrays, read):
             aval = a.aval
             avals.append((aval.shape, aval.dtype))
             placed.append(a)
-        elif type(a) is float:   # (an absent operand's placeholder)
-            avals.append(a)
+        elif type(a) in _SCALARS:   # (a Python number: a traced operand, whatever its value)
+            avals.append(type(a))
         else:
             return None
     key = (op, static, tuple(avals))
@@ -128,22 +129,33 @@ def bucket(length):
 
 # NOTE [ rows in buckets ]
 # A layer norm and a linear layer treat each row of their input (every index of its leading dims)
-# on its own, and a generation loop whose context grows a token a step meets them at a new number
-# of rows each step: examples/pytorch/transformer_lm.py's 40-character sample compiled its final
-# layer norm and its head for each of 29 lengths, 1.3 and 0.4 s of its compiles and traces.
-# Where such an op keeps meeting new small shapes on a CPU (as for the host's moves above: past
-# SHAPES_MET traces, the rows at most ``_quick._SMALL`` elements, the first RENT calls of a
-# combination of shapes), its rows are flattened into one dim and padded with zero rows up to a
-# bucket (``bucket``, as the causal encoder layer's length: NOTE [ causal encoder layers in
-# buckets ] in _ops/attention.py) on the host, the op's program runs at the bucket's shape, and
-# the real rows are cut from its result on the host: one program per bucket for every shape of
-# leading dims (a bucket's number of rows in several dims runs it too, flattened).  Each real row
-# is the same arithmetic over the same values, but the exact shape's program may order its sums
-# otherwise (one row's product runs as a matrix-vector product), so the results may differ in
-# the last bits: over (1, t, 32) for t = 1..39, a head of 92 outputs and a layer norm matched the
-# exact programs bit for bit at 36 of the 39 lengths, and within 2 ulp of the largest value at
-# the others (the head at t = 1, the layer norm at 15 and 16).
-def in_buckets(op, static, arrays, lead):
+# on its own, an elementwise op each element of its operands broadcast, and a batched product
+# each row of its first operand against each column of its second; a generation loop whose
+# context grows a token a step meets them at a new shape each step: examples/pytorch/
+# transformer_lm.py's 40-character sample compiled its final layer norm and its head for each of
+# 29 lengths, 1.3 and 0.4 s of its compiles and traces, and a nanoGPT-style sample (NOTE [ new
+# shapes moved on the host ] above) its adds, scalings, masks, GELUs and attention products,
+# some 500 programs.  Where such an op keeps meeting new shapes on a CPU (its ``cold`` rule, as
+# for the host's moves above: past SHAPES_MET traces, what is read on the host at most ``MOVED``
+# elements, the first RENT calls of a combination of shapes), its operands are padded on the host
+# and its program runs at the padded shape, and the real results are cut from its output on the
+# host: a layer norm's or a linear layer's rows flattened into one dim and padded with zero rows
+# to a bucket (``bucket``, as the causal encoder layer's length: NOTE [ causal encoder layers in
+# buckets ] in _ops/attention.py; a bucket's number of rows in several dims runs it too,
+# flattened); an elementwise op's operands (masked_fill's too) broadcast, flattened and padded
+# with ones to a power of two (its elements cost little, and a (T, T) mask's T*T elements would
+# meet a finer bucket at nearly every T); a batched product's three dims padded with zeros to
+# powers of two (the padded terms of its sums are exact zeros).  One program then serves every
+# shape within a bucket.  Each real element is the same arithmetic over the same values, but the
+# exact shape's program may order its sums otherwise (one row's product runs as a
+# matrix-vector product), so the results may differ in the last bits: over (1, t, 32) for t =
+# 1..39, a head of 92 outputs and a layer norm matched the exact programs bit for bit at 36 of
+# the 39 lengths, and within 2 ulp of the largest value at the others (the head at t = 1, the
+# layer norm at 15 and 16); exp, tanh, GELU (both), sigmoid, log, sin, erf, softplus, SiLU, a
+# power, rsqrt, a scaling and an add over (1, t, 64) flattened and padded matched theirs bit for
+# bit at every t from 1 to 69, at one optimisation level (a program compiled at level 0 and one
+# at level 1 already differ: NOTE [ programs for ever new shapes ] in _quick.py).
+def in_buckets(op, static, dt, arrays, lead):
     """``op``'s output over ``arrays`` from its program at a bucket's number of rows, where the
     first ``lead[i]`` dims of operand i are rows (None: operand i is taken whole), and ``op``
     keeps meeting new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own
@@ -161,5 +173,45 @@ def in_buckets(op, static, arrays, lead):
     for i in padded:
         a = np.asarray(arrays[i]).reshape(rows, *arrays[i].shape[lead[i]:])
         moved[i] = put(np.pad(a, [(0, size - rows)] + [(0, 0)] * (a.ndim - 1)), device)
-    out = np.asarray(eager_forward(op, static, None, moved))
+    out = np.asarray(eager_forward(op, static, dt, moved))
     return put(np.array(out[:rows].reshape(shape + out.shape[1:])), device)
+
+
+def batched_in_buckets(op, static, dt, arrays):
+    """A batched product's output (``a @ b`` over (batch, n, k) and (batch, k, m)) from its
+    program over ``n``, ``k`` and ``m`` padded with zeros to powers of two, where ``op`` keeps
+    meeting new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own program
+    should run."""
+    a, b = arrays[0].shape, arrays[1].shape
+    sizes = [max(8, 1 << (d - 1).bit_length()) for d in (a[1], a[2], b[2])]
+    if sizes == [a[1], a[2], b[2]] or (device := _rented(op, static, arrays, (0, 1))) is None:
+        return None
+    n, k, m = sizes
+    moved = [put(np.pad(np.asarray(x), [(0, 0), (0, p - x.shape[1]), (0, q - x.shape[2])]),
+                 device) for x, p, q in ((arrays[0], n, k), (arrays[1], k, m))]
+    out = np.asarray(eager_forward(op, static, dt, moved))
+    return put(np.array(out[:, :a[1], :b[2]]), device)
+
+
+def elementwise_in_buckets(op, static, dt, arrays):
+    """An elementwise op's output over ``arrays`` from its program over its array operands
+    broadcast, flattened and padded with ones to a bucket's length, where ``op`` keeps meeting
+    new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own program should
+    run."""
+    read = [i for i, a in enumerate(arrays) if type(a) is ArrayImpl]
+    if not read:
+        return None
+    shape = np.broadcast_shapes(*[arrays[i].shape for i in read])
+    n = math.prod(shape)
+    size = max(8, 1 << (n - 1).bit_length())   # (a power of two: elements cost little)
+    if size == n and len(shape) == 1 and all(arrays[i].shape == shape for i in read) or \
+            (device := _rented(op, static, arrays, read)) is None:
+        return None
+    moved = list(arrays)
+    for i in read:
+        flat = np.broadcast_to(np.asarray(arrays[i]), shape).reshape(-1)
+        moved[i] = put(np.concatenate([flat, np.ones(size - n, flat.dtype)]), device)
+    out = eager_forward(op, static, dt, moved)
+    if type(out) is tuple:   # (frexp's mantissas and exponents)
+        return tuple([put(np.array(np.asarray(o)[:n].reshape(shape)), device) for o in out])
+    return put(np.array(np.asarray(out)[:n].reshape(shape)), device)

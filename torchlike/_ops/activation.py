@@ -234,7 +234,7 @@ RRELU_TRAIN = Op("rrelu_with_noise", _rrelu_train, "RreluWithNoiseBackward0", sa
 RRELU_TRAIN_ = Op("rrelu_with_noise_", _rrelu_train, "RreluWithNoiseBackward1",
                   saves=("result",), inputs=1, elementwise=True)
 GLU = Op("glu", _glu, "GluBackward0", saves=(0,))
-PRELU = elementwise_op("prelu", _prelu, "PreluKernelBackward0")
+PRELU = elementwise_op("prelu", _prelu, "PreluKernelBackward0", broadcasts=False)
 
 
 # --- relu family --------------------------------------------------------------------------------

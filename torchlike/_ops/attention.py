@@ -52,8 +52,8 @@ def _linear(x, w, *bias, precision):
 
 # NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
 # maths as the composite below, without its three or four dispatches.
-LINEAR = Op("linear", _linear, None, cold=lambda arrays, static: in_buckets(
-    LINEAR, static, arrays, (arrays[0].ndim - 1, None, None)))   # NOTE [ rows in buckets ]
+LINEAR = Op("linear", _linear, None, cold=lambda arrays, static, dt: in_buckets(
+    LINEAR, static, dt, arrays, (arrays[0].ndim - 1, None, None)))   # NOTE [ rows in buckets ]
 # the same, its output's view folded (NOTE [ folded views ] in _dispatch.py; ``_out``)
 _LINEAR_VIEW = Op("linear", _linear, None, view_out=(VIEW, "out"))
 

@@ -56,7 +56,7 @@ def _embedding(weight, indices, padding_idx, scale_grad_by_freq):
     return rows
 
 
-def _gathered(arrays, static):
+def _gathered(arrays, static, dt):
     """The rows of new small shapes, gathered on the host (NOTE [ new shapes moved on the
     host ]): the indices were checked there already (check_index_range)."""
     return moved_on_host(EMBEDDING, static, arrays, _rows_on_host)

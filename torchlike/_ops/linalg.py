@@ -20,6 +20,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _precision
 from .._dispatch import Op, call, with_out as _out
+from .._host import batched_in_buckets
 from .._inplace import inplace
 from .._tensor import _wrap_dim
 from . import pointwise as pw, reduce as _reduce, shape as _shape
@@ -164,7 +165,8 @@ def _unsafe_view(x, shape):
 _CROSS = {0: (1,), 1: (0,)}
 MM = Op("mm", _matmul, "MmBackward0", saves=_CROSS)
 MM_ROWS = Op("mm", _rows_product, "MmBackward0", saves=_CROSS)   # NOTE [ flattened rows ]
-BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS)
+BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS, cold=lambda arrays, static, dt: (
+    batched_in_buckets(BMM, static, dt, arrays)))   # NOTE [ rows in buckets ] in _host.py
 MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)
 DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 

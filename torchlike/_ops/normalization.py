@@ -279,8 +279,9 @@ def _group_norm(x, w, b, eps, groups, present):
 
 
 LAYER_NORM = Op("layer_norm", _layer_norm, "NativeLayerNormBackward0", inputs=3, saves=(0, 1, 2),
-                cold=lambda arrays, static: in_buckets(   # NOTE [ rows in buckets ] in _host.py
-                    LAYER_NORM, static, arrays, (arrays[0].ndim - dict(static)["nd"], None, None)))
+                cold=lambda arrays, static, dt: in_buckets(   # NOTE [ rows in buckets ] in _host.py
+                    LAYER_NORM, static, dt, arrays, (arrays[0].ndim - dict(static)["nd"], None,
+                                                     None)))
 GROUP_NORM = Op("group_norm", _group_norm, "NativeGroupNormBackward0", inputs=3, saves=(0, 1))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._creation import from_host
-from .._dispatch import Op, call, with_out
+from .._dispatch import Op, call, elementwise_cold, with_out
 from .._tensor import Tensor, _wrap_dim, check_index_range, host_values, values_for_shape
 from . import shape
 from .index import (_MASKS, INDEX_PUT, _accumulate, _advanced, _index, check_put, set_at,
@@ -179,6 +179,8 @@ INDEX_FILL_T = Op("index_fill", _index_fill, "IndexFillBackward1", inputs=2, sav
 _masked_fill = lambda x, value, mask: jnp.where(mask, jnp.asarray(value).astype(x.dtype), x)  # noqa
 MASKED_FILL = Op("masked_fill", _masked_fill, "MaskedFillBackward0", inputs=1, saves="indices")
 MASKED_FILL_T = Op("masked_fill", _masked_fill, "MaskedFillBackward1", inputs=2, saves="indices")
+for _op in (MASKED_FILL, MASKED_FILL_T):   # (NOTE [ rows in buckets ] in _host.py)
+    _op.cold = elementwise_cold(_op)
 MASKED_SCATTER = Op("masked_scatter", _masked_scatter, "MaskedScatterBackward0", inputs=2,
                     saves="indices")
 MASKED_SELECT = Op("masked_select", lambda x, flat, shape: jnp.broadcast_to(x, shape).ravel()[flat],

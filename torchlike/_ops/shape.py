@@ -280,7 +280,7 @@ def moved_by(op, fn):
     new small shapes (NOTE [ new shapes moved on the host ] in _host.py)."""
     def move(static, x):
         return fn(x, **dict(static))
-    return lambda arrays, static: moved_on_host(op, static, arrays, move)
+    return lambda arrays, static, dt: moved_on_host(op, static, arrays, move)
 
 
 for _op, _fn in ((SLICE, lambda x, dim, start, step, size: x[
@@ -482,7 +482,7 @@ def contiguous(x, memory_format=None):
     return clone(x, memory_format=memory_format)
 
 
-def _joined(arrays, static):
+def _joined(arrays, static, dt):
     """A cat of one dtype and new small shapes, on the host (NOTE [ new shapes moved on the
     host ])."""
     return moved_on_host(_cat, static, arrays, _cat_on_host, _one_dtype)

@@ -58,7 +58,7 @@ def _then_crop(fn):
     return padded
 
 
-def _padded(arrays, static):
+def _padded(arrays, static, dt):
     """A pad with zeros (no cropping) of a new small shape, on the host (NOTE [ new shapes moved
     on the host ])."""
     return moved_on_host(CONSTANT_PAD, static, arrays, _pad_on_host, _zeros_around)
