@@ -620,8 +620,8 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
 
 
 def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
-    """Once a layer norm, a linear layer (unrecorded), an elementwise op, masked_fill or bmm
-    keeps meeting new small shapes on a CPU, it runs padded to a bucket (rows; elements
+    """Once a layer norm, a linear layer (unrecorded), an elementwise op, masked_fill, bmm or a
+    softmax keeps meeting new small shapes on a CPU, it runs padded to a bucket (rows; elements
     broadcast and flattened; a product's three dims): one program for every shape within a
     bucket, the real results the exact program's (up to the order of its sums), and after RENT
     calls of a shape its own program compiles (NOTE [ rows in buckets ] in
@@ -637,7 +637,8 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
                                                                lb)),
              (pointwise.MUL, lambda x: x * tl.arange(16.0)), (activation.GELU, F.gelu),
              (scatter.MASKED_FILL, lambda x: x.masked_fill(w[0] > 0, -1.5)),
-             (linalg.BMM, lambda x: tl.bmm(x, x.transpose(1, 2)))]
+             (linalg.BMM, lambda x: tl.bmm(x, x.transpose(1, 2))),
+             (activation.SOFTMAX, lambda x: F.softmax(x, -1))]
 
     def run(f, x, host):
         monkeypatch.setattr(_host, "SHAPES_MET", -1 if host else 10 ** 9)

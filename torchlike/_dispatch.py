@@ -140,7 +140,8 @@ class Op:
         # Outside tracing, where the op's program has not run for its operands' avals (as
         # ``_hot``, keyed by the program and the avals, records), cold(arrays, static, dt) may give
         # its output without it (moved or bucketed on the host: NOTE [ new shapes moved on the
-        # host ] in _host.py); None runs the program, and its shapes are hot from then on
+        # host ] in _host.py); None runs the program, and those avals are hot from then on (a
+        # dropped program's id, reused by another, at worst spares a shape its rule)
         self.cold = cold
         self._hot = {}
         # Recorded eagerly, the op keeps the residuals of its VJP for backward instead of

@@ -127,6 +127,11 @@ def bucket(length):
     return -(-length // step) * step
 
 
+def _power_of_two(length):
+    """``length`` rounded up to a power of two, at least 8 (NOTE [ rows in buckets ])."""
+    return max(8, 1 << (length - 1).bit_length())
+
+
 # NOTE [ rows in buckets ]
 # A layer norm and a linear layer treat each row of their input (every index of its leading dims)
 # on its own, an elementwise op each element of its operands broadcast, and a batched product
@@ -134,8 +139,8 @@ def bucket(length):
 # context grows a token a step meets them at a new shape each step: examples/pytorch/
 # transformer_lm.py's 40-character sample compiled its final layer norm and its head for each of
 # 29 lengths, 1.3 and 0.4 s of its compiles and traces, and a nanoGPT-style sample (NOTE [ new
-# shapes moved on the host ] above) its adds, scalings, masks, GELUs and attention products,
-# some 500 programs.  Where such an op keeps meeting new shapes on a CPU (its ``cold`` rule, as
+# shapes moved on the host ] above) its adds, scalings, masks, GELUs, attention products and
+# softmaxes, some 600 programs.  Where such an op keeps meeting new shapes on a CPU (its ``cold`` rule, as
 # for the host's moves above: past SHAPES_MET traces, what is read on the host at most ``MOVED``
 # elements, the first RENT calls of a combination of shapes), its operands are padded on the host
 # and its program runs at the padded shape, and the real results are cut from its output on the
@@ -145,7 +150,9 @@ def bucket(length):
 # flattened); an elementwise op's operands (masked_fill's too) broadcast, flattened and padded
 # with ones to a power of two (its elements cost little, and a (T, T) mask's T*T elements would
 # meet a finer bucket at nearly every T); a batched product's three dims padded with zeros to
-# powers of two (the padded terms of its sums are exact zeros).  One program then serves every
+# powers of two (the padded terms of its sums are exact zeros); a softmax's or log-softmax's
+# rows over its last dim padded with zero rows, and that dim with -inf (no part of its max or
+# sum), each to a power of two.  One program then serves every
 # shape within a bucket.  Each real element is the same arithmetic over the same values, but the
 # exact shape's program may order its sums otherwise (one row's product runs as a
 # matrix-vector product), so the results may differ in the last bits: over (1, t, 32) for t =
@@ -183,7 +190,7 @@ def batched_in_buckets(op, static, dt, arrays):
     meeting new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own program
     should run."""
     a, b = arrays[0].shape, arrays[1].shape
-    sizes = [max(8, 1 << (d - 1).bit_length()) for d in (a[1], a[2], b[2])]
+    sizes = [_power_of_two(d) for d in (a[1], a[2], b[2])]
     if sizes == [a[1], a[2], b[2]] or (device := _rented(op, static, arrays, (0, 1))) is None:
         return None
     n, k, m = sizes
@@ -193,9 +200,30 @@ def batched_in_buckets(op, static, dt, arrays):
     return put(np.array(out[:, :a[1], :b[2]]), device)
 
 
+def softmax_in_buckets(op, static, dt, arrays):
+    """A (log-)softmax's output over its last dim from its program over rows padded with zeros
+    and the last dim padded with -inf (which takes no part), each to a power of two, where ``op``
+    keeps meeting new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own
+    program should run."""
+    x = arrays[0]
+    shape = x.shape
+    if not shape or dict(static)["dim"] != len(shape) - 1 or not (
+            x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16):
+        return None
+    rows, length = math.prod(shape[:-1]), shape[-1]
+    size = _power_of_two(rows), _power_of_two(length)
+    if size == (rows, length) or (device := _rented(op, static, arrays, (0,))) is None:
+        return None
+    padded = np.full(size, -np.inf, x.dtype)
+    padded[rows:] = 0
+    padded[:rows, :length] = np.asarray(x).reshape(rows, length)
+    out = np.asarray(eager_forward(op, (("dim", 1),), dt, [put(padded, device)]))
+    return put(np.array(out[:rows, :length].reshape(shape)), device)
+
+
 def elementwise_in_buckets(op, static, dt, arrays):
     """An elementwise op's output over ``arrays`` from its program over its array operands
-    broadcast, flattened and padded with ones to a bucket's length, where ``op`` keeps meeting
+    broadcast, flattened and padded with ones to a power of two, where ``op`` keeps meeting
     new small shapes on a CPU (NOTE [ rows in buckets ]); None where its own program should
     run."""
     read = [i for i, a in enumerate(arrays) if type(a) is ArrayImpl]
@@ -203,7 +231,7 @@ def elementwise_in_buckets(op, static, dt, arrays):
         return None
     shape = np.broadcast_shapes(*[arrays[i].shape for i in read])
     n = math.prod(shape)
-    size = max(8, 1 << (n - 1).bit_length())   # (a power of two: elements cost little)
+    size = _power_of_two(n)
     if size == n and len(shape) == 1 and all(arrays[i].shape == shape for i in read) or \
             (device := _rented(op, static, arrays, read)) is None:
         return None

@@ -22,6 +22,7 @@ import numpy as np
 from .. import _amp_hook
 from .. import _dtype as D, _x64
 from .._dispatch import Op, call, elementwise_op
+from .._host import softmax_in_buckets
 from .._inplace import inplace as _inplace
 from .._quick import SOFTMAX_FUSION
 from .._random import _key, random_uniform
@@ -546,9 +547,12 @@ def _over_dim(fn):
 
 # (a large one compiles with the fusion emitters: NOTE [ quick compiles ] in _quick.py)
 SOFTMAX = Op("softmax", _over_dim(jax.nn.softmax), "SoftmaxBackward0", saves=("result",),
-             fusion=SOFTMAX_FUSION)
+             fusion=SOFTMAX_FUSION, cold=lambda arrays, static, dt: softmax_in_buckets(
+                 SOFTMAX, static, dt, arrays))   # NOTE [ rows in buckets ] in _host.py
 LOG_SOFTMAX = Op("log_softmax", _over_dim(jax.nn.log_softmax), "LogSoftmaxBackward0",
-                 saves=("result",), fusion=SOFTMAX_FUSION)
+                 saves=("result",), fusion=SOFTMAX_FUSION,
+                 cold=lambda arrays, static, dt: softmax_in_buckets(LOG_SOFTMAX, static, dt,
+                                                                    arrays))
 
 
 def _implicit_dim(name, ndim, stacklevel):
