@@ -680,6 +680,10 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     assert y.grad_fn.name() == y2.grad_fn.name() == "NativeLayerNormBackward0"
     np.testing.assert_allclose(y.detach().numpy(), y2.detach().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6, atol=1e-6)
+    monkeypatch.setattr(_host, "SHAPES_MET", -1)   # inside a jax trace: what the trace captures
+    x = tl.randn(7, 3)
+    out = jax.jit(lambda s: (x * 3 + 1)._value() * s)(2.0)
+    np.testing.assert_allclose(np.asarray(out), (x.numpy() * 3 + 1) * 2.0, rtol=1e-6)
 
 
 def _from_jax_case(T):

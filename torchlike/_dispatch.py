@@ -535,9 +535,7 @@ def eager_forward(op, static, dt, arrays):
         else:
             fn = forward_fn(op, static, dt)
     if op.cold is not None:   # (NOTE [ new shapes moved on the host ] in _host.py)
-        a = arrays[0]   # (a view's one operand: the common case, kept short)
-        key = (id(fn), a.aval) if len(arrays) == 1 and type(a) is ArrayImpl else (
-            id(fn), *[a.aval if type(a) is ArrayImpl else type(a) for a in arrays])
+        key = _hot_key(fn, arrays)
         if key not in op._hot:
             out = op.cold(arrays, static, dt)
             if out is not None:
@@ -547,6 +545,19 @@ def eager_forward(op, static, dt, arrays):
         return fn(*operands)
     except ValueError as e:   # inside another trace (NOTE [ quick compiles ] in _quick.py)
         return inlined(e, fn, *operands)
+
+
+def _hot_key(fn, arrays):
+    """``Op._hot``'s key of a call of program ``fn``: its operands' avals (a Python number's
+    type, whatever its value); one or two operands, the common cases, spelt out."""
+    a = arrays[0]
+    a = a.aval if type(a) is ArrayImpl else type(a)
+    if len(arrays) == 1:
+        return id(fn), a
+    if len(arrays) == 2:
+        b = arrays[1]
+        return id(fn), a, b.aval if type(b) is ArrayImpl else type(b)
+    return (id(fn), a, *[b.aval if type(b) is ArrayImpl else type(b) for b in arrays[1:]])
 
 
 def _lazy_forward(op, static, dt, arrays):

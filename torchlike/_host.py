@@ -30,7 +30,8 @@ most 2-4 ms more than the program's would, a compile's time.  Moving data is exa
 the result is an array like the program's, committed to the same device.  Reading an operand on
 the host waits for the ops that compute it, where the program would have been queued behind
 them; the rent's few calls a shape pay that.  On another kind of device the arrays would cross
-to the host and back, so nothing changes there; nor for operands that are traced, pending (lazy
+to the host and back, so nothing changes there (nor on a CPU device presented as CUDA, which
+stands for one); nor for operands that are traced, pending (lazy
 mode) or on meta.  At 16 shapes (the level-0 count, NOTE [ programs for ever new shapes ])
 transformer_lm compiled 293 programs where it compiled 418 (its generation 155 where 280), and
 XLA's compiles took 5.88, 5.57 s where they took 8.49, 8.19 (scripts/bench_programs.py, two
@@ -46,6 +47,7 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from ._creation import put
+from ._device import from_jax_device
 from ._dispatch import eager_forward, remember
 from ._tensor import ArrayImpl
 
@@ -57,12 +59,20 @@ _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
 _SCALARS = (bool, int, float, complex)
 
 
+try:
+    from jax._src.core import trace_ctx as _trace_ctx
+    top_level = _trace_ctx.is_top_level   # whether no jax trace is open: 0.2 us
+except (ImportError, AttributeError):   # another jax: as if a trace were open
+    def top_level():
+        return False
+
+
 def _rented(op, static, arrays, read):
-    """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes, the arrays at indices
-    ``read`` (those read on the host) are small, and this combination of shapes and arguments
-    has been run here fewer than RENT times, this call counted; None where its program should
-    run (NOTE [ new shapes moved on the host ])."""
-    if op._traces[0] <= SHAPES_MET:
+    """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes outside any jax trace,
+    the arrays at indices ``read`` (those read on the host) are small, and this combination of
+    shapes and arguments has been run here fewer than RENT times, this call counted; None where
+    its program should run (NOTE [ new shapes moved on the host ])."""
+    if op._traces[0] <= SHAPES_MET or not top_level():   # (in a trace: what it captures)
         return None
     for i in read:
         if type(arrays[i]) is not ArrayImpl:
@@ -90,7 +100,7 @@ def _rented(op, static, arrays, read):
             any(not a.committed or a.sharding != sharding for a in placed):
         return None
     device = next(iter(sharding.device_set))
-    if device.platform != "cpu":
+    if from_jax_device(device).type != "cpu":   # (a CPU device presented as CUDA too)
         if not calls:   # (filed as paid: these shapes on an accelerator run the program at once)
             remember(_RENTED, key, RENT, _MAX_RENTED)
         return None

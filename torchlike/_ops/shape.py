@@ -13,7 +13,7 @@ from jax.sharding import SingleDeviceSharding
 
 from .. import _dispatch, _layout
 from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
-from .._host import moved_on_host
+from .._host import moved_on_host, top_level as _top_level
 from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
 from .._lazy import Pending
@@ -542,18 +542,13 @@ class _Cut:
     def flush(self):
         prev = _x64_swap(True)   # as call() runs one (NOTE [ 64-bit types in torchlike's scope ])
         try:
+            # (0.2 us; entering eval_context costs 1.9)
             with contextlib.nullcontext() if _top_level() else jax.core.eval_context():
                 self.pending.value = eager_forward(self.op, self.static, None, [self.source])
         finally:
             _x64_restore(prev)
 
 
-try:   # (0.2 us; entering eval_context costs 1.9)
-    from jax._src.core import trace_ctx as _trace_ctx
-    _top_level = _trace_ctx.is_top_level
-except (ImportError, AttributeError):   # another jax: every flush in an eval context
-    def _top_level():
-        return False
 _CUT_AVALS = {}   # (shape, dtype) -> aval
 
 
