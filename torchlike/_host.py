@@ -17,28 +17,29 @@ some hundred calls on the host.
 So an op with a ``cold`` rule (a slice, a pad with zeros, a cat, an embedding's gather, a split
 and the view ops: view, _unsafe_view, transpose, t, permute, unsqueeze, squeeze, expand, select)
 tries it where its program has not run for its operands' avals (``Op._hot``, in _dispatch.py's
-``eager_forward``: a call of a shape already run pays only that lookup, 0.3-0.6 µs, and slices and
-cats no longer pay the shapes' lookup below, which cost them 1.5-2 µs a call).  Where every
-operand it reads is a concrete array of at most ``MOVED`` elements committed to one CPU device and
-the op's programs have been traced for more than ``SHAPES_MET`` shapes, the rule runs it with
-numpy for the first ``RENT`` calls of each combination of shapes and arguments, and the program
-compiles as before from the next one on: a shape a loop keeps meeting runs its program after a few
-calls (16: the nanoGPT sample cuts each length's views six times a step, the heads' q, k and v in
-two layers), and a shape met a few times costs no compile; ``RENT`` calls on the host cost at
-most 2-4 ms more than the program's would, a compile's time.  Moving data is exact either way
-(the same elements, no arithmetic: an embedding's indices were checked on the host already), and
-the result is an array like the program's, committed to the same device.  Reading an operand on
-the host waits for the ops that compute it, where the program would have been queued behind
-them; the rent's few calls a shape pay that.  On another kind of device the arrays would cross
-to the host and back, so nothing changes there (nor on a CPU device presented as CUDA, which
-stands for one); nor for operands that are traced, pending (lazy
-mode) or on meta.  At 16 shapes (the level-0 count, NOTE [ programs for ever new shapes ])
-transformer_lm compiled 293 programs where it compiled 418 (its generation 155 where 280), and
-XLA's compiles took 5.88, 5.57 s where they took 8.49, 8.19 (scripts/bench_programs.py, two
-interleaved runs on a busy machine; the wall time 21.2, 20.6 -> 15.6, 15.1 s, torch's 7.5-8.9
-s); at 4 the whole program compiled 245 (XLA's compiles 5.46, 4.57 s where 7.60, 7.57 without the
-host moves).  With the view ops and splits, rows in buckets (below) and the rent of 16, the
-nanoGPT sample took 20.1 s where it took 44.1 (torch: 0.18 s).
+``eager_forward``: a call of a shape already run pays only that lookup, 0.3-0.6 µs; the rent's
+own lookup, 1.5-2 µs, which slices and cats paid on every call once their op met a few shapes,
+is paid by such calls alone).  Where every operand it reads is a concrete array of at most
+``MOVED`` elements committed to one CPU device, no jax trace is open, and the op's programs have
+been traced for more than ``SHAPES_MET`` shapes, the rule runs it with numpy for the first
+``RENT`` calls of each combination of shapes and arguments, and the program compiles as before
+from the next one on: a shape a loop keeps meeting runs its program after a few calls (16: the
+nanoGPT sample cuts each length's views six times a step, the heads' q, k and v in two layers),
+and a shape met a few times costs no compile; ``RENT`` calls on the host cost at most 2-4 ms
+more than the program's would, a compile's time.  Moving data is exact either way (the same
+elements, no arithmetic: an embedding's indices were checked on the host already), and the
+result is an array like the program's, committed to the same device.  Reading an operand on the
+host waits for the ops that compute it, where the program would have been queued behind them;
+the rent's few calls a shape pay that.  On another kind of device the arrays would cross to the
+host and back, so nothing changes there (nor on a CPU device presented as CUDA, which stands for
+one); nor for operands that are traced, pending (lazy mode) or on meta.  At 16 shapes (the level-0
+count, NOTE [ programs for ever new shapes ]) transformer_lm compiled 293 programs where it
+compiled 418 (its generation 155 where 280), and XLA's compiles took 5.88, 5.57 s where they took
+8.49, 8.19 (scripts/bench_programs.py, two interleaved runs on a busy machine; the wall time 21.2,
+20.6 -> 15.6, 15.1 s, torch's 7.5-8.9 s); at 4 the whole program compiled 245 (XLA's compiles 5.46,
+4.57 s where 7.60, 7.57 without the host moves).  With the view ops and splits and the rent of 16
+the nanoGPT sample took 20.1 s where it took 44.1, and with the ops that compute in buckets (below)
+8.8, 9.5 s where 44.4, 48.1 (two interleaved runs; torch: 0.14 s).
 """
 import math
 
@@ -144,34 +145,34 @@ def _power_of_two(length):
 
 # NOTE [ rows in buckets ]
 # A layer norm and a linear layer treat each row of their input (every index of its leading dims)
-# on its own, an elementwise op each element of its operands broadcast, and a batched product
-# each row of its first operand against each column of its second; a generation loop whose
-# context grows a token a step meets them at a new shape each step: examples/pytorch/
-# transformer_lm.py's 40-character sample compiled its final layer norm and its head for each of
-# 29 lengths, 1.3 and 0.4 s of its compiles and traces, and a nanoGPT-style sample (NOTE [ new
-# shapes moved on the host ] above) its adds, scalings, masks, GELUs, attention products and
-# softmaxes, some 600 programs.  Where such an op keeps meeting new shapes on a CPU (its ``cold`` rule, as
-# for the host's moves above: past SHAPES_MET traces, what is read on the host at most ``MOVED``
-# elements, the first RENT calls of a combination of shapes), its operands are padded on the host
-# and its program runs at the padded shape, and the real results are cut from its output on the
-# host: a layer norm's or a linear layer's rows flattened into one dim and padded with zero rows
-# to a bucket (``bucket``, as the causal encoder layer's length: NOTE [ causal encoder layers in
-# buckets ] in _ops/attention.py; a bucket's number of rows in several dims runs it too,
-# flattened); an elementwise op's operands (masked_fill's too) broadcast, flattened and padded
-# with ones to a power of two (its elements cost little, and a (T, T) mask's T*T elements would
-# meet a finer bucket at nearly every T); a batched product's three dims padded with zeros to
-# powers of two (the padded terms of its sums are exact zeros); a softmax's or log-softmax's
-# rows over its last dim padded with zero rows, and that dim with -inf (no part of its max or
-# sum), each to a power of two.  One program then serves every
-# shape within a bucket.  Each real element is the same arithmetic over the same values, but the
-# exact shape's program may order its sums otherwise (one row's product runs as a
-# matrix-vector product), so the results may differ in the last bits: over (1, t, 32) for t =
-# 1..39, a head of 92 outputs and a layer norm matched the exact programs bit for bit at 36 of
-# the 39 lengths, and within 2 ulp of the largest value at the others (the head at t = 1, the
-# layer norm at 15 and 16); exp, tanh, GELU (both), sigmoid, log, sin, erf, softplus, SiLU, a
-# power, rsqrt, a scaling and an add over (1, t, 64) flattened and padded matched theirs bit for
-# bit at every t from 1 to 69, at one optimisation level (a program compiled at level 0 and one
-# at level 1 already differ: NOTE [ programs for ever new shapes ] in _quick.py).
+# on its own, an elementwise op each element of its operands broadcast, and a batched product each
+# row of its first operand against each column of its second; a generation loop whose context grows
+# a token a step meets them at a new shape each step: examples/pytorch/transformer_lm.py's
+# 40-character sample compiled its final layer norm and its head for each of 29 lengths, 1.3 and
+# 0.4 s of its compiles and traces, and a nanoGPT-style sample
+# (NOTE [ new shapes moved on the host ] above) its adds, scalings, masks, GELUs, attention
+# products and softmaxes, some 600 programs.  Where such an op keeps meeting new shapes on a CPU
+# (its ``cold`` rule, as for the host's moves above: past SHAPES_MET traces, what is read on the
+# host at most ``MOVED`` elements, the first RENT calls of a combination of shapes), its operands
+# are padded on the host and its program runs at the padded shape, and the real results are cut
+# from its output on the host: a layer norm's or a linear layer's rows flattened into one dim and
+# padded with zero rows to a bucket (``bucket``, as the causal encoder layer's length:
+# NOTE [ causal encoder layers in buckets ] in _ops/attention.py; a bucket's number of rows in
+# several dims runs it too, flattened); an elementwise op's operands (masked_fill's too) broadcast,
+# flattened and padded with ones to a power of two (its elements cost little, and a (T, T) mask's
+# T*T elements would meet a finer bucket at nearly every T); a batched product's three dims padded
+# with zeros to powers of two (the padded terms of its sums are exact zeros); a softmax's or
+# log-softmax's rows over its last dim padded with zero rows, and that dim with -inf (no part of
+# its max or sum), each to a power of two.  One program then serves every shape within a
+# bucket.  Each real element is the same arithmetic over the same values, but the exact shape's
+# program may order its sums otherwise (one row's product runs as a matrix-vector product), so the
+# results may differ in the last bits: over (1, t, 32) for t = 1..39, a head of 92 outputs and a
+# layer norm matched the exact programs bit for bit at 36 of the 39 lengths, and within 2 ulp of
+# the largest value at the others (the head at t = 1, the layer norm at 15 and 16); exp, tanh, GELU
+# (both), sigmoid, log, sin, erf, softplus, SiLU, a power, rsqrt, a scaling and an add over (1, t,
+# 64) flattened and padded matched theirs bit for bit at every t from 1 to 69, at one optimisation
+# level (a program compiled at level 0 and one at level 1 already differ:
+# NOTE [ programs for ever new shapes ] in _quick.py).
 def in_buckets(op, static, dt, arrays, lead):
     """``op``'s output over ``arrays`` from its program at a bucket's number of rows, where the
     first ``lead[i]`` dims of operand i are rows (None: operand i is taken whole), and ``op``
