@@ -270,23 +270,25 @@ def _unrolled_reduction(module):
     """Whether an MLIR module reduces a floating-point array of at most _UNROLLED elements over
     two or more of its dims longer than one (NOTE [ small reductions over several dims ])."""
     from jax._src.lib.mlir import ir
-    found = []
+    found = [False]
 
     def visit(op):
         if op.name == "stablehlo.reduce":
             t = op.operands[0].type
             if isinstance(t.element_type, ir.FloatType) and math.prod(t.shape) <= _UNROLLED \
                     and sum(t.shape[d] > 1 for d in op.attributes["dimensions"]) > 1:
-                found.append(op)
+                found[0] = True
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
-    return bool(found)
+    return found[0]
 
 
 def options_per_program():
     """Compile a quick program with the options its trace noted (NOTE [ programs for ever new
-    shapes ]); returns whether jax's compile step was wrapped."""
+    shapes ]), or with the fusion emitters where it holds a small reduction over several dims
+    (NOTE [ small reductions over several dims ]); returns whether jax's compile step was
+    wrapped."""
     try:
         from jax._src.interpreters import pxla
     except ImportError:
