@@ -666,10 +666,9 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     assert op._traces[0] == traces + 1   # the bucket's (16 rows)
     f(x)
     assert op._traces[0] == traces + 2   # the rent paid: compiled
-    for x in (tl.randn(300, 16), tl.randn(5, 1024)):   # rows of more than _SMALL elements
-        traces = normalization.LAYER_NORM._traces[0]
-        F.layer_norm(x, x.shape[-1:])
-        assert normalization.LAYER_NORM._traces[0] == traces + 1
+    rented = dict(_host._RENTED)   # rows of more than MOVED elements: its own program
+    F.layer_norm(tl.randn(_host.MOVED // 16 + 1, 16), (16,))
+    assert _host._RENTED == rented
     x = tl.randn(2, 9, 16, requires_grad=True)   # recorded: its backward as before
     y = F.layer_norm(x, (16,), lw.flatten(), lb.flatten())
     y.sum().backward()
