@@ -58,6 +58,7 @@ its jitted function at its first call.
 import functools
 import math
 import os
+import re
 import threading
 
 import jax
@@ -260,28 +261,27 @@ def _result_shapes(module):
 # examples/pytorch/transformer_lm.py's 28 gradients, three of them 32x32, compiled in 0.82-1.18
 # s; with the fusion emitters 0.27-0.40 s, and runs as fast (165-260 against 180-240 µs).  So a
 # program that would compile with the quick options and holds such a reduction (at most
-# ``_UNROLLED`` elements, two or more reduced dims longer than one: found by walking its module,
-# about a microsecond an operation) compiles with the fusion emitters instead; one whose trace
-# chose level 0 (NOTE [ programs for ever new shapes ]) keeps it, which does not unroll.
+# ``_UNROLLED`` elements, two or more reduced dims longer than one: found in its module's
+# text) compiles with the fusion emitters instead; one whose trace chose level 0 (NOTE [
+# programs for ever new shapes ]) keeps it, which does not unroll.
 _UNROLLED = 2048    # elements: the largest reduced array compiled with the fusion emitters
+
+
+_REDUCE = re.compile(r"stablehlo\.reduce\(.*? across dimensions = \[([\d, ]+)\] : "
+                     r"\(tensor<([^>]*)>")   # (the reduced dims; the first operand's type)
 
 
 def _unrolled_reduction(module):
     """Whether an MLIR module reduces a floating-point array of at most _UNROLLED elements over
-    two or more of its dims longer than one (NOTE [ small reductions over several dims ])."""
-    from jax._src.lib.mlir import ir
-    found = [False]
-
-    def visit(op):
-        if op.name == "stablehlo.reduce":
-            t = op.operands[0].type
-            if isinstance(t.element_type, ir.FloatType) and math.prod(t.shape) <= _UNROLLED \
-                    and sum(t.shape[d] > 1 for d in op.attributes["dimensions"]) > 1:
-                found[0] = True
-                return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    return found[0]
+    two or more of its dims longer than one (NOTE [ small reductions over several dims ]); read
+    from its text, which touches no operation through the bindings."""
+    for dims, operand in _REDUCE.findall(str(module)):
+        *shape, dtype = operand.split("x")
+        shape = [int(n) for n in shape]
+        if dtype.startswith(("f", "bf")) and math.prod(shape) <= _UNROLLED and \
+                sum(shape[int(d)] > 1 for d in dims.split(",")) > 1:
+            return True
+    return False
 
 
 def options_per_program():
