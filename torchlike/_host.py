@@ -49,7 +49,7 @@ from jax.sharding import SingleDeviceSharding
 
 from ._creation import put
 from ._device import from_jax_device
-from ._dispatch import eager_forward, remember
+from ._dispatch import _SCALARS, eager_forward, remember
 from ._tensor import ArrayImpl
 
 SHAPES_MET = 4        # traces of an op's programs before its new small shapes move here
@@ -57,7 +57,6 @@ RENT = 16             # host calls of one combination of shapes before its progr
 MOVED = 1 << 18       # elements: the largest array read on the host
 _RENTED = {}          # (op, static, operand avals) -> host calls so far
 _MAX_RENTED = 4096    # (NOTE [ bounded program caches ] in _dispatch.py)
-_SCALARS = (bool, int, float, complex)
 
 
 try:
