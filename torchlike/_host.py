@@ -122,12 +122,16 @@ def moved_on_host(op, static, arrays, move, movable=None):
     device = _rented(op, static, arrays, range(len(arrays)))
     if device is None:
         return None
-    # (a copy: numpy's view of an operand may be its device buffer, which a result placed
-    # without copying would then share)
-    out = move(static, *[np.asarray(a) for a in arrays])
-    if type(out) is tuple:   # (a split's pieces)
-        return tuple([put(np.array(o), device) for o in out])
-    return put(np.array(out), device)
+    return _placed(move(static, *[np.asarray(a) for a in arrays]), device)
+
+
+def _placed(out, device, cut=None):
+    """The numpy array ``out`` (or each of a tuple's: a split's pieces, frexp's two results),
+    ``cut(out)`` where ``cut`` is given, copied onto ``device``.  (A copy: numpy's view of an
+    operand may be its device buffer, which a result placed without copying would share.)"""
+    if type(out) is tuple:
+        return tuple([_placed(o, device, cut) for o in out])
+    return put(np.array(out if cut is None else cut(np.asarray(out))), device)
 
 
 def bucket(length):
@@ -190,8 +194,8 @@ def in_buckets(op, static, dt, arrays, lead):
     for i in padded:
         a = np.asarray(arrays[i]).reshape(rows, *arrays[i].shape[lead[i]:])
         moved[i] = put(np.pad(a, [(0, size - rows)] + [(0, 0)] * (a.ndim - 1)), device)
-    out = np.asarray(eager_forward(op, static, dt, moved))
-    return put(np.array(out[:rows].reshape(shape + out.shape[1:])), device)
+    return _placed(eager_forward(op, static, dt, moved), device,
+                   lambda out: out[:rows].reshape(shape + out.shape[1:]))
 
 
 def batched_in_buckets(op, static, dt, arrays):
@@ -206,8 +210,8 @@ def batched_in_buckets(op, static, dt, arrays):
     n, k, m = sizes
     moved = [put(np.pad(np.asarray(x), [(0, 0), (0, p - x.shape[1]), (0, q - x.shape[2])]),
                  device) for x, p, q in ((arrays[0], n, k), (arrays[1], k, m))]
-    out = np.asarray(eager_forward(op, static, dt, moved))
-    return put(np.array(out[:, :a[1], :b[2]]), device)
+    return _placed(eager_forward(op, static, dt, moved), device,
+                   lambda out: out[:, :a[1], :b[2]])
 
 
 def softmax_in_buckets(op, static, dt, arrays):
@@ -227,8 +231,8 @@ def softmax_in_buckets(op, static, dt, arrays):
     padded = np.full(size, -np.inf, x.dtype)
     padded[rows:] = 0
     padded[:rows, :length] = np.asarray(x).reshape(rows, length)
-    out = np.asarray(eager_forward(op, (("dim", 1),), dt, [put(padded, device)]))
-    return put(np.array(out[:rows, :length].reshape(shape)), device)
+    return _placed(eager_forward(op, (("dim", 1),), dt, [put(padded, device)]), device,
+                   lambda out: out[:rows, :length].reshape(shape))
 
 
 def elementwise_in_buckets(op, static, dt, arrays):
@@ -249,7 +253,5 @@ def elementwise_in_buckets(op, static, dt, arrays):
     for i in read:
         flat = np.broadcast_to(np.asarray(arrays[i]), shape).reshape(-1)
         moved[i] = put(np.concatenate([flat, np.ones(size - n, flat.dtype)]), device)
-    out = eager_forward(op, static, dt, moved)
-    if type(out) is tuple:   # (frexp's mantissas and exponents)
-        return tuple([put(np.array(np.asarray(o)[:n].reshape(shape)), device) for o in out])
-    return put(np.array(np.asarray(out)[:n].reshape(shape)), device)
+    return _placed(eager_forward(op, static, dt, moved), device,
+                   lambda out: out[:n].reshape(shape))
