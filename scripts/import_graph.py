@@ -23,7 +23,7 @@ LAYERS = (
               "_quick", "_trace_context", "_info", "version", "torch_version", "return_types",
               "autograd.grad_mode", "autograd.anomaly_mode", "_amp_hook")),
     ("core", ("_tensor", "_tensor_str", "_storage", "_views", "_inplace", "_creation", "_dispatch",
-              "_lazy", "_host", "autograd.graph", "autograd.engine", "autograd.fused")),
+              "_lazy", "_host", "_ahead", "autograd.graph", "autograd.engine", "autograd.fused")),
     ("ops", ("_ops", "_random")),
     ("library", ("_methods", "_legacy", "_torch_alias", "_device_runtime", "_streams", "autograd",
                  "nn", "optim", "special", "fft", "linalg", "utils", "cuda", "accelerator",

@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec
 
-from . import _amp_hook, _dtype as D, _meta
+from . import _ahead, _amp_hook, _dtype as D, _meta
 from ._device import out_of_memory
 from ._x64 import restore as _x64_restore, swap as _x64_swap
 from ._layout import output_strides
@@ -75,12 +75,12 @@ class Op:
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
                  "cold", "_hot", "_node_cls",
-                 "_specialised", "residuals", "fusion", "_traces")
+                 "_specialised", "residuals", "fusion", "_traces", "ahead")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
-                 grad_pieces=None, cold=None, residuals=False, fusion=False):
+                 grad_pieces=None, cold=None, residuals=False, fusion=False, ahead=True):
         self.name = name
         self.fn = fn
         self.node = node
@@ -153,6 +153,10 @@ class Op:
         # recurrence's loop: the rnn stacks), or the fewest elements of a program's largest
         # array that take them (a row-wise softmax)
         self.fusion = fusion
+        # Its backward's program may be traced and compiled on a worker thread (NOTE [ backward
+        # programs compiled ahead ] in _ahead.py): not for a function that is not torchlike's
+        # own pure code (a user's jax function, whose tracing may touch state)
+        self.ahead = ahead
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
@@ -456,6 +460,9 @@ def _call(op, args, static):
             if i < n_promote:
                 key.append(operand_key(a))
         arrays.append(arr)
+    # (NOTE [ backward programs compiled ahead ] in _ahead.py: concrete operands only)
+    traces = op._traces[0] if edges is not None and op.ahead and not (traced or pending) \
+        else None
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
@@ -508,7 +515,40 @@ def _call(op, args, static):
         return t
     if edges is not None and op.fold is not None:
         _fold_edges(op, static, edges, arrays)
-    return wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals)
+    outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals)
+    if traces is not None and op._traces[0] != traces and _ahead.enabled:
+        _compile_ahead(outs)   # (a program of op's was traced just now)
+    return outs
+
+
+def _compile_ahead(outs):
+    """Hand the backward of the node that made ``outs`` (a Tensor or a tuple of them) to the
+    worker thread, and those of the nodes of its folded views: under a folded output view's
+    node, the op's node, and that node's folded operands' (NOTE [ backward programs compiled
+    ahead ] in _ahead.py; NOTE [ folded views ])."""
+    outs = outs if type(outs) is tuple else (outs,)
+    node = next((t._grad_fn for t in outs if t._grad_fn is not None), None)
+    if not isinstance(node, graph.OpNode) or node._primals is None:
+        return
+    arr = outs[0]._arr
+    node.compile_ahead([_gradient_like(o._arr.shape, o._arr.dtype, arr)
+                        for nr, o in enumerate(outs) if node.out_diff[nr]])
+    if node._placeholders:   # a folded output view's node: the op's is the base's
+        shape, dtype = node._primals[0]
+        node = node.next_functions[0][0]
+        if not isinstance(node, graph.OpNode) or node._primals is None:
+            return
+        node.compile_ahead([_gradient_like(shape, dtype, arr)])
+    for i, (view, _) in (node._op.fold or {}).items():
+        fold = node.next_functions[i][0]
+        if isinstance(fold, graph.OpNode) and fold._op is view and fold._primals is not None:
+            out = jax.eval_shape(_plain_fn(view.fn, fold._static), fold._primals[0])
+            fold.compile_ahead([_gradient_like(out.shape, out.dtype, arr)])
+
+
+def _gradient_like(shape, dtype, arr):
+    """What a gradient of this shape and dtype will be: an array on ``arr``'s device."""
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=arr.sharding if arr.committed else None)
 
 
 _new_tensor = object.__new__

@@ -11,6 +11,8 @@ Example::
 import collections
 import os
 
+from . import _ahead
+
 __all__ = ["config", "counters", "reset", "InvalidBackend", "Unsupported"]
 
 
@@ -43,6 +45,11 @@ class _Config:
             cache is JAX's, one per process, so JAX code of your own in the same process is
             cached there too.  A cache is code the process runs: keep it where only you can
             write.  NOTE [ persistent compilation cache ].
+        compile_ahead: where an eager op recorded for autograd has just compiled its forward
+            (a new shape), compile the program its backward will run on a worker thread while
+            the forward goes on (on by default where the process has more than one core;
+            ``TORCHLIKE_COMPILE_AHEAD=0`` turns it off at import).  NOTE [ backward programs
+            compiled ahead ].
     """
 
     def __init__(self):
@@ -62,6 +69,16 @@ class _Config:
     def cache_dir(self):
         return self._cache_dir
 
+    @property
+    def compile_ahead(self):
+        return _ahead.enabled
+
+    @compile_ahead.setter
+    def compile_ahead(self, on):
+        if not isinstance(on, bool):
+            raise TypeError(f"compile_ahead must be a bool, not {type(on).__name__}")
+        _ahead.enabled = on
+
     @cache_dir.setter
     def cache_dir(self, path):
         path = _cache_path(path)
@@ -71,7 +88,8 @@ class _Config:
     def __repr__(self):
         return (f"config(cache_size_limit={self.cache_size_limit}, "
                 f"log_compiles={self.log_compiles}, donate_buffers={self.donate_buffers}, "
-                f"index_checks={self.index_checks}, cache_dir={self.cache_dir!r})")
+                f"index_checks={self.index_checks}, cache_dir={self.cache_dir!r}, "
+                f"compile_ahead={self.compile_ahead})")
 
 
 # NOTE [ persistent compilation cache ]

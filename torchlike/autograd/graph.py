@@ -8,14 +8,17 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import anomaly_mode
-from .. import _dispatch, _meta, _x64
+from .. import _ahead, _dispatch, _meta, _x64
 from .._lazy import Pending
 from .._quick import quick_program
-from .._tensor import Tensor, aval_of
+from .._tensor import ArrayImpl, Tensor, aval_of
 
 _seq = itertools.count()
+# what a backward compiled ahead may take (NOTE [ backward programs compiled ahead ] in _ahead.py)
+_CONCRETE = frozenset({ArrayImpl, np.ndarray, bool, int, float, complex})
 _add = quick_program(jnp.add)
 
 RELEASED_ERROR = (
@@ -348,10 +351,13 @@ class OpNode(Node):
 
     def _fill(self, grads):
         """Gradients (Tensors or arrays) for the differentiable outputs, zeros where none
-        arrived."""
+        arrived: on the device of one that did, as the backward's program was compiled for
+        (NOTE [ backward programs compiled ahead ] in _ahead.py)."""
         if self._out_mask is None:
             return [grads[0]]
-        return [jnp.zeros(*self._out_meta[nr]) if g is None else g
+        like = next((g for g in grads if type(g) is ArrayImpl), None)
+        device = None if like is None else like.sharding
+        return [jnp.zeros(*self._out_meta[nr], device=device) if g is None else g
                 for nr, g in enumerate(grads) if self.out_diff[nr]]
 
     def apply(self, grads, create_graph):
@@ -385,15 +391,39 @@ class OpNode(Node):
             out = _meta.run(fn, bop.name, *arrays)
             outs = _dispatch.wrap_outputs(bop, (), None, out, (), arrays,
                                           edges if any(edges) else None)
-        elif self._residuals is not None and not traced:   # NOTE [ kept residuals ]
-            g = values[0] if self._out_mask is None else tuple(values)
-            outs = _dispatch.residual_backward_fn(op, static, dt, mask)(g, primals,
-                                                                       self._residuals)
         else:
-            g = values[0] if self._out_mask is None else tuple(values)
-            outs = _meta.run(_dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced),
-                             self.name(), g, *primals)
+            fn, args = self._program(values[0] if self._out_mask is None else tuple(values),
+                                     primals, traced)
+            if _ahead.waiting:   # NOTE [ backward programs compiled ahead ] in _ahead.py
+                _ahead.claim(fn, args)
+            outs = _meta.run(fn, self.name(), *args)
         return self._scatter(outs)
+
+    def _program(self, g, primals, traced):
+        """(the backward's program, its arguments) for the incoming gradient(s) ``g``: the
+        VJP at the primals, or from the kept residuals (NOTE [ kept residuals ])."""
+        op, static, dt, mask = self._op, self._static, self._dt, self._mask
+        if self._residuals is not None and not traced:
+            return _dispatch.residual_backward_fn(op, static, dt, mask), \
+                (g, primals, self._residuals)
+        return _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced), (g, *primals)
+
+    def compile_ahead(self, g):
+        """Hand the program this node's backward will run to the worker thread, ``g`` being
+        ShapeDtypeStructs of the gradients of its differentiable outputs (NOTE [ backward
+        programs compiled ahead ] in _ahead.py); nothing where a primal is not a concrete
+        array or a Python number (a tracer, a pending value)."""
+        g = g[0] if self._out_mask is None else tuple(g)
+        if self._placeholders:   # a folded output view's node: its program makes the zeros
+            fn, args = _dispatch.placeholder_backward_fn(
+                self._op, self._static, self._dt, self._mask, self._out_mask,
+                self._primals), (g,)
+        elif self._pending or any(type(p) not in _CONCRETE for p in self._primals):
+            return
+        else:
+            fn, args = self._program(g, self._primals, False)
+        if hasattr(fn, "lower"):   # (a jitted program, not pieces run one by one)
+            _ahead.submit(fn, args)
 
     def _scatter(self, outs):
         """The cotangents ``outs`` of the operands in the mask, by edge."""

@@ -173,7 +173,7 @@ def _jax_op(jax_fn, tree, leaves, pos, x64):
         finally:
             _x64.restore(prev)
     name = getattr(jax_fn, "__name__", type(jax_fn).__name__)
-    return _dispatch.Op(f"from_jax({name})", fn, "FromJaxBackward"), info
+    return _dispatch.Op(f"from_jax({name})", fn, "FromJaxBackward", ahead=False), info
 
 
 def from_jax(jax_fn):

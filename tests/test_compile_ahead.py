@@ -1,0 +1,201 @@
+"""Backward programs compiled on a worker thread while the forward runs (NOTE [ backward programs
+compiled ahead ] in torchlike/_ahead.py): what the worker compiled is not compiled again,
+gradients are unchanged, a job the worker has not started is taken back, one it is compiling is
+waited for, its errors are raised by the call that needs the program, and a forked child or the
+interpreter's exit finds no stuck worker."""
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import torchlike as tl
+from torchlike import _ahead, _host
+
+_COMPILE = "/jax/core/compile/backend_compile_duration"
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The compiles of the main thread and of the worker, as lists of seconds."""
+    monkeypatch.setattr(_ahead, "enabled", True)
+    seen = {"main": [], "worker": []}
+
+    def listen(event, seconds, **kwargs):
+        if event == _COMPILE:
+            main = threading.current_thread() is threading.main_thread()
+            seen["main" if main else "worker"].append(seconds)
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    yield seen
+    jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def _settled(timeout=60.0):
+    """Wait until the worker has no job left."""
+    end = time.monotonic() + timeout
+    while _ahead.waiting:
+        assert time.monotonic() < end, "the worker did not finish its jobs"
+        time.sleep(0.01)
+
+
+def _forward(x, w, b, u):
+    """A linear layer over 3-D rows (folded views on both sides), a product, a softmax, and a
+    two-output op whose second output gets no gradient (zeros filled in)."""
+    h = tl.nn.functional.linear(x, w, b).tanh()
+    p = (h @ u).softmax(-1)
+    std, mean = tl.std_mean(h, -1)
+    return ((p * p).sum(-1) + std).sum()
+
+
+def _op_nodes(node):
+    """How many op nodes the graph under ``node`` has (each runs a backward program)."""
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n is not None and id(n) not in seen and type(n).__name__ != "AccumulateGrad":
+            seen.add(id(n))
+            todo.extend(e[0] for e in n.next_functions)
+    return len(seen)
+
+
+def _reference(x, w, b, u):
+    h = jnp.tanh(x @ w.T + b)
+    p = jax.nn.softmax(h @ u, -1)
+    return ((p * p).sum(-1) + jnp.std(h, -1, ddof=1)).sum()
+
+
+def test_backward_programs_compile_ahead(compiles, monkeypatch):
+    """The backward program of every node of a step at new shapes compiles on the worker,
+    and the main thread compiles only the rest of what it compiled before (the engine's own:
+    gradient sums, zeros for a missing gradient); the gradients are jax.grad's."""
+    rng = np.random.default_rng(0)
+    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)   # (views of new shapes compile, no rent)
+
+    def step(n, ahead):   # (every shape new: no program of one step serves another)
+        monkeypatch.setattr(_ahead, "enabled", ahead)
+        arrays = [rng.standard_normal(s).astype(np.float32)
+                  for s in ((3, n, n + 2), (n + 1, n + 2), (n + 1,), (n + 1, 5))]
+        inputs = [tl.tensor(a, requires_grad=True) for a in arrays]
+        worker = len(compiles["worker"])
+        loss = _forward(*inputs)
+        _settled()
+        main, worker = len(compiles["main"]), len(compiles["worker"]) - worker
+        nodes = _op_nodes(loss.grad_fn)
+        loss.backward()
+        return arrays, inputs, len(compiles["main"]) - main, worker, nodes
+
+    step(9, ahead=True)   # (the first backward's seed)
+    _, _, on_main, _, _ = step(10, ahead=False)
+    arrays, inputs, left, worker, nodes = step(11, ahead=True)
+    assert worker == nodes and left == on_main - worker
+    want = jax.grad(_reference, argnums=(0, 1, 2, 3))(*map(jnp.asarray, arrays))
+    for t, w in zip(inputs, want):
+        np.testing.assert_allclose(t.grad.numpy(), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_a_job_not_started_is_taken_back(compiles):
+    """A job still waiting when its program is called is taken back and compiled by the call;
+    the worker never compiles it."""
+    fn = jax.jit(lambda a: a * 2 + 1)
+    args = (np.ones((3, 19), np.float32),)
+    with _ahead._lock:   # (the worker cannot take a job while this is held)
+        _ahead.submit(fn, args)
+        assert _ahead._key(fn, args) in _ahead.waiting
+        _ahead.claim(fn, args)
+        assert not _ahead.waiting
+    np.testing.assert_array_equal(fn(*args), np.full((3, 19), 3.0))
+    _settled()
+    assert len(compiles["main"]) == 1 and not compiles["worker"]   # (by the call)
+
+
+def test_a_job_being_compiled_is_waited_for(compiles):
+    """A call of a program the worker is compiling waits for it and compiles nothing."""
+    def slow(a):
+        for i in range(40):
+            a = jnp.sin(a) * (i + 1) + jnp.cos(a @ a)
+        return a
+    fn = jax.jit(slow)
+    args = (np.ones((8, 8), np.float32),)
+    _ahead.submit(fn, args)
+    end = time.monotonic() + 60
+    while _ahead.waiting.get(_ahead._key(fn, args)) is None:   # (until the worker starts it)
+        assert time.monotonic() < end
+        time.sleep(0.001)
+    _ahead.claim(fn, args)
+    assert not _ahead.waiting and len(compiles["worker"]) == 1
+    fn(*args).block_until_ready()
+    assert not compiles["main"]
+
+
+def test_an_error_is_raised_by_the_call_that_needs_the_program(compiles):
+    def bad(a):
+        raise ValueError(f"no program for shape {a.shape}")
+    fn = jax.jit(bad)
+    args = (np.ones(4, np.float32),)
+    _ahead.submit(fn, args)
+    _settled()
+    _ahead.claim(fn, args)
+    with pytest.raises(ValueError, match=r"no program for shape \(4,\)"):
+        fn(*args)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:os.fork")
+def test_a_forked_child_starts_with_no_worker(compiles):
+    """A child forked while the parent held the worker's lock gets a free lock, no jobs and no
+    worker (a DataLoader worker records ops too)."""
+    _ahead.submit(jax.jit(lambda a: a + 1), (np.ones(5, np.float32),))
+    with _ahead._lock:
+        pid = os.fork()
+        if pid == 0:   # the child: report through the exit status, never run pytest's code
+            fresh = _ahead._lock.acquire(timeout=5)
+            os._exit(0 if fresh and not _ahead.waiting and _ahead._worker is None else 1)
+    end = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > end:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    _settled()
+
+
+def test_exit_while_compiling_and_the_switch():
+    """A process that leaves while the worker compiles exits cleanly; TORCHLIKE_COMPILE_AHEAD=0
+    switches it off (as one core does)."""
+    code = ("import torchlike as tl\n"
+            "from torchlike import _ahead\n"
+            "print(_ahead.enabled)\n"
+            "x = tl.randn(6, 21, requires_grad=True)\n"
+            "y = (x.sin() @ x.T).softmax(-1).log().sum()\n"
+            "print(len(_ahead.waiting) > 0)\n")
+    on = str(_ahead._cores() > 1)
+    for flag, want in (("1", f"{on}\n{on}"), ("0", "False\nFalse")):
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, env=dict(os.environ, TORCHLIKE_COMPILE_AHEAD=flag))
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert run.stdout.strip() == want, run.stdout
+
+
+def test_config_switch(compiles):
+    """torchlike.compiler.config.compile_ahead turns it off and on; it takes a bool."""
+    tl.compiler.config.compile_ahead = False
+    x = tl.randn(5, 23, requires_grad=True)
+    (x.exp() * 2).sum()
+    assert not _ahead.waiting and not compiles["worker"]
+    tl.compiler.config.compile_ahead = True
+    (x.exp() * 2).sum(1)
+    assert tl.compiler.config.compile_ahead and _ahead.waiting
+    _settled()
+    assert compiles["worker"]
+    with pytest.raises(TypeError, match="compile_ahead must be a bool, not int"):
+        tl.compiler.config.compile_ahead = 1
