@@ -69,6 +69,12 @@ class _Config:
     def cache_dir(self):
         return self._cache_dir
 
+    @cache_dir.setter
+    def cache_dir(self, path):
+        path = _cache_path(path)
+        _use_persistent_cache(path)
+        self._cache_dir = path
+
     @property
     def compile_ahead(self):
         return _ahead.enabled
@@ -78,12 +84,6 @@ class _Config:
         if not isinstance(on, bool):
             raise TypeError(f"compile_ahead must be a bool, not {type(on).__name__}")
         _ahead.enabled = on
-
-    @cache_dir.setter
-    def cache_dir(self, path):
-        path = _cache_path(path)
-        _use_persistent_cache(path)
-        self._cache_dir = path
 
     def __repr__(self):
         return (f"config(cache_size_limit={self.cache_size_limit}, "
