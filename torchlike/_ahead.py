@@ -81,12 +81,18 @@ def _aval(x):
     return type(x)   # (a Python number: its type, whatever its value)
 
 
+def abstract(shape, dtype, like, weak_type=False):
+    """What an array of this shape and dtype on the device of the array ``like`` is to a
+    program: on that device where ``like`` is committed to one, as jax compiles for it."""
+    return jax.ShapeDtypeStruct(shape, dtype, weak_type=weak_type,
+                                sharding=like.sharding if like.committed else None)
+
+
 def _abstract(x):
-    """``x`` as the worker needs it: an array's ShapeDtypeStruct (on its device where it is
-    committed to one, as jax compiles for it), so that a job holds no array alive."""
+    """``x`` as the worker needs it: an array's ShapeDtypeStruct, so that a job holds no array
+    alive."""
     if isinstance(x, jax.Array):
-        return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.aval.weak_type,
-                                    sharding=x.sharding if x.committed else None)
+        return abstract(x.shape, x.dtype, x, x.aval.weak_type)
     if type(x) is np.ndarray:
         return jax.ShapeDtypeStruct(x.shape, x.dtype)
     return x

@@ -531,24 +531,19 @@ def _compile_ahead(outs):
     if not isinstance(node, graph.OpNode) or node._primals is None:
         return
     arr = outs[0]._arr
-    node.compile_ahead([_gradient_like(o._arr.shape, o._arr.dtype, arr)
+    node.compile_ahead([_ahead.abstract(o._arr.shape, o._arr.dtype, arr)
                         for nr, o in enumerate(outs) if node.out_diff[nr]])
     if node._placeholders:   # a folded output view's node: the op's is the base's
         shape, dtype = node._primals[0]
         node = node.next_functions[0][0]
         if not isinstance(node, graph.OpNode) or node._primals is None:
             return
-        node.compile_ahead([_gradient_like(shape, dtype, arr)])
+        node.compile_ahead([_ahead.abstract(shape, dtype, arr)])
     for i, (view, _) in (node._op.fold or {}).items():
         fold = node.next_functions[i][0]
         if isinstance(fold, graph.OpNode) and fold._op is view and fold._primals is not None:
             out = jax.eval_shape(_plain_fn(view.fn, fold._static), fold._primals[0])
-            fold.compile_ahead([_gradient_like(out.shape, out.dtype, arr)])
-
-
-def _gradient_like(shape, dtype, arr):
-    """What a gradient of this shape and dtype will be: an array on ``arr``'s device."""
-    return jax.ShapeDtypeStruct(shape, dtype, sharding=arr.sharding if arr.committed else None)
+            fold.compile_ahead([_ahead.abstract(out.shape, out.dtype, arr)])
 
 
 _new_tensor = object.__new__
