@@ -199,3 +199,18 @@ def test_config_switch(compiles):
     assert compiles["worker"]
     with pytest.raises(TypeError, match="compile_ahead must be a bool, not int"):
         tl.compiler.config.compile_ahead = 1
+
+
+def test_lazy_mode_hands_nothing_over(compiles):
+    """In lazy mode a recorded op at a new shape stays pending: nothing is handed to the worker
+    (describing its backward would read its outputs and run the segment)."""
+    from torchlike import _lazy
+    _lazy.enable()
+    try:
+        a = tl.randn(2, 29, requires_grad=True)
+        b = (a * 2).exp().sum(0, keepdim=True)
+        assert b._lazy is not None and b._lazy.value is None and not _ahead.waiting
+    finally:
+        _lazy.enable(False)
+    np.testing.assert_allclose(b.detach().numpy(), np.exp(2 * a.detach().numpy()).sum(
+        0, keepdims=True), rtol=1e-6)

@@ -15,7 +15,9 @@ to a worker thread that traces, lowers and compiles it while the forward goes on
 of traces, lowered modules and executables are the ones the later call looks in, so that call
 finds it compiled; what a job keeps is avals (ShapeDtypeStructs), never arrays.  The trace is
 the signal: a forward whose program was compiled already has, as a rule, its backward compiled
-too, and asks nothing (on the recorded path: reading the op's trace count twice).  An op under a
+too, and asks nothing (on the recorded path: reading the op's trace count twice).  In lazy mode
+(NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an op's outputs are pending, and
+reading them to describe its backward would run the segment.  An op under a
 folded output view hands in its own node's program and the view's; folded operands' view nodes
 theirs (NOTE [ folded views ] in _dispatch.py).  The zeros that stand for a missing gradient of
 a multi-output op are made on the device of one that arrived, as the program was compiled for
