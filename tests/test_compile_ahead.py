@@ -1,8 +1,8 @@
-"""Backward programs compiled on a worker thread while the forward runs (NOTE [ backward programs
-compiled ahead ] in torchlike/_ahead.py): what the worker compiled is not compiled again,
-gradients are unchanged, a job the worker has not started is taken back, one it is compiling is
-waited for, its errors are raised by the call that needs the program, and a forked child or the
-interpreter's exit finds no stuck worker."""
+"""Backward programs, and an optimizer's first update program, compiled on a worker thread while
+the forward runs (NOTE [ backward programs compiled ahead ] in torchlike/_ahead.py): what the
+worker compiled is not compiled again, gradients are unchanged, a job the worker has not started
+is taken back, one it is compiling is waited for, its errors are raised by the call that needs
+the program, and a forked child or the interpreter's exit finds no stuck worker."""
 import os
 import subprocess
 import sys
@@ -214,3 +214,34 @@ def test_lazy_mode_hands_nothing_over(compiles):
         _lazy.enable(False)
     np.testing.assert_allclose(b.detach().numpy(), np.exp(2 * a.detach().numpy()).sum(
         0, keepdims=True), rtol=1e-6)
+
+
+_OPTIMIZERS = ("SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam",
+               "RMSprop", "Rprop")
+
+
+@pytest.mark.parametrize("name", _OPTIMIZERS)
+def test_the_first_update_program_compiles_ahead(compiles, name):
+    """An optimizer's first update program compiles on the worker from its construction, for
+    the gradients and state its first step has: that step compiles nothing on the main thread.
+    (The values of every algorithm's step are tests/test_optim.py's; Adam's is checked here
+    against its first step in closed form.)"""
+    rng = np.random.default_rng(1)
+    shapes = ((7, 3 + len(name)), (7,))   # (a program of this test's own)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    params = [tl.nn.Parameter(tl.tensor(a)) for a in arrays]
+    frozen = tl.nn.Parameter(tl.ones(2), requires_grad=False)   # (no gradient, not updated)
+    kwargs = {"momentum": 0.9} if name == "SGD" else {}
+    opt = getattr(tl.optim, name)([*params, frozen], lr=0.01, **kwargs)
+    _settled()
+    assert len(compiles["worker"]) == 1
+    x = tl.tensor(rng.standard_normal((4, shapes[0][1])).astype(np.float32))
+    tl.nn.functional.linear(x, *params).square().mean().backward()
+    grads = [p.grad.numpy() for p in params]
+    main = len(compiles["main"])
+    opt.step()
+    assert len(compiles["main"]) == main
+    if name == "Adam":   # m = g, v = g * g after bias correction: p - lr * g / (|g| + eps)
+        for p, a, g in zip(params, arrays, grads):
+            np.testing.assert_allclose(p.detach().numpy(), a - 0.01 * g / (np.abs(g) + 1e-8),
+                                       rtol=1e-6, atol=1e-7)
