@@ -39,7 +39,9 @@ Transformer's first step 2.63, 2.29, 2.29 -> 2.38, 2.03, 2.17 s (its ``step()`` 
 its forward 0.9-1.05 -> 1.45-1.55 s and backward 0.35-0.5 -> 0.55-0.8 s: on two cores the worker
 shares them), the CNN's 1.52, 1.25, 1.25 -> 1.48, 1.29, 1.21 s (``step()`` 0.4 -> 0.04 s).  A
 parameter that gets no gradient, or state loaded before the first step, makes the job a program
-no step calls: the other core's time, once.
+no step calls: the other core's time, once.  Making an optimizer so makes its state one more time
+(the Transformer's Adam is made in 11 ms where its program has compiled already, 130 ms the first
+time, most of it compiling the state's zeros, which its first step would have compiled).
 
 A node's backward that is still waiting when ``backward()`` reaches it is taken back and
 compiled there as before (the worker takes jobs oldest first, the backward needs the newest
