@@ -387,6 +387,14 @@ def inplace_on_view_made_in_no_grad_error(T):
     return catch(lambda: v.mul_(2))
 
 
+@raising
+def inplace_on_view_of_leaf_made_in_no_grad_error(T):
+    x = leaf(T, M23)   # (PyTorch names the view's no_grad creation before its leaf base)
+    with T.no_grad():
+        v = x[0]
+    return catch(lambda: v.mul_(2))
+
+
 def detach_requires_grad_new_leaf(T):
     x = leaf(T, X3)
     d = x.detach().requires_grad_()
@@ -496,6 +504,8 @@ INPLACE = [
      "tensor refers to a single memory location"),
     (inplace_on_view_made_in_no_grad_error, "A view was created in no_grad mode and is being "
      "modified inplace with grad mode enabled"),
+    (inplace_on_view_of_leaf_made_in_no_grad_error, "A view was created in no_grad mode and is "
+     "being modified inplace with grad mode enabled"),
     (detach_requires_grad_new_leaf, None),
     (backward_inputs_not_requiring_grad, None),
     (grad_not_requiring_grad, None),

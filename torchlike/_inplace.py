@@ -38,6 +38,13 @@ def check_inplace(self, overlap_ok=False):
         if self._grad_fn is None and self._requires_grad and self._vbase is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
+        if self._no_grad_view:   # (before the base's checks, as PyTorch: a view of a leaf too)
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace with grad mode "
+                "enabled. Given that this use case is ambiguous and error-prone, it is "
+                "forbidden. You can clarify your code by moving both the view and the inplace "
+                "either both inside the no_grad block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
         base = self._vbase
         if base is not None and base._grad_fn is None and base._requires_grad:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
@@ -48,13 +55,6 @@ def check_inplace(self, overlap_ok=False):
                 "modified inplace. This view is the output of a function that returns multiple "
                 "views. Such functions do not allow the output views to be modified inplace. "
                 "You should replace the inplace operation by an out-of-place one.")
-        if self._no_grad_view:
-            raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace with grad mode "
-                "enabled. Given that this use case is ambiguous and error-prone, it is "
-                "forbidden. You can clarify your code by moving both the view and the inplace "
-                "either both inside the no_grad block (if you don't want the inplace to be "
-                "tracked) or both outside (if you want the inplace to be tracked).")
 
 
 def inplace(self, compute, overlap_ok=False):
