@@ -18,8 +18,8 @@ the arithmetic.  What the program sees:
 The results are written back into the same Tensor objects (``Tensor._write``), so parameters and
 state keep their identity: the user's references, ``state_dict()`` and a compiled step all see
 the new values.  Complex parameters are updated as pairs of reals (PyTorch's view_as_real).
-The first step's program is compiled on another core from the optimizer's construction on
-(NOTE [ backward programs compiled ahead ] in _ahead.py).
+The first step's program is compiled on another core while the first backward runs (NOTE
+[ backward programs compiled ahead ] in _ahead.py).
 """
 import copy
 import functools
@@ -320,7 +320,7 @@ class Optimizer:
         if not groups:
             return
         program, args = self._update_call(groups)
-        if _ahead.waiting:   # (compiled ahead: NOTE [ backward programs compiled ahead ])
+        if _ahead.waiting or _ahead.deferred:   # (compiled ahead: NOTE in _ahead.py)
             _ahead.claim(program, args)
         # after a pending backward, one program with the forward and backward (NOTE
         # [ lazy segments ] in _lazy.py)
@@ -350,10 +350,10 @@ class Optimizer:
 
     @_x64.scoped
     def _compile_ahead(self):
-        """The first step's update program handed to the worker thread while the first forward
-        and backward run (NOTE [ backward programs compiled ahead ] in _ahead.py): every
-        parameter that requires grad with a gradient like it, and the state its first step
-        makes (made here and dropped: the program is compiled for its avals)."""
+        """The first step's update program handed to the worker thread for the next backward
+        pass (NOTE [ backward programs compiled ahead ] in _ahead.py): every parameter that
+        requires grad with a gradient like it, and the state its first step makes (made here
+        and dropped: the program is compiled for its avals)."""
         if not _ahead.enabled or _lazy.enabled or type(self)._rule is Optimizer._rule:
             return
         groups = []
@@ -370,7 +370,7 @@ class Optimizer:
                           _laid_out_like(p, self._init_state(p, group)).items()
                           if isinstance(v, Tensor)} for p in params]))
         if groups:
-            _ahead.submit(*self._update_call(groups))
+            _ahead.defer(*self._update_call(groups))
 
     # --- state_dict -----------------------------------------------------------------------------
 
