@@ -1,8 +1,8 @@
-"""Backward programs, and an optimizer's first update program, compiled on a worker thread while
-the forward runs (NOTE [ backward programs compiled ahead ] in torchlike/_ahead.py): what the
-worker compiled is not compiled again, gradients are unchanged, a job the worker has not started
-is taken back, one it is compiling is waited for, its errors are raised by the call that needs
-the program, and a forked child or the interpreter's exit finds no stuck worker."""
+"""Backward programs compiled on a worker thread while the forward runs (NOTE [ backward programs
+compiled ahead ] in torchlike/_ahead.py): what the worker compiled is not compiled again,
+gradients are unchanged, a job the worker has not started is taken back, one it is compiling is
+waited for, its errors are raised by the call that needs the program, and a forked child or the
+interpreter's exit finds no stuck worker."""
 import os
 import subprocess
 import sys
@@ -214,57 +214,3 @@ def test_lazy_mode_hands_nothing_over(compiles):
         _lazy.enable(False)
     np.testing.assert_allclose(b.detach().numpy(), np.exp(2 * a.detach().numpy()).sum(
         0, keepdims=True), rtol=1e-6)
-
-
-_OPTIMIZERS = ("SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "NAdam", "RAdam",
-               "RMSprop", "Rprop")
-
-
-def _parameters(rng, n):
-    """Two parameters of shapes of the caller's own (a program no other test compiled), and a
-    frozen one (no gradient, not updated)."""
-    params = [tl.nn.Parameter(tl.tensor(rng.standard_normal(s).astype(np.float32)))
-              for s in ((7, n), (7,))]
-    return params, tl.nn.Parameter(tl.ones(2), requires_grad=False)
-
-
-@pytest.mark.parametrize("name", _OPTIMIZERS)
-def test_the_first_update_program_compiles_ahead(compiles, name):
-    """An optimizer's first update program, described at its construction for the gradients and
-    state its first step has, compiles on the worker once the first backward begins: that step
-    compiles nothing on the main thread.  (The values of every algorithm's step are
-    tests/test_optim.py's; Adam's is checked here against its first step in closed form.)"""
-    rng = np.random.default_rng(1)
-    params, frozen = _parameters(rng, 3 + len(name))
-    arrays = [p.detach().numpy() for p in params]
-    kwargs = {"momentum": 0.9} if name == "SGD" else {}
-    opt = getattr(tl.optim, name)([*params, frozen], lr=0.01, **kwargs)
-    assert len(_ahead.deferred) == 1 and not _ahead.waiting   # (until a backward begins)
-    x = tl.tensor(rng.standard_normal((4, 3 + len(name))).astype(np.float32))
-    loss = tl.nn.functional.linear(x, *params).square().mean()
-    _settled()
-    worker = len(compiles["worker"])
-    loss.backward()
-    _settled()
-    assert not _ahead.deferred and len(compiles["worker"]) > worker
-    grads = [p.grad.numpy() for p in params]
-    main = len(compiles["main"])
-    opt.step()
-    assert len(compiles["main"]) == main
-    if name == "Adam":   # m = g, v = g * g after bias correction: p - lr * g / (|g| + eps)
-        for p, a, g in zip(params, arrays, grads):
-            np.testing.assert_allclose(p.detach().numpy(), a - 0.01 * g / (np.abs(g) + 1e-8),
-                                       rtol=1e-6, atol=1e-7)
-
-
-def test_a_first_step_without_a_backward_compiles_its_own_program(compiles):
-    """Gradients set by hand, no backward pass: the step takes its deferred job back and
-    compiles the program itself; nothing is left for the worker."""
-    params, frozen = _parameters(np.random.default_rng(2), 31)
-    opt = tl.optim.Adam([*params, frozen], lr=0.01)
-    for p in params:
-        p.grad = tl.ones_like(p)
-    opt.step()
-    assert not _ahead.deferred and not _ahead.waiting and not compiles["worker"]
-    np.testing.assert_allclose(opt.state[params[1]]["exp_avg"].numpy(), np.full(7, 0.1),
-                               rtol=1e-6)

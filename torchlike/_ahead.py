@@ -29,28 +29,6 @@ forward 0.53 -> 0.86 s: the worker's tracing takes the GIL and its compiles a co
 0.84 -> 0.23 s; 26 programs compiled on the step's thread -> 14-15, 11-12 on the worker's), the
 Transformer's 2.99, 3.40 -> 2.68, 2.42 s (55 -> 28 on the step's thread).
 
-An optimizer's update program (NOTE [ one update program per step ] in optim/optimizer.py) is
-described when the optimizer is made, for what its first step will pass: every parameter that
-requires grad, a gradient like it, and the state the first step makes (made there and dropped:
-only its avals are kept).  The job waits (``defer``) until a backward pass begins
-(``release``, from the engine), and then goes to the worker before the jobs waiting: the first
-``step()`` finds its program compiled, or being compiled, where it had compiled on the step's
-thread after the backward (Adam over the Transformer's 27 parameters: 0.19 s tracing, 0.10 s
-lowering, 0.65 s compiling).  Handed over at once, it compiled during the first forward, and
-then a process that failed in that forward waited at exit for the compile (the exit joins the
-worker, below): Adam over 200 parameters takes 6.0 s to compile, and a script that made that
-optimizer and stopped took 11.4 s to exit where it took 3.8 s without the job.  Deferred, the
-first steps measured as fast as handed over at once on two cores (where the worker slows the
-forward it shares them with), three runs each: the digits CNN's 1.64, 1.50, 1.49 s handed over
-at once, 1.52, 1.42, 1.30 s deferred; the Transformer's 2.63, 2.37, 2.03 and 2.51, 2.41, 2.29 s
-(without the job, earlier the same session: CNN 1.52, 1.25, 1.25 s, Transformer 2.63, 2.29,
-2.29 s: the gain is at this machine's noise, the ``step()`` itself 1.0 -> 0.5 s for the
-Transformer and 0.4 -> 0.2 s for the CNN).  A parameter that gets no gradient, or state loaded
-before the first step, makes the job a program no step calls: the other core's time, once.
-Making an optimizer so makes its state one more time (the Transformer's Adam is made in 11 ms
-where its program has compiled already, 130 ms the first time, most of it compiling the state's
-zeros, which its first step would have compiled; Adam over 200 parameters, 60 ms and 0.35 s).
-
 A node's backward that is still waiting when ``backward()`` reaches it is taken back and
 compiled there as before (the worker takes jobs oldest first, the backward needs the newest
 first, so the two meet in the middle); one the worker is compiling is waited for (never
@@ -87,7 +65,6 @@ def _cores():
 enabled = os.environ.get("TORCHLIKE_COMPILE_AHEAD", "1") != "0" and _cores() > 1
 waiting = {}   # key -> None (queued) or a threading.Event (compiling): what a call must claim
 _jobs = collections.OrderedDict()   # key -> (fn, args, 64-bit types), queued in order
-deferred = {}   # key -> a job, queued when the next backward pass begins (``release``)
 _lock = threading.Condition()
 _worker = None
 _stopping = False
@@ -130,6 +107,7 @@ def _key(fn, args):
 def submit(fn, args):
     """Compile ``fn`` (a jax.jit function) for ``args`` (concrete arrays, Python numbers and
     ShapeDtypeStructs, as it will be called) on the worker thread."""
+    global _worker
     key = _key(fn, args)
     args = jax.tree_util.tree_map(_abstract, args)
     with _lock:
@@ -139,39 +117,11 @@ def submit(fn, args):
             del waiting[_jobs.popitem(last=False)[0]]
         _jobs[key] = fn, args, _x64.enabled()   # (traced with the caller's 64-bit types)
         waiting[key] = None
-        _wake()
-
-
-def defer(fn, args):
-    """As ``submit``, but the job waits for the next backward pass to begin (``release``)."""
-    key = _key(fn, args)
-    with _lock:
-        deferred[key] = fn, jax.tree_util.tree_map(_abstract, args), _x64.enabled()
-        while len(deferred) > _MAX_JOBS:
-            del deferred[next(iter(deferred))]
-
-
-def release():
-    """A backward pass begins: the deferred jobs go to the worker, before those waiting."""
-    with _lock:
-        if _stopping:
-            return
-        for key, job in deferred.items():
-            if key not in waiting:
-                _jobs[key] = job
-                _jobs.move_to_end(key, last=False)
-                waiting[key] = None
-        deferred.clear()
-        _wake()
-
-
-def _wake():
-    """(With the lock held) the worker, started at the first job, told of new ones."""
-    global _worker
-    if _worker is None:
-        _worker = threading.Thread(target=_work, name="torchlike-compile-ahead", daemon=True)
-        _worker.start()
-    _lock.notify()
+        if _worker is None:
+            _worker = threading.Thread(target=_work, name="torchlike-compile-ahead",
+                                       daemon=True)
+            _worker.start()
+        _lock.notify()
 
 
 def claim(fn, args):
@@ -179,7 +129,6 @@ def claim(fn, args):
     until the worker has compiled it."""
     key = _key(fn, args)
     with _lock:
-        deferred.pop(key, None)
         if key not in waiting:
             return
         done = waiting[key]
@@ -215,7 +164,6 @@ def _stop():
     with _lock:
         _stopping = True
         _jobs.clear()
-        deferred.clear()
         for key in [k for k, v in waiting.items() if v is None]:
             del waiting[key]
         _lock.notify_all()
@@ -227,7 +175,6 @@ def _forked():
     global _lock, _worker, _stopping
     _lock, _worker, _stopping = threading.Condition(), None, False
     _jobs.clear()
-    deferred.clear()
     waiting.clear()
 
 

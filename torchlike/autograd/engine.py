@@ -11,7 +11,7 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from .. import _ahead, _dispatch, _lazy, _meta, _trace_context, _x64
+from .. import _dispatch, _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
 from .._meta import is_meta
 from .._lazy import Pending
@@ -231,8 +231,6 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
     Returns the captured gradients (None where nothing arrived)."""
     if _trace_context.active:   # torchlike.compile: the step differentiates itself
         _trace_context.active[-1].backward_ran = True
-    if _ahead.deferred:   # an optimizer's first program (NOTE [ backward programs compiled
-        _ahead.release()   # ahead ] in _ahead.py)
     if capture is None and exec_targets is None and not create_graph and \
             fused.try_run(roots, root_grads, keep_graph):
         return []

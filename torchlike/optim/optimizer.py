@@ -18,8 +18,6 @@ the arithmetic.  What the program sees:
 The results are written back into the same Tensor objects (``Tensor._write``), so parameters and
 state keep their identity: the user's references, ``state_dict()`` and a compiled step all see
 the new values.  Complex parameters are updated as pairs of reals (PyTorch's view_as_real).
-The first step's program is compiled on another core while the first backward runs (NOTE
-[ backward programs compiled ahead ] in _ahead.py).
 """
 import copy
 import functools
@@ -31,9 +29,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _ahead, _lazy, _trace_context, _x64
+from .. import _lazy, _trace_context, _x64
 from .._quick import quick_jit
-from .._tensor import ArrayImpl, Tensor
+from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import add_hook
 from ..autograd.profiler import record_function
@@ -178,7 +176,6 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
-        self._compile_ahead()
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -312,19 +309,20 @@ class Optimizer:
                     if state:
                         self.state[p].update(state)
                 states.append({k: v for k, v in state.items() if isinstance(v, Tensor)})
-            groups.append(self._operands(group, [_lazy.read(p) for p in params],
-                                         [_lazy.read(p.grad) for p in params],
-                                         [{k: _lazy.read(v) for k, v in s.items()}
-                                          for s in states]))
+            flags = tuple((k, group[k]) for k in self._static) + tuple(
+                (k, _nonzero(group[k])) for k in self._switches)
+            hyper = {k: _traced_value(group[k]) for k in self.defaults
+                     if k not in _NOT_HYPER and k not in self._static}
+            arrays = ([_lazy.read(p) for p in params], [_lazy.read(p.grad) for p in params],
+                      [{k: _lazy.read(v) for k, v in s.items()} for s in states], hyper)
+            groups.append((flags, arrays))
             tensors.append((params, states))
         if not groups:
             return
-        program, args = self._update_call(groups)
-        if _ahead.waiting or _ahead.deferred:   # (compiled ahead: NOTE in _ahead.py)
-            _ahead.claim(program, args)
+        flags = tuple(f for f, _ in groups)
         # after a pending backward, one program with the forward and backward (NOTE
         # [ lazy segments ] in _lazy.py)
-        results = _lazy.run_call(program, args)
+        results = _lazy.run_call(_program(type(self)._rule, flags), ([a for _, a in groups],))
         for (params, states), (new_params, new_states) in zip(tensors, results):
             for p, state, new_p, new_state in zip(params, states, new_params, new_states):
                 p._write(new_p)
@@ -333,44 +331,6 @@ class Optimizer:
                         state[k]._write(v)
                     else:
                         self.state[p][k] = Tensor._wrap(v)
-
-    def _operands(self, group, params, grads, states):
-        """The update program's flags and operands for ``group``: its parameters', gradients' and
-        states' arrays as given, and its hyper-parameters (NOTE [ one update program per step ])."""
-        flags = tuple((k, group[k]) for k in self._static) + tuple(
-            (k, _nonzero(group[k])) for k in self._switches)
-        hyper = {k: _traced_value(group[k]) for k in self.defaults
-                 if k not in _NOT_HYPER and k not in self._static}
-        return flags, (params, grads, states, hyper)
-
-    def _update_call(self, groups):
-        """The update program of these groups' ``(flags, operands)``, and its arguments."""
-        return (_program(type(self)._rule, tuple(f for f, _ in groups)),
-                ([a for _, a in groups],))
-
-    @_x64.scoped
-    def _compile_ahead(self):
-        """The first step's update program handed to the worker thread for the next backward
-        pass (NOTE [ backward programs compiled ahead ] in _ahead.py): every parameter that
-        requires grad with a gradient like it, and the state its first step makes (made here
-        and dropped: the program is compiled for its avals)."""
-        if not _ahead.enabled or _lazy.enabled or type(self)._rule is Optimizer._rule:
-            return
-        groups = []
-        with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.requires_grad]
-                arrays = [p._value() for p in params]
-                if any(type(a) is not ArrayImpl for a in arrays):
-                    return   # traced, on the meta device, or pending: nothing to compile for
-                if params:
-                    groups.append(self._operands(
-                        group, arrays, [_ahead.abstract(a.shape, a.dtype, a) for a in arrays],
-                        [{k: v._value() for k, v in
-                          _laid_out_like(p, self._init_state(p, group)).items()
-                          if isinstance(v, Tensor)} for p in params]))
-        if groups:
-            _ahead.defer(*self._update_call(groups))
 
     # --- state_dict -----------------------------------------------------------------------------
 
