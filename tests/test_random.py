@@ -861,3 +861,61 @@ def test_gradients_match_jax_grad():
         z = (s * 1.0).uniform_(generator=g) * s + tl.poisson(s, generator=g)
         return y.sum() + z.sum() + tl.bernoulli(s.sigmoid(), generator=g).sum()
     assert_grads_match_jax(fn, tl.randn(2, 3, dtype=tl.float64), tl.rand(3, dtype=tl.float64))
+
+
+# ------------------------------------------------------------------------------------------------
+# Draws in chunks (NOTE [ random draws in chunks ] in torchlike/_random.py)
+# ------------------------------------------------------------------------------------------------
+
+CHUNKED = [
+    # name, draw(shape, dtype, generator): one of the samplers drawn in chunks
+    ("rand", lambda s, d, g: tl.rand(s, dtype=d, generator=g)),
+    ("randn", lambda s, d, g: tl.randn(s, dtype=d, generator=g)),
+    ("uniform_", lambda s, d, g: tl.empty(s, dtype=d).uniform_(-2, 3, generator=g)),
+    ("normal_", lambda s, d, g: tl.empty(s, dtype=d).normal_(1, 2, generator=g)),
+    ("bernoulli_", lambda s, d, g: tl.empty(s, dtype=d).bernoulli_(0.3, generator=g)),
+    ("exponential_", lambda s, d, g: tl.empty(s, dtype=d).exponential_(2, generator=g)),
+    ("log_normal_", lambda s, d, g: tl.empty(s, dtype=d).log_normal_(0.5, 0.25, generator=g)),
+    ("cauchy_", lambda s, d, g: tl.empty(s, dtype=d).cauchy_(1, 0.5, generator=g)),
+    ("parameter under no_grad", lambda s, d, g: _no_grad_init(s, d, g)),
+]
+
+
+def _no_grad_init(shape, dtype, g):
+    p = tl.nn.Parameter(tl.empty(shape, dtype=dtype))
+    with tl.no_grad():
+        return p.uniform_(-1, 1, generator=g).detach()
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.bfloat16, tl.float16], ids=dname)
+@pytest.mark.parametrize("name,draw", cases(CHUNKED))
+def test_a_draw_in_chunks_is_the_draws_own_program_bit_for_bit(name, draw, dtype, monkeypatch):
+    """Every element of a draw made in chunks (two of them here, and one at a shape of its
+    own) equals the one its own program draws, the oracle (every draw in chunks off)."""
+    from torchlike import _random
+    monkeypatch.setattr(_random, "_CHUNK", 64)
+    shapes = [(3, 50), (7,)]   # (150 elements: three chunks, the last one cut)
+    chunked = [draw(s, dtype, tl.Generator().manual_seed(11)) for s in shapes]
+    monkeypatch.setattr(_random, "_CHUNKED", 0)
+    own = [draw(s, dtype, tl.Generator().manual_seed(11)) for s in shapes]
+    for c, o, s in zip(chunked, own, shapes):
+        assert c.shape == o.shape == s and c.dtype == o.dtype == dtype
+        assert c.device == o.device and c._value().committed
+        bits = np.uint16 if dtype.itemsize == 2 else np.uint32
+        np.testing.assert_array_equal(np.asarray(c._value()).view(bits),
+                                      np.asarray(o._value()).view(bits))
+
+
+def test_a_shape_drawn_often_compiles_its_own_program(monkeypatch):
+    """The first RENT draws of one shape run the chunks' program; the next its own."""
+    from torchlike import _host, _random
+    asked = []
+    real = _random._factory_program
+    monkeypatch.setattr(_random, "_factory_program",
+                        lambda op, static, *a: asked.append(dict(static)["shape"]) or
+                        real(op, static, *a))
+    g = tl.Generator().manual_seed(0)
+    for _ in range(_host.RENT + 2):
+        tl.randn(5, 9, generator=g)
+    chunk = (_random._CHUNK,)
+    assert asked == [chunk] * _host.RENT + [(5, 9)] * 2

@@ -17,6 +17,7 @@ from .. import _dtype as D, _x64
 from .._creation import size_arg, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
 from .._meta import is_meta
+from ..autograd.grad_mode import _state as _grad_state
 from .._inplace import inplace, shape_broadcast
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
                        _factory, _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
@@ -402,10 +403,12 @@ def _fill(self, op, generator, prepare, tensors=()):
     """self <- a sample of ``op`` through the in-place machinery (identity, version, views,
     autograd).  ``prepare()`` makes PyTorch's value and dtype checks, which come after its leaf
     check, and returns the op's scalar parameters; ``tensors`` are its tensor parameters.  A
-    tensor that records no graph takes the factory's sampler (one packed host argument)."""
+    write that records no graph (no tensor parameters; ``self`` not requiring grad, or grad
+    mode off: a parameter's initial values) takes the factory's sampler (one packed host
+    argument; NOTE [ random draws in chunks ] in _random.py)."""
     def compute():
         params = prepare()
-        if not (tensors or self.requires_grad) and all(
+        if not (tensors or self.requires_grad and _grad_state.grad_enabled) and all(
                 isinstance(v, (float, int, np.unsignedinteger)) for v in params):
             static = (("shape", tuple(self.shape)), ("dtype", self.dtype._np))
             return Tensor._wrap(_sample_on(_FILL_FACTORY[op.name], self.device, generator,
