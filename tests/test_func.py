@@ -619,6 +619,49 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
     assert len(asked) == 2
 
 
+def test_fills_of_new_shapes_made_on_the_host(monkeypatch):
+    """zero_ and fill_ of a value the tensor's dtype holds exactly run with numpy for a shape's
+    first RENT fills, from the first shape on (no trace), then compile; the host's results are
+    the programs' (bits, dtype, shape, device); a value the dtype rounds (XLA rounds a float64
+    to bfloat16 through float32, numpy directly) or truncates stays the program's (NOTE
+    [ fills on the host ] in torchlike/_host.py)."""
+    from torchlike import _host
+    from torchlike._ops import index
+    fills = [(lambda x: x.zero_(), True), (lambda x: x.fill_(1), True),
+             (lambda x: x.fill_(0.5), True), (lambda x: x.fill_(-3), True),
+             (lambda x: x.fill_(True), True), (lambda x: x.fill_(1 + 2 ** -8 + 2 ** -30), False),
+             (lambda x: x.fill_(0.1), False), (lambda x: x.fill_(2.7), False)]
+
+    def run(f, x, host):
+        monkeypatch.setattr(_host, "RENT", 16 if host else 0)
+        monkeypatch.setattr(_host, "_RENTED", {})
+        for op in (index.ZERO, index.FILL):
+            monkeypatch.setattr(op, "_hot", {})
+        return f(x.clone())._value()
+
+    for dtype in (tl.float32, tl.bfloat16, tl.float16, tl.float64, tl.int32, tl.int64, tl.bool,
+                  tl.complex64):
+        x = tl.zeros(5, 3, dtype=dtype)
+        for f, exact in fills:
+            traces = index.ZERO._traces[0] + index.FILL._traces[0]
+            filled = run(f, x, host=True)
+            moved = index.ZERO._traces[0] + index.FILL._traces[0] == traces
+            compiled = run(f, x, host=False)
+            assert (filled.dtype, filled.shape, filled.sharding, filled.committed) == (
+                compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)
+            assert np.asarray(filled).tobytes() == np.asarray(compiled).tobytes(), (dtype, f)
+            if exact and (dtype.is_floating_point or dtype.is_complex):
+                assert moved, (dtype, f)
+    monkeypatch.setattr(_host, "RENT", 16)
+    x = tl.empty(3, 41)
+    traces = index.ZERO._traces[0]
+    for _ in range(_host.RENT):
+        x.zero_()
+    assert index.ZERO._traces[0] == traces
+    x.zero_()
+    assert index.ZERO._traces[0] == traces + 1   # the rent paid: compiled
+
+
 def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     """Once a layer norm, a linear layer (unrecorded), an elementwise op, masked_fill, bmm or a
     softmax keeps meeting new small shapes on a CPU, it runs padded to a bucket (rows; elements

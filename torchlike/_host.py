@@ -67,12 +67,13 @@ except (ImportError, AttributeError):   # another jax: as if a trace were open
         return False
 
 
-def _rented(op, static, arrays, read):
-    """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes outside any jax trace,
-    the arrays at indices ``read`` (those read on the host) are small, and this combination of
-    shapes and arguments has been run here fewer than RENT times, this call counted; None where
-    its program should run (NOTE [ new shapes moved on the host ])."""
-    if op._traces[0] <= SHAPES_MET or not top_level():   # (in a trace: what it captures)
+def _rented(op, static, arrays, read, met=None):
+    """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes (its programs traced for
+    more than ``met`` shapes, default SHAPES_MET) outside any jax trace, the arrays at indices ``read`` (those read
+    on the host) are small, and this combination of shapes and arguments has been run here fewer
+    than RENT times, this call counted; None where its program should run (NOTE [ new shapes
+    moved on the host ])."""
+    if op._traces[0] <= (SHAPES_MET if met is None else met) or not top_level():   # (in a trace: what it captures)
         return None
     for i in read:
         if type(arrays[i]) is not ArrayImpl:
@@ -123,6 +124,34 @@ def moved_on_host(op, static, arrays, move, movable=None):
     if device is None:
         return None
     return _placed(move(static, *[np.asarray(a) for a in arrays]), device)
+
+
+def filled_on_host(op, static, arrays, value):
+    """An array of the shape and dtype of ``arrays[0]`` filled with ``value`` (a Python number),
+    made on the host for the first RENT fills of its shape on a CPU, where ``value`` converts to
+    that dtype exactly (NOTE [ fills on the host ]); None where ``op``'s program should run."""
+    x = arrays[0]
+    if type(value) not in _SCALARS or type(x) is not ArrayImpl:
+        return None
+    try:
+        filled = np.asarray(value).astype(x.dtype)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if filled != value or (device := _rented(op, static, arrays, (), met=-1)) is None:
+        return None
+    return put(np.full(x.shape, filled), device)
+
+
+# NOTE [ fills on the host ]
+# Building a model fills its norms' weights with ones and its biases with zeros (``nn.init``'s
+# ``ones_``, ``zeros_``, ``constant_``: ``fill_`` and ``zero_``), and each new shape compiled a
+# fill program (15-20 ms, 2-core CPU) that writes a constant: numpy fills the same values
+# and ``put`` places them on the device in microseconds.  So a fill whose value converts to the
+# tensor's dtype exactly (zero always; one, a half, an integer in range; not 0.1 in float32,
+# whose rounding stays the program's) runs on the host for its shape's first RENT fills, from the
+# first shape on (RENT such fills cost less than one compile), and its program compiles for a
+# shape filled more often than that (a loop's ``zero_`` of a buffer).  On other devices and in a
+# jax trace the program runs, as for the moves above.
 
 
 def _placed(out, device, cut=None):

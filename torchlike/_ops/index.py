@@ -16,6 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .._creation import from_host, put
 from .._dispatch import Op, call
+from .._host import filled_on_host
 from .._inplace import check_output_shape, inplace, shape_broadcast
 from .._tensor import Tensor, TracedValueError, check_in_range, values_for_shape
 from . import shape
@@ -393,9 +394,12 @@ def copy_(self, src, non_blocking=False):
     return inplace(self, lambda: call(COPY, self, src))
 
 
-ZERO = Op("zero", jax.numpy.zeros_like, "ZeroBackward0", saves=())
+# (fills of new shapes made on the host: NOTE [ fills on the host ] in _host.py)
+ZERO = Op("zero", jax.numpy.zeros_like, "ZeroBackward0", saves=(),
+          cold=lambda arrays, static, dt: filled_on_host(ZERO, static, arrays, 0))
 FILL = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward2", saves=(),
-          inputs=1)
+          inputs=1, cold=lambda arrays, static, dt: filled_on_host(FILL, static, arrays,
+                                                                   arrays[1]))
 FILL_T = Op("fill", lambda x, value: jax.numpy.full_like(x, value), "FillBackward3", saves=())
 
 
