@@ -577,6 +577,35 @@ def test_load_state_dict_casts_state_to_parameter_dtype():
 
 # --- one update program per step ----------------------------------------------------------------
 
+def test_update_program_traces_each_parameter_shape_once(monkeypatch):
+    """The rule is traced once per shape of a parameter's operands, whatever the number of
+    parameters, and jax.numpy's functions are expanded in its trace: the update program's
+    jaxpr holds no nested programs (NOTE [ tracing the update program ]).  The values are those
+    of test_steps_match_torch's oracle."""
+    rule, traced = tl.optim.Adam._rule, []
+    monkeypatch.setattr(tl.optim.Adam, "_rule", staticmethod(
+        lambda p, *args: traced.append(p.shape) or rule(p, *args)))
+    tl.manual_seed(0)
+    params = [tl.nn.Parameter(tl.randn(3, 4)) for _ in range(4)] + [
+        tl.nn.Parameter(tl.randn(5)) for _ in range(3)]
+    for p in params:
+        p.grad = tl.ones_like(p)
+    opt = tl.optim.Adam(params, lr=0.1)
+    opt.step()
+    assert sorted(traced) == [(3, 4), (5,)]
+    group = opt.param_groups[0]
+    flags = tuple((k, group[k]) for k in opt._static) + tuple(
+        (k, tl_optimizer._nonzero(group[k])) for k in opt._switches)
+    program = tl_optimizer._program(tl.optim.Adam._rule, (flags,))
+    hyper = {k: tl_optimizer._traced_value(group[k]) for k in opt.defaults
+             if k not in tl_optimizer._NOT_HYPER and k not in opt._static}
+    with tl._x64.on():
+        jaxpr = program.trace([([p._value() for p in params], [p.grad._value() for p in params],
+                                [{k: v._value() for k, v in opt.state[p].items()}
+                                 for p in params], hyper)]).jaxpr
+    assert {e.primitive.name for e in jaxpr.eqns} & {"pjit", "jit", "closed_call"} == set()
+
+
 def test_one_program_per_step(monkeypatch):
     """A step over many parameters in two groups is one call of one jitted program, and changing
     lr or betas between steps reuses it; changing a switch (weight_decay 0 -> nonzero) builds
