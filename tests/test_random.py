@@ -919,3 +919,16 @@ def test_a_shape_drawn_often_compiles_its_own_program(monkeypatch):
         tl.randn(5, 9, generator=g)
     chunk = (_random._CHUNK,)
     assert asked == [chunk] * _host.RENT + [(5, 9)] * 2
+
+
+def test_a_parameters_draw_under_no_grad_is_a_factory_draw():
+    """nn.init's draws into a parameter (a leaf requiring grad, under no_grad) record nothing and
+    take the factories' sampler, drawn in chunks: no program of the parameter's shape."""
+    from torchlike._ops import sampling
+    op = sampling._FILL["uniform_"]
+    traces = op._traces[0]
+    p = tl.nn.Parameter(tl.empty(7, 13))
+    with tl.no_grad():
+        p.uniform_(-1, 1)
+    assert op._traces[0] == traces and p.grad_fn is None and p.requires_grad
+    assert float(p.abs().max()) <= 1 and len(set(p.flatten().tolist())) == 91
