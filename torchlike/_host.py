@@ -69,12 +69,12 @@ except (ImportError, AttributeError):   # another jax: as if a trace were open
 
 def _rented(op, static, arrays, read, met=None):
     """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes (its programs traced for
-    more than ``met`` shapes, default SHAPES_MET) outside any jax trace, the arrays at indices ``read`` (those read
-    on the host) are small, and this combination of shapes and arguments has been run here fewer
-    than RENT times, this call counted; None where its program should run (NOTE [ new shapes
-    moved on the host ])."""
-    if op._traces[0] <= (SHAPES_MET if met is None else met) or not top_level():   # (in a trace: what it captures)
-        return None
+    more than ``met`` shapes, default SHAPES_MET) outside any jax trace, the arrays at indices
+    ``read`` (those read on the host) are small, and this combination of shapes and arguments
+    has been run here fewer than RENT times, this call counted; None where its program should
+    run (NOTE [ new shapes moved on the host ])."""
+    if op._traces[0] <= (SHAPES_MET if met is None else met) or not top_level():
+        return None   # (in a trace: what it captures)
     for i in read:
         if type(arrays[i]) is not ArrayImpl:
             return None
@@ -131,7 +131,8 @@ def filled_on_host(op, static, arrays, value):
     made on the host for the first RENT fills of its shape on a CPU, where ``value`` converts to
     that dtype exactly (NOTE [ fills on the host ]); None where ``op``'s program should run."""
     x = arrays[0]
-    if type(value) not in _SCALARS or type(x) is not ArrayImpl:
+    if type(value) not in _SCALARS or type(x) is not ArrayImpl or \
+            type(value) is complex and x.dtype.kind != "c":
         return None
     try:
         filled = np.asarray(value).astype(x.dtype)

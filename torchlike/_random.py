@@ -386,8 +386,9 @@ def _factory_program(op, static, device, n_params, chunk=False):
 # and every new shape of a draw compiled a program of its own: tens of milliseconds each, a few
 # hundred for an ordinary model, where drawing the numbers takes microseconds.  A draw's
 # element i is a function of its counter i alone (NOTE [ fast random bits ]) where each element
-# takes one word, which every sampler below built on ``random_uniform`` does for the float dtypes of at most 32 bits (float64 and the
-# integers take two words, from both halves of the draw's counters).  So such a draw of at most
+# takes one word, which every sampler below built on ``random_uniform`` does for the float
+# dtypes of at most 32 bits (float64 and the integers take two words, from both halves of the
+# draw's counters).  So such a draw of at most
 # ``_CHUNKED`` elements on a CPU runs one program of ``_CHUNK`` elements whose key data carries
 # the chunk's first counter, once per chunk, and the chunks are joined and cut on the host:
 # element for element the numbers of the draw's own program (the same arithmetic on the same
