@@ -412,19 +412,24 @@ def _in_chunks(op, static, device, key, params):
     """The sample of factory ``op`` (``static``: its shape and dtype) drawn in chunks on the
     host's CPU ``device``, or None where its own program should run (NOTE [ random draws in
     chunks ])."""
-    kw = dict(static)
-    shape, dtype = kw.get("shape"), kw["dtype"]
-    if op.name not in _ONE_WORD or shape is None or dtype.itemsize > 4 or \
-            not jnp.issubdtype(dtype, jnp.floating):
-        return None
-    n = math.prod(shape)
-    if not 0 < n <= _CHUNKED or from_jax_device(device).type != "cpu" or not top_level():
+    if op.name not in _ONE_WORD:
         return None
     at = (op, static, device)
-    draws = _chunked_draws.get(at, 0)
-    if draws >= RENT:
+    draws = _chunked_draws.get(at)
+    if draws is None:   # (a draw its own program makes is filed as paid: one lookup from then)
+        kw = dict(static)
+        shape, dtype = kw.get("shape"), kw["dtype"]
+        n = None if shape is None else math.prod(shape)
+        chunkable = n is not None and 0 < n <= _CHUNKED and dtype.itemsize <= 4 and \
+            jnp.issubdtype(dtype, jnp.floating) and from_jax_device(device).type == "cpu"
+        draws = 0 if chunkable else RENT
+        remember(_chunked_draws, at, draws, _FACTORY_PROGRAMS)
+    if draws >= RENT or not top_level():
         return None
-    remember(_chunked_draws, at, draws + 1, _FACTORY_PROGRAMS)
+    _chunked_draws[at] = draws + 1
+    kw = dict(static)
+    shape, dtype = kw["shape"], kw["dtype"]
+    n = math.prod(shape)
     program = _factory_program(op, (("shape", (_CHUNK,)), ("dtype", dtype)), device,
                                len(params), True)
     k0, k1 = key.tolist()
