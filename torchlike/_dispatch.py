@@ -450,10 +450,10 @@ def _call(op, args, static):
                     meta = True
             if i < n_promote:
                 key.append((aval.dtype, not aval.shape) if a._number is None else a._number)
-            if grad and i < n_in and (a._grad_fn is not None or a._requires_grad):
+            if grad and i < n_in and ((fn := a._grad_fn) is not None or a._requires_grad):
                 if edges is None:
                     edges = [None] * n_in
-                edges[i] = a._edge()
+                edges[i] = a._edge() if fn is None or a._stale else (fn, a._output_nr)
                 mask.append(i)
         else:
             arr = a

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import anomaly_mode
-from .. import _ahead, _dispatch, _meta, _x64
+from .. import _ahead, _dispatch, _dtype, _meta, _x64
 from .._lazy import Pending
 from .._quick import quick_program
 from .._tensor import ArrayImpl, Tensor, aval_of
@@ -216,7 +216,8 @@ class OpNode(Node):
         self._static = static
         self._dt = dt
         self._primals = primals
-        self.next_functions = tuple([(None, 0) if e is None else e for e in edges])
+        self.next_functions = tuple(edges) if None not in edges else \
+            tuple([(None, 0) if e is None else e for e in edges])
         self._mask = mask
         # NOTE [ reading an array's shape and dtype ] in _dispatch.py
         pending = outs[0]._lazy
@@ -248,9 +249,10 @@ class OpNode(Node):
         """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
         saved = []
         for i in _saved_positions(self._op, self._mask, len(args)):
-            if i == "result":
+            if i == "result":   # (its aval: its shape and dtype, read if an error needs them)
                 t = outs[0]
-                saved.append((t._version_counter(), 0, None, t.shape, t.dtype, i))
+                saved.append((t._version_counter(), 0, None, aval_of(t._lazy or t._arr), None,
+                              i))
             elif isinstance(args[i], Tensor):
                 t = args[i]
                 if t._inference:
@@ -260,10 +262,11 @@ class OpNode(Node):
         self._saved = tuple(saved)
 
     def _check_versions(self):
-        for vc, version, t, shape, dtype, i in self._saved:
+        for vc, version, t, aval, _, i in self._saved:
             if vc[0] != version:
                 if t is None:   # the node's own result
-                    raise version_error(dtype, shape, vc[0], version, (0, self.name()))
+                    raise version_error(_dtype.from_numpy_dtype(aval.dtype), aval.shape,
+                                        vc[0], version, (0, self.name()))
                 if self._op.fold is not None and i in self._op.fold:
                     # PyTorch saved the view of t; written since, the view's grad_fn is
                     # AsStridedBackward0 (None where t needs no grad)
@@ -291,7 +294,7 @@ class OpNode(Node):
         saved, primals = [], self._primals
         for i in _saved_positions(self._op, self._mask, len(primals)):
             if i == "result":
-                saved.extend(("result", tuple(e[3])) for e in self._saved if e[5] == "result")
+                saved.extend(("result", e[3].shape) for e in self._saved if e[5] == "result")
             elif i < len(primals):
                 arr = primals[i]
                 shape = () if isinstance(arr, (bool, int, float, complex)) else \
