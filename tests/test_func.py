@@ -662,6 +662,47 @@ def test_fills_of_new_shapes_made_on_the_host(monkeypatch):
     assert index.ZERO._traces[0] == traces + 1   # the rent paid: compiled
 
 
+def test_numbers_kept_on_the_device(monkeypatch):
+    """A Python number an op takes NUMBER_RENT times on a device is passed as a device scalar
+    from then on: weakly typed and uncommitted like the one jax makes of the number, so no op
+    traces again and every result is the number's, bit for bit (dtype, shape, device too).
+    -0.0 and NaN stay numbers; a number seen fewer times than the rent is only counted
+    (NOTE [ Python numbers as device scalars ] in torchlike/_dispatch.py)."""
+    from torchlike import _dispatch, _host
+    from torchlike._ops import pointwise
+    monkeypatch.setattr(_dispatch, "_NUMBERS", {})
+    ops = (pointwise.MUL, pointwise.ADD, pointwise.SUB, pointwise.DIV)
+    cases = [(tl.float16, lambda x: x * 0.1), (tl.bfloat16, lambda x: x + 1e-3),
+             (tl.float32, lambda x: 3 - x), (tl.int64, lambda x: x * 0.5),
+             (tl.int32, lambda x: x + 7), (tl.float64, lambda x: x / 3.0),
+             (tl.float32, lambda x: x * 0.0), (tl.float32, lambda x: x * -0.0),
+             (tl.float32, lambda x: x + float("nan"))]
+    rent = _dispatch.NUMBER_RENT
+    for dtype, f in cases:
+        x = tl.tensor([-2, -1, 0, 1, 2, 3]).to(dtype)
+        monkeypatch.setattr(_dispatch, "NUMBER_RENT", 10 ** 9)   # the oracle: numbers stay
+        for _ in range(_host.RENT + 1):   # past a bucket's rent: the shape's own program
+            first = f(x)._value()
+        monkeypatch.setattr(_dispatch, "NUMBER_RENT", rent)
+        traces = [op._traces[0] for op in ops]
+        for _ in range(rent + 2):
+            kept = f(x)._value()
+        assert [op._traces[0] for op in ops] == traces, (dtype, f)
+        assert (kept.dtype, kept.shape, kept.sharding, kept.committed, kept.weak_type) == (
+            first.dtype, first.shape, first.sharding, first.committed, first.weak_type)
+        assert np.asarray(kept).tobytes() == np.asarray(first).tobytes(), (dtype, f)
+    kept = {k[:2] for k, v in _dispatch._NUMBERS.items() if type(v) is not int}
+    assert all(v.weak_type and not v.committed for v in _dispatch._NUMBERS.values()
+               if type(v) is not int)   # else each program compiles again for the scalar
+    assert kept == {(float, 0.1), (float, 1e-3), (int, 3), (float, 0.5), (int, 7), (float, 3.0)}
+    x = tl.tensor([-2, -1, 0, 1, 2, 3]).float()   # (its program ran above)
+    for i in range(rent - 1):   # new numbers, each seen fewer times than the rent
+        x * (2.5 + i)
+    counted = {(float, 2.5 + i) for i in range(rent - 1)}
+    assert [type(v) for k, v in _dispatch._NUMBERS.items() if k[:2] in counted] == [int] * (
+        rent - 1)
+
+
 def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     """Once a layer norm, a linear layer (unrecorded), an elementwise op, masked_fill, bmm or a
     softmax keeps meeting new small shapes on a CPU, it runs padded to a bucket (rows; elements
