@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _amp_hook
 from .. import _dtype as D, _precision
-from .._dispatch import Op, call, eager_forward, forward_fn
+from .._dispatch import Op, call, eager_forward, forward_fn, remember
 from .._host import bucket, in_buckets
 from .._quick import SOFTMAX_FUSION
 from .._random import _C_NAMES, _key, random_uniform
@@ -157,7 +157,7 @@ def _linear_as(input, weight, bias, view):
     elif bias is not None and weight.ndim == 2 and input.is_contiguous():
         rows, k = tuple(input.shape[:-1]), input.shape[-1]
         if plain and k:   # recorded (else the fused op ran): both views folded
-            return _flat_addmm(input, weight, bias, view or rows + (weight.shape[0],))
+            return _flat_addmm(input, weight, bias, rows, k, view)
         out = _flat_linear(input.view(-1, k), weight, bias, rows)
         # (the view op itself: out is a fresh contiguous matrix, nothing to check)
         out = call(VIEW, out, static=(("shape", rows + (out.shape[-1],)),))
@@ -168,13 +168,21 @@ def _linear_as(input, weight, bias, view):
     return out if view is None else out.view(view)
 
 
-def _flat_addmm(input, weight, bias, view):
-    """The recorded addmm of a contiguous N-d input's flattening view(-1, in), viewed as
-    ``view``: both views folded into it (NOTE [ folded views ])."""
-    rows, k = tuple(input.shape[:-1]), input.shape[-1]
-    static = linalg._static() + linalg._rows_static(rows, None) + (
-        ("flat", (("shape", (math.prod(rows), k)),)),) + _out(view, math.prod(rows), weight)
+def _flat_addmm(input, weight, bias, rows, k, view):
+    """The recorded addmm of a contiguous (*rows, k) input's flattening view(-1, k), viewed as
+    ``view`` (None: (*rows, out_features)): both views folded into it (NOTE [ folded views ]).
+    A layer's static arguments are made once per shape (they are the same every step)."""
+    precision, features = linalg._static(), weight._aval().shape[0]
+    key = (precision, rows, k, features, view if view is None else tuple(view))
+    static = _FLAT_STATICS.get(key)
+    if static is None:
+        n = math.prod(rows)
+        static = remember(_FLAT_STATICS, key, precision + linalg._rows_static(rows, None) + (
+            ("flat", (("shape", (n, k)),)),) + _out(view or rows + (features,), n, weight))
     return call(_ADDMM_FLAT_T, bias, input, weight, static=static)
+
+
+_FLAT_STATICS = {}   # _flat_addmm's static arguments, by shapes (bounded: _dispatch.remember)
 
 
 @_amp_hook.entry("linear")   # PyTorch's F.linear, so autocast casts it as one
