@@ -620,12 +620,19 @@ def _device_numbers(operands):
         if kind is float and a == a and a != 0.0 or kind is int and -2 ** 63 <= a < 2 ** 63:
             key = (kind, a, device)
             kept = _NUMBERS.get(key, 0)
-            if type(kept) is int:
+            if type(kept) is int:   # its sightings so far
                 if kept + 1 < NUMBER_RENT:
-                    remember(_NUMBERS, key, kept + 1)
+                    value = kept + 1
+                else:
+                    with jax.default_device(device):
+                        value = _SCALAR(a)
+                if kept:   # (an entry already: the cache does not grow)
+                    _NUMBERS[key] = value
+                else:
+                    remember(_NUMBERS, key, value)
+                if type(value) is int:
                     continue
-                with jax.default_device(device):
-                    kept = remember(_NUMBERS, key, _SCALAR(a))
+                kept = value
             if out is None:
                 out = list(operands)
             out[i] = kept
