@@ -588,7 +588,7 @@ def eager_forward(op, static, dt, arrays, numbers=False):
 
 # NOTE [ Python numbers as device scalars ]
 # jax makes a device scalar of every Python number a jitted call takes, on every call: a 64x64
-# ``x * 0.5`` took 21 µs against 15 for ``x * x``, and 17.5 with the number kept on the device
+# ``x * 0.5`` took 21 µs against 15 for ``x * x``, and 17.4 with the number kept on the device
 # (2-core CPU, jax 0.10.2).  So a number an eager program uses again and again (a learning rate
 # times a gradient, an epsilon, a loop's indices x[i]) is kept as a device scalar once it has been
 # an operand NUMBER_RENT times on a device, and passed in its place: weakly typed and
@@ -599,7 +599,7 @@ def eager_forward(op, static, dt, arrays, numbers=False):
 # as do numbers next to arrays spread over several devices.  At most _MAX_PROGRAMS numbers are
 # counted or kept, the least recently added dropped first.
 NUMBER_RENT = 8
-_NUMBERS = {}   # (type, value, device) -> sightings so far, or the device scalar
+_NUMBERS = {}   # (type, value, sharding) -> sightings so far, or the device scalar
 _SCALAR = jax.jit(lambda x: x)
 
 
@@ -607,10 +607,9 @@ def _device_numbers(operands):
     """``operands`` with each Python number the device keeps (NOTE above) in its place."""
     for a in operands:
         if type(a) is ArrayImpl:
-            where = a.sharding
+            where = a.sharding   # (equal for arrays on one device)
             if type(where) is not SingleDeviceSharding:
                 return operands
-            device = where._device
             break
     else:
         return operands
@@ -618,13 +617,13 @@ def _device_numbers(operands):
     for i, a in enumerate(operands):
         kind = type(a)
         if kind is float and a == a and a != 0.0 or kind is int and -2 ** 63 <= a < 2 ** 63:
-            key = (kind, a, device)
+            key = (kind, a, where)
             kept = _NUMBERS.get(key, 0)
             if type(kept) is int:   # its sightings so far
                 if kept + 1 < NUMBER_RENT:
                     value = kept + 1
                 else:
-                    with jax.default_device(device):
+                    with jax.default_device(next(iter(where.device_set))):
                         value = _SCALAR(a)
                 if kept:   # (an entry already: the cache does not grow)
                     _NUMBERS[key] = value

@@ -78,6 +78,19 @@ def test_a_zero_dim_cpu_tensor_joins_any_device():
     assert on(s.grad) == on(s) and s.grad.item() == 2.0
 
 
+def test_a_number_kept_on_the_device_is_kept_where_the_tensor_is():
+    """A Python number taken again and again is kept next to the tensor it meets, one per
+    device (NOTE [ Python numbers as device scalars ] in torchlike/_dispatch.py)."""
+    from torchlike import _dispatch
+    a, b = tl.arange(4.0, device="cuda:1"), tl.arange(4.0)
+    for _ in range(_dispatch.NUMBER_RENT + 1):
+        out, ref = a * 0.375, b * 0.375
+    kept = {d for key, s in _dispatch._NUMBERS.items()
+            if key[:2] == (float, 0.375) and type(s) is not int for d in s.devices()}
+    assert kept == {on(a), on(b)} and on(out) == on(a)
+    assert out.cpu().tolist() == ref.tolist() == [0.0, 0.375, 0.75, 1.125]
+
+
 def test_copy_and_indexing_across_devices():
     a = tl.zeros(3, device="cuda")
     a.copy_(tl.tensor([1.0, 2.0, 3.0]))
