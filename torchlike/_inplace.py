@@ -127,8 +127,8 @@ def _adopt_saved(node, self, out):
     if saved:
         vc = self._version_counter()
         node._saved = tuple(
-            (vc, vc[0], t, s, d, i) if i == "result" else (c, v, t, s, d, i)
-            for c, v, t, s, d, i in saved if i != 0)
+            (vc, vc[0], t, a, i) if i == "result" else (c, v, t, a, i)
+            for c, v, t, a, i in saved if i != 0)
 
 
 def check_output_shape(mine, broadcast):

@@ -16,14 +16,14 @@ import numpy as np
 from .. import _dtype as D, _x64
 from .._creation import size_arg, zeros
 from .._dispatch import Op, _broadcast_message, call, with_out
-from .._meta import is_meta
-from ..autograd.grad_mode import _state as _grad_state
 from .._inplace import inplace, shape_broadcast
+from .._meta import is_meta
 from .._random import (RANDN, _C_NAMES, _WIDE_UNSIGNED, _Tracer, _compute_dtype, _draw, _dtype_max,
                        _factory, _factory_dtype, _in_float32, _int_arg, _int_range, _ints, _key,
                        _like, _normal, _not_implemented, _require_float, _span_args, _uniform,
                        _sample_on, random_normal, random_uniform)
 from .._tensor import Tensor, check_all, on_host
+from ..autograd.grad_mode import _state as _grad_state
 from .reparam import (dirichlet_grad as _dirichlet_grad_fn, gamma_grad as _gamma_grad,
                       log_standard_gamma)
 

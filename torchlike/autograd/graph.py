@@ -246,23 +246,24 @@ class OpNode(Node):
         return len(self.out_diff)
 
     def save_versions(self, args, outs):
-        """Remember the version of each tensor PyTorch would save, to detect in-place changes."""
+        """Remember the version of each tensor PyTorch would save, to detect in-place changes:
+        (version counter, version, the tensor (None: the node's result), the result's aval (its
+        shape and dtype, read if an error needs them), position or "result")."""
         saved = []
         for i in _saved_positions(self._op, self._mask, len(args)):
-            if i == "result":   # (its aval: its shape and dtype, read if an error needs them)
+            if i == "result":
                 t = outs[0]
-                saved.append((t._version_counter(), 0, None, aval_of(t._lazy or t._arr), None,
-                              i))
+                saved.append((t._version_counter(), 0, None, aval_of(t._lazy or t._arr), i))
             elif isinstance(args[i], Tensor):
                 t = args[i]
                 if t._inference:
                     raise RuntimeError(INFERENCE_SAVED_ERROR)
                 vc = t._version_counter()
-                saved.append((vc, vc[0], t, None, None, i))
+                saved.append((vc, vc[0], t, None, i))
         self._saved = tuple(saved)
 
     def _check_versions(self):
-        for vc, version, t, aval, _, i in self._saved:
+        for vc, version, t, aval, i in self._saved:
             if vc[0] != version:
                 if t is None:   # the node's own result
                     raise version_error(_dtype.from_numpy_dtype(aval.dtype), aval.shape,
@@ -294,7 +295,7 @@ class OpNode(Node):
         saved, primals = [], self._primals
         for i in _saved_positions(self._op, self._mask, len(primals)):
             if i == "result":
-                saved.extend(("result", e[3].shape) for e in self._saved if e[5] == "result")
+                saved.extend(("result", e[3].shape) for e in self._saved if e[4] == "result")
             elif i < len(primals):
                 arr = primals[i]
                 shape = () if isinstance(arr, (bool, int, float, complex)) else \

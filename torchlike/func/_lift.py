@@ -190,7 +190,7 @@ def record(name, fn, arrays, edges, args=(), out=None):
     outs = _dispatch.wrap_outputs(op, (), None, out, (), tuple(arrays), list(edges))
     for o in outs:
         if o._grad_fn is not None:
-            o._grad_fn._saved = tuple((t._version_counter(), t._version, t, None, None, i)
+            o._grad_fn._saved = tuple((t._version_counter(), t._version, t, None, i)
                                       for i, t in enumerate(args))
             break
     return outs
