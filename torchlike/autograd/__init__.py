@@ -1,6 +1,6 @@
 """torchlike.autograd: backward / grad over the graph torchlike records (mirrors torch.autograd)."""
 from .. import _x64
-from .._tensor import Tensor
+from .._tensor import Tensor, aval_of
 from . import graph
 from .anomaly_mode import detect_anomaly as detect_anomaly
 from .anomaly_mode import set_detect_anomaly as set_detect_anomaly
@@ -42,7 +42,8 @@ def _root_grads(outputs, grad_outputs, create_graph, is_grads_batched=False):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             arr = out._lazy or out._value()   # a pending loss runs with its backward
-            g = _seed(arr) if not arr.shape else _seed(arr).reshape(arr.shape)
+            shape = aval_of(arr).shape
+            g = _seed(arr) if not shape else _seed(arr).reshape(shape)
             grads.append(Tensor._wrap(g) if create_graph else g)
             continue
         if not isinstance(g, Tensor):

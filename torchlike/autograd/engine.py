@@ -27,15 +27,16 @@ def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
     while tracing: a cached tracer would leak into later traces)."""
     if type(arr) is Pending:   # NOTE [ lazy segments ]: its device is its segment's
+        dtype = arr.dtype
         sharding = jax.sharding.SingleDeviceSharding(next(iter(arr.devices())))
     elif type(arr) is not ArrayImpl:
         return _meta.array((), arr.dtype) if is_meta(arr) else jnp.ones((), arr.dtype)
-    else:
-        sharding = arr.sharding
-    key = (arr.dtype, sharding)
+    else:   # NOTE [ reading an array's shape and dtype ] in _dispatch.py
+        dtype, sharding = arr.aval.dtype, arr.sharding
+    key = (dtype, sharding)
     s = _SEEDS.get(key)
     if s is None:
-        s = _SEEDS[key] = jax.device_put(jnp.ones((), arr.dtype), sharding)
+        s = _SEEDS[key] = jax.device_put(jnp.ones((), dtype), sharding)
     return s
 
 

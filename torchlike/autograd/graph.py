@@ -326,7 +326,8 @@ class OpNode(Node):
         self._saved = ()
         self._residuals = None
         if self._op.saves == () and not self._op.per_call:
-            self._primals = tuple([(a.shape, a.dtype) if isinstance(a, (jax.Array, Pending))
+            self._primals = tuple([(a.aval.shape, a.aval.dtype) if type(a) is ArrayImpl else
+                                   (a.shape, a.dtype) if isinstance(a, (jax.Array, Pending))
                                    else (a,) for a in self._primals])
             self._placeholders = True
         else:
