@@ -17,7 +17,7 @@ import torch
 import torchlike as tl
 from torchlike.testing import to_jax_function
 
-from parity import A, both, cases, check_op, gname, seed_of
+from parity import A, both, cases, check_op, gname, next_names, seed_of
 
 DTYPES = ["float32", "float64", "int64", "bool"]
 
@@ -947,3 +947,54 @@ def test_cuts_stacked_are_gathered_by_one_program():
     traced = jax.jit(tl.func.to_jax(lambda a: a + piece))(np.zeros(3, np.int64))
     np.testing.assert_array_equal(traced, [30, 33, 36])
     assert piece.tolist() == [30, 33, 36]   # (not the trace's value)
+
+
+# ------------------------------------------------------------------------------------------------
+# A view undone (NOTE [ a view undone ] in _ops/shape.py): its root's array, no program
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, shape, make, undo", [
+    ("transpose", (2, 3, 4), lambda x: x.transpose(2, 0), lambda v: v.transpose(0, 2)),
+    ("permute", (2, 3, 4), lambda x: x.permute(2, 0, 1), lambda v: v.permute(1, 2, 0)),
+    ("t", (3, 4), lambda x: x.t(), lambda v: v.t()),
+])
+def test_a_view_undone_takes_its_roots_array(monkeypatch, name, shape, make, undo):
+    from torchlike import _dispatch
+    ran = []
+    forward = _dispatch.eager_forward
+    monkeypatch.setattr(_dispatch, "eager_forward",
+                        lambda op, *a, **k: ran.append(op.name) or forward(op, *a, **k))
+    out = {}
+    for T in (tl, torch):
+        x = T.tensor(np.arange(float(np.prod(shape))).reshape(shape), requires_grad=True)
+        root = x * 2
+        v = make(root)
+        ran.clear()
+        w = undo(v)
+        out[T] = (w, root, v, x, list(ran))
+        (w * T.arange(float(np.prod(shape))).reshape(shape)).sum().backward()
+    (w, root, v, x, ran), (tw, _, _, tx, _) = out[tl], out[torch]
+    assert ran == []   # no program: the root's array
+    np.testing.assert_array_equal(w.detach().numpy(), tw.detach().numpy())
+    assert w.stride() == tw.stride() and w.is_contiguous() and w._base is root
+    assert gname(w) == gname(tw) and next_names(w.grad_fn) == next_names(tw.grad_fn)
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    with tl.no_grad():   # writes through the undone view reach the root, and back
+        w.view(-1)[0] = 100.0
+        assert float(root.reshape(-1)[0]) == 100.0 and float(v.reshape(-1)[0]) == 100.0
+        root.add_(1)
+        assert float(w.reshape(-1)[0]) == 101.0
+
+
+def test_a_view_not_undone_runs():
+    got = None
+    for T in (tl, torch):
+        x = T.arange(24.0).reshape(2, 3, 4)
+        outs = (x.permute(2, 0, 1).permute(2, 0, 1),   # not the inverse
+                x.transpose(0, 1).transpose(1, 2).transpose(1, 2),   # two steps from the root
+                x[0].transpose(0, 1).transpose(0, 1))
+        if got is None:
+            got = [t.numpy() for t in outs]
+        else:
+            for g, t in zip(got, outs):
+                np.testing.assert_array_equal(g, t.numpy())

@@ -74,13 +74,14 @@ class Op:
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
-                 "cold", "_hot", "_node_cls",
+                 "cold", "_hot", "_node_cls", "undoes",
                  "_specialised", "residuals", "fusion", "_traces", "ahead")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
-                 grad_pieces=None, cold=None, residuals=False, fusion=False, ahead=True):
+                 grad_pieces=None, cold=None, residuals=False, fusion=False, ahead=True,
+                 undoes=None):
         self.name = name
         self.fn = fn
         self.node = node
@@ -144,6 +145,12 @@ class Op:
         # dropped program's id, reused by another, at worst spares a shape its rule)
         self.cold = cold
         self._hot = {}
+        # A view op that may undo a view: undoes(step, static) says whether it, with ``static``,
+        # undoes the view ``step`` ((op, static) of a chain); applied to a view one such step
+        # from its storage root, its values are the root's, and no program runs (NOTE [ a view
+        # undone ] in _ops/shape.py)
+        assert undoes is None or view is not None, name
+        self.undoes = undoes
         # Recorded eagerly, the op keeps the residuals of its VJP for backward instead of
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
@@ -488,7 +495,7 @@ def _call(op, args, static):
                 out = _raw_fn(op, static, dt)(*arrays)
             elif op.residuals and edges is not None:   # NOTE [ kept residuals ]
                 out, residuals = residual_forward_fn(op, static, dt, tuple(mask))(*arrays)
-            else:
+            elif op.undoes is None or (out := _undone(op, static, args[0])) is None:
                 out = eager_forward(op, static, dt, arrays, numbers)
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
@@ -520,6 +527,16 @@ def _call(op, args, static):
     if traces is not None and op._traces[0] != traces and _ahead.enabled:
         _compile_ahead(outs)   # (a program of op's was traced just now)
     return outs
+
+
+def _undone(op, static, x):
+    """The array of view op ``op`` of ``x`` where it undoes the one step that made ``x`` from its
+    storage root: the root's (NOTE [ a view undone ] in _ops/shape.py); else None."""
+    root = x._root
+    if root is None or len(x._chain) != 1 or not op.undoes(x._chain[0], static):
+        return None
+    arr = root._value()
+    return arr if type(arr) is ArrayImpl else None
 
 
 def _compile_ahead(outs):

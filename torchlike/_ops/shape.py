@@ -132,13 +132,34 @@ def _unfold(x, dim, size, step):
 
 # --- the view ops -------------------------------------------------------------------------------
 
+# NOTE [ a view undone ]
+# nn.MultiheadAttention turns a batch_first input into (tokens, batch) order with a transpose,
+# and its packed self-attention (NOTE in _ops/attention.py) projects the input in its own
+# (batch, tokens) order, transposing it back: a view of a view whose values are the input's.
+# Each transpose was a program and a copy (two of the 41 calls of bench_train's Transformer
+# forward).  So a transpose, t or permute that undoes the one step that made its operand from
+# its storage root takes the root's array (a jax array is immutable; a write rebinds a root's
+# and re-derives its views), with the view, its node and its strides made as for any view.
+def _undoes_swap(step, static):
+    return step[0] is TRANSPOSE and {v for _, v in step[1]} == {v for _, v in static}
+
+
+def _undoes_permutation(step, static):
+    if step[0] is not PERMUTE:
+        return False
+    first, then = step[1][0][1], static[0][1]
+    return all(first[d] == i for i, d in enumerate(then))
+
+
 VIEW = Op("view", lambda x, shape: x.reshape(shape), "ViewBackward0", saves=(), view=_viewed)
 _swap = lambda x, dim0, dim1: jnp.swapaxes(x, dim0, dim1) if x.ndim else x  # noqa: E731
-TRANSPOSE = Op("transpose", _swap, "TransposeBackward0", saves=(), view=_transposed)
+TRANSPOSE = Op("transpose", _swap, "TransposeBackward0", saves=(), view=_transposed,
+               undoes=_undoes_swap)
 TRANSPOSE_ = Op("transpose_", _swap, "TransposeBackward1", saves=(), view=_transposed)
-T = Op("t", lambda x: x.T, "TBackward0", saves=(), view=_transposed)
+T = Op("t", lambda x: x.T, "TBackward0", saves=(), view=_transposed,
+       undoes=lambda step, static: step[0] is T)
 PERMUTE = Op("permute", lambda x, dims: jnp.transpose(x, dims), "PermuteBackward0", saves=(),
-             view=_permuted)
+             view=_permuted, undoes=_undoes_permutation)
 UNSQUEEZE = Op("unsqueeze", lambda x, dim: jnp.expand_dims(x, dim), "UnsqueezeBackward0",
                saves=(), view=_unsqueezed)
 _squeeze = lambda x, dims: jnp.squeeze(x, dims)  # noqa: E731
