@@ -9,6 +9,7 @@ or torchlike), so both start from identical weights.
 import copy
 import warnings
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
@@ -596,13 +597,14 @@ def test_update_program_traces_each_parameter_shape_once(monkeypatch):
     group = opt.param_groups[0]
     flags = tuple((k, group[k]) for k in opt._static) + tuple(
         (k, tl_optimizer._nonzero(group[k])) for k in opt._switches)
-    program = tl_optimizer._program(tl.optim.Adam._rule, (flags,))
+    program = tl_optimizer._program(tl.optim.Adam._rule, (flags,), True)
     hyper = {k: tl_optimizer._traced_value(group[k]) for k in opt.defaults
              if k not in tl_optimizer._NOT_HYPER and k not in opt._static}
     with tl._x64.on():
-        jaxpr = program.trace([([p._value() for p in params], [p.grad._value() for p in params],
+        jaxpr = program.trace([([p._value() for p in params],
                                 [{k: v._value() for k, v in opt.state[p].items()}
-                                 for p in params], hyper)]).jaxpr
+                                 for p in params])],
+                              [([p.grad._value() for p in params], hyper)]).jaxpr
     assert {e.primitive.name for e in jaxpr.eqns} & {"pjit", "jit", "closed_call"} == set()
 
 
@@ -613,12 +615,12 @@ def test_one_program_per_step(monkeypatch):
     calls = []
     real = tl_optimizer._program
 
-    def counting(rule, flags):
-        program = real(rule, flags)
+    def counting(rule, flags, donate):
+        program = real(rule, flags, donate)
 
-        def call(groups):
+        def call(written, read):
             calls.append(program)
-            return program(groups)
+            return program(written, read)
         return call
 
     monkeypatch.setattr(tl_optimizer, "_program", counting)
@@ -647,3 +649,41 @@ def test_one_program_per_step(monkeypatch):
     opt.param_groups[1]["weight_decay"] = 0.1
     step()
     assert len(calls) == 4 and calls[3] is not calls[0]
+
+
+def test_update_takes_only_buffers_its_tensors_alone_hold():
+    """The update writes parameters and states in place where their Tensors alone hold the
+    arrays (NOTE [ donated buffers ] in torchlike/_donate.py); an array anything else holds keeps
+    its values for it: a clone sharing it, a jax array of it.  Values as PyTorch's."""
+    def run(T):
+        model = T.nn.Linear(4, 3)
+        with T.no_grad():
+            model.weight.copy_(T.tensor(W))
+            model.bias.copy_(T.tensor([0.1, -0.2, 0.3]))
+        opt = T.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = T.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+
+        def step():
+            opt.zero_grad()
+            model(x).square().sum().backward()
+            opt.step()
+        step()
+        step()
+        moved = None
+        if T is tl:
+            w, buf = model.weight, opt.state[model.weight]["momentum_buffer"]
+            at = (w._arr.unsafe_buffer_pointer(), buf._arr.unsafe_buffer_pointer())
+            step()
+            moved = at != (w._arr.unsafe_buffer_pointer(), buf._arr.unsafe_buffer_pointer())
+        else:
+            step()
+        clone = model.weight.clone()
+        taken = jnp.asarray(model.bias) if T is tl else model.bias.detach().clone()
+        step()
+        return moved, [np.asarray(t.detach().numpy() if hasattr(t, "detach") else t)
+                       for t in (clone, taken, model.weight, model.bias)]
+    _, expected = run(torch)
+    moved, got = run(tl)
+    assert moved is False   # in place
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

@@ -32,10 +32,11 @@ shapes: 16x10 68 / 95 -> 87 / 136 ms, 64x33 90 / 106 -> 129 / 142 ms, 128x512 67
 0.69 ms, its forward as fast).
 
 So the programs that run eagerly, where a compile is most of what a program costs (an op's
-forward and backward, a view chain, a random draw, an optimizer's update), compile with the old
-emitters at level 1 (``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old
-emitters run slowly, with the default emitters at level 1 (``quick_jit(fusion=True)``), and so
-do the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
+forward and backward, a view chain, a random draw), compile with the old emitters at level 1
+(``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old emitters run slowly,
+with the default emitters at level 1 (``quick_jit(fusion=True)``), and so do an optimizer's
+update (whose in-place writes the old emitters copy: NOTE [ one update program per step ] in
+optim/optimizer.py) and the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
 softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``:
 the trace notes the options for jax's compile step, wrapped: NOTE [ programs for ever new
 shapes ]); and the programs compiled because they repeat (torchlike.compile's step, the fused

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dispatch, compiler
 from .._device import from_jax_device, out_of_memory
+from .._donate import SOLE_OWNER, refcounts
 from .._tensor import Tensor, defer_check
 from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices, step_placement
 
@@ -180,27 +181,14 @@ def program_text(compiled):
     return fn.lower(*inputs).compile().as_text()
 
 
-def _refcounts(arrays):
-    return list(map(sys.getrefcount, arrays))
-
-
 def _owned(arrays):
     """``arrays`` (the list Call made for this call; None allowed), each one that something
-    besides its Tensor refers to replaced by a copy: a donated buffer is gone afterwards, so
-    one that something else shares must not be given."""
-    counts = _refcounts(arrays)
-    if all(map(_SOLE_OWNER.__ge__, counts)):
+    besides its Tensor refers to replaced by a copy (NOTE [ donated buffers ] in _donate.py)."""
+    counts = refcounts(arrays)
+    if all(map(SOLE_OWNER.__ge__, counts)):
         return arrays
-    return [a if a is None or n <= _SOLE_OWNER else jnp.array(a, copy=True)
+    return [a if a is None or n <= SOLE_OWNER else jnp.array(a, copy=True)
             for a, n in zip(arrays, counts)]
-
-
-def _sole_owner_refs():
-    """A count of _refcounts for an array only its Tensor holds: the Tensor, the list Call
-    made for the call, and the counting's own.  (Counted with a numpy stand-in: making a jax
-    array at import would start jax's backend, claiming a GPU.)"""
-    t = Tensor._wrap(np.zeros(1))
-    return _refcounts(list(map(_ARR, [t])))[0]
 
 
 _GRAD = operator.attrgetter("_grad")
@@ -603,5 +591,4 @@ def _sole_grad_owner_refs():
     return sys.getrefcount(params[0]._grad)
 
 
-_SOLE_OWNER = _sole_owner_refs()
 _SOLE_GRAD_OWNER = _sole_grad_owner_refs()
