@@ -8,8 +8,8 @@ Plain jax on the 2-core CPU, SGD with momentum over the MLP 784-512-512-10: 322 
 (minimum), 695 -> 266 us (median).  A donated array is deleted, so it may be given only where
 nothing else can read it: the Tensor holds the only reference to it.  ``refcounts`` counts them
 (``sys.getrefcount``), and ``SOLE_OWNER`` is the count of an array only a Tensor and the caller's
-container hold; one anything else holds (an alias or a clone sharing it, a graph kept by
-``retain_graph``, the user's ``to_jax``) is not given.  jax itself declines to donate a buffer
+container hold; one anything else holds (an alias or a clone sharing it, a graph that saved it,
+a jax array of it in the user's hands) is not given.  jax itself declines to donate a buffer
 that numpy or DLPack shares.
 """
 import sys
