@@ -36,8 +36,8 @@ forward and backward, a view chain, a random draw), compile with the old emitter
 (``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old emitters run slowly,
 with the default emitters at level 1 (``quick_jit(fusion=True)``), and so do an optimizer's
 update (whose in-place writes the old emitters copy: NOTE [ one update program per step ] in
-optim/optimizer.py) and the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
-softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``:
+optim/optimizer.py) and the softmax family's programs (softmax, log_softmax and so
+cross-entropy, attention's safe softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``:
 the trace notes the options for jax's compile step, wrapped: NOTE [ programs for ever new
 shapes ]); and the programs compiled because they repeat (torchlike.compile's step, the fused
 backward, a lazy segment), where running fast matters more than compiling fast, with XLA's

@@ -22,11 +22,11 @@ Where the Tensors alone hold the old arrays of the parameters and states (NOTE [
 buffers ] in _donate.py), the program takes their buffers and writes in place; where something
 else holds one (a clone that shares an array, the copies a deepcopy made of a layer, until the
 first step gives each its own), a program of its own that does not.  Both compile with XLA's
-fusion emitters (NOTE [ quick compiles ] in _quick.py), so they compute the same bits (a run
-resumed from a state_dict matches the uninterrupted one exactly), and because in place the
-quick options' emitters copied the donated buffers: on the 2-core CPU, SGD with momentum over
-the MLP 784-512-512-10 took 268 us a step not donating, 441 us donating with the quick options,
-187 us with the fusion emitters (plain jax, minimum of 60 windows).
+fusion emitters (NOTE [ quick compiles ] in _quick.py): the two compute the same bits (a run
+resumed from a state_dict matches the uninterrupted one exactly), and the quick options' older
+emitters copied donated buffers instead of writing in place (on the 2-core CPU, SGD with
+momentum over the MLP 784-512-512-10: 268 us a step not donating, 441 us donating with the quick
+options, 187 us with the fusion emitters; plain jax, minimum of 60 windows).
 """
 import copy
 import functools
