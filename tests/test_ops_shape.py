@@ -986,7 +986,10 @@ def test_a_view_undone_takes_its_roots_array(monkeypatch, name, shape, make, und
         assert float(w.reshape(-1)[0]) == 101.0
 
 
-def test_a_view_not_undone_runs():
+def test_a_view_not_undone_keeps_its_values():
+    """Chains that do not undo to their storage root (not the inverse, two steps from the root,
+    a view of a view) compute their values as PyTorch's: a rule applied too widely would hand out
+    the root's array, of other values or shape."""
     got = None
     for T in (tl, torch):
         x = T.arange(24.0).reshape(2, 3, 4)
