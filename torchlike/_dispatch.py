@@ -523,7 +523,22 @@ def _call(op, args, static):
         return t
     if edges is not None and op.fold is not None:
         _fold_edges(op, static, edges, arrays)
-    outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals)
+    if type(out) is ArrayImpl and op._node_cls is not None and op.view is None and \
+            op.view_out is None and not strided:
+        # one recorded output, the common case, kept short (wrap_outputs inlined)
+        outs = _new_tensor(Tensor)
+        outs._arr = out
+        if INFERENCE_REGIONS[0] and _state.inference:
+            outs._inference = True
+        node = op._node_cls(op, static, dt, tuple(arrays), edges, tuple(mask), (outs,))
+        if node.differentiable:
+            if residuals is not None:
+                node._residuals = residuals
+            if op.saves != ():
+                node.save_versions(args, (outs,))
+            outs._grad_fn = node
+    else:
+        outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals)
     if traces is not None and op._traces[0] != traces and _ahead.enabled:
         _compile_ahead(outs)   # (a program of op's was traced just now)
     return outs

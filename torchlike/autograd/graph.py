@@ -251,14 +251,13 @@ class OpNode(Node):
         shape and dtype, read if an error needs them), position or "result")."""
         saved = []
         for i in _saved_positions(self._op, self._mask, len(args)):
-            if i == "result":
+            if type(i) is str:   # "result"
                 t = outs[0]
                 saved.append((t._version_counter(), 0, None, aval_of(t._lazy or t._arr), i))
-            elif isinstance(args[i], Tensor):
-                t = args[i]
+            elif isinstance(t := args[i], Tensor):
                 if t._inference:
                     raise RuntimeError(INFERENCE_SAVED_ERROR)
-                vc = t._version_counter()
+                vc = t._vc or t._version_counter()
                 saved.append((vc, vc[0], t, None, i))
         self._saved = tuple(saved)
 
