@@ -60,7 +60,7 @@ from ._layout import output_strides
 from ._lazy import Pending
 from ._meta import MetaArray, is_meta
 from ._quick import inlined, quick_jit
-from ._tensor import ArrayImpl, Tensor
+from ._tensor import ArrayImpl, Tensor, aval_of
 from .autograd import graph
 from .autograd.grad_mode import INFERENCE_REGIONS, _state
 
@@ -868,7 +868,7 @@ def _output_view(op, static, dt, out, args, arrays, edges, mask):
             base._grad_fn = node
     t._become_view(base, view, view_static, edges is not None)
     if base._grad_fn is not None:
-        node = view._node_cls(view, view_static, None, ((base_shape, out.dtype),),
+        node = view._node_cls(view, view_static, None, ((base_shape, aval_of(out).dtype),),
                               ((base._grad_fn, 0),), (0,), (t,))
         node._placeholders, node._pending = True, False   # (nothing to resolve)
         t._grad_fn = node

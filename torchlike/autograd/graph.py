@@ -224,7 +224,8 @@ class OpNode(Node):
         if pending is not None:   # recorded lazily: primals may be pending too
             self._pending = True
         if not multi:   # one output: the class's defaults say it is differentiable
-            if aval_of(pending or outs[0]._arr).dtype.kind not in _DIFF_KINDS:
+            arr = pending or outs[0]._arr
+            if (arr.aval if type(arr) is ArrayImpl else arr).dtype.kind not in _DIFF_KINDS:
                 self.out_diff, self.differentiable = (False,), False
         else:
             avals = [aval_of(o._lazy or o._arr) for o in outs]
