@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import torchlike as tl
-from parity import both, run
+from parity import both, run, same
 from torchlike._ops import pointwise
 
 nan, inf = math.nan, math.inf
@@ -513,6 +513,30 @@ def test_hostile_inputs_behave_as_torch(fn, raises):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         both(fn, raises=raises)
+
+
+# A Python number a fill writes: read as PyTorch reads a Scalar (an int from -2**63 up to 2**64),
+# then fitted to the tensor's dtype, with PyTorch's messages.  The last field: which of fill_ and
+# index_fill_ raise.  (Not compared: float16 overflow, which torchlike lets round to inf
+# (_dtype.check_scalar), and index_fill_ of uint64, which PyTorch's CPU build does not implement.)
+BOTH, NONE, INDEX = {"fill_", "index_fill_"}, set(), {"index_fill_"}
+FILLS = [("float32", 2 ** 70, BOTH), ("int64", 2 ** 70, BOTH), ("int64", 2 ** 63, BOTH),
+         ("int64", 2 ** 64 - 1, BOTH), ("float32", 2 ** 64 - 1, NONE), ("float64", 2 ** 63, NONE),
+         ("complex64", 2 ** 63, NONE), ("float32", -2 ** 63, NONE),
+         ("float32", -2 ** 63 - 1, BOTH), ("uint8", -1, NONE), ("uint8", -300, BOTH),
+         ("int8", 300, BOTH), ("int32", nan, BOTH), ("float32", nan, NONE),
+         ("float32", 1e39, BOTH), ("float32", 2.5, NONE), ("float32", 1 + 2j, BOTH),
+         ("float32", 1 + 0j, INDEX), ("bool", 1 + 2j, INDEX), ("complex64", 1 + 2j, NONE),
+         ("int16", True, NONE)]
+
+
+@pytest.mark.parametrize("fill", ["fill_", "index_fill_"])
+@pytest.mark.parametrize("dtype, value, raising", FILLS, ids=[f"{d}-{v}" for d, v, _ in FILLS])
+def test_a_filled_number_is_read_as_torch_reads_it(fill, dtype, value, raising):
+    def row(T):
+        x = T.zeros(2, dtype=getattr(T, dtype))
+        return x.fill_(value) if fill == "fill_" else x.index_fill_(0, T.tensor([0]), value)
+    same(row, raises=fill in raising)
 
 
 # --- gradients ------------------------------------------------------------------------------------

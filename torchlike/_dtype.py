@@ -225,6 +225,20 @@ def fit_scalar(value, dt):
     return value
 
 
+def read_scalar(value, dt):
+    """The Python number ``value`` a fill writes into a tensor of dtype ``dt``, read as PyTorch
+    reads a Scalar: an int from -2**63 up to 2**64 (OverflowError past it), checked and wrapped
+    as ``fit_scalar`` does, and an int past int64 a float where ``dt`` is floating."""
+    if type(value) is int:
+        if not -2 ** 63 <= value < 2 ** 64:
+            raise OverflowError("int too big to convert" if value > 0 else
+                                "can't convert negative int to unsigned")
+        if value >= 2 ** 63 and (dt.is_floating_point or dt.is_complex):
+            check_scalar(value, dt)
+            return float(value)
+    return fit_scalar(value, dt)
+
+
 def check_int_range(lowest, highest, floats, dt, name):
     """RuntimeError "value cannot be converted to type {name} without overflow" unless values
     from ``lowest`` to ``highest`` fit the integer dtype ``dt``: floats (nan never fits) in its

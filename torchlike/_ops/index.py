@@ -409,12 +409,14 @@ def zero_(self):
 
 
 def fill_(self, value):
-    """Mirrors ``Tensor.fill_``."""
+    """Mirrors ``Tensor.fill_``: a Python number must fit the tensor's dtype
+    (``_dtype.read_scalar``)."""
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         return inplace(self, lambda: call(FILL_T, self, value))
+    value = D.read_scalar(value, self.dtype)
     return inplace(self, lambda: call(FILL, self, value), overlap_ok=True)
 
 

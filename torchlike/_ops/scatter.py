@@ -407,7 +407,10 @@ def index_fill(input, dim, index, value):
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         return call(INDEX_FILL_T, input, value, index, static=static)
-    D.check_scalar(value, input.dtype)
+    if isinstance(value, complex) and not input.dtype.is_complex:
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
+                           "supported")
+    value = D.read_scalar(value, input.dtype)
     return call(INDEX_FILL, input, value, index, static=static)
 
 
