@@ -517,8 +517,8 @@ def test_hostile_inputs_behave_as_torch(fn, raises):
 
 # A Python number a fill writes: read as PyTorch reads a Scalar (an int from -2**63 up to 2**64),
 # then fitted to the tensor's dtype, with PyTorch's messages.  The last field: which of fill_ and
-# index_fill_ raise.  (Not compared: float16 overflow, which torchlike lets round to inf
-# (_dtype.check_scalar), and index_fill_ of uint64, which PyTorch's CPU build does not implement.)
+# index_fill_ raise.  (Not compared: index_fill_ of uint64, which PyTorch's CPU build does not
+# implement.)
 BOTH, NONE, INDEX = {"fill_", "index_fill_"}, set(), {"index_fill_"}
 FILLS = [("float32", 2 ** 70, BOTH), ("int64", 2 ** 70, BOTH), ("int64", 2 ** 63, BOTH),
          ("int64", 2 ** 64 - 1, BOTH), ("float32", 2 ** 64 - 1, NONE), ("float64", 2 ** 63, NONE),
@@ -527,7 +527,9 @@ FILLS = [("float32", 2 ** 70, BOTH), ("int64", 2 ** 70, BOTH), ("int64", 2 ** 63
          ("int8", 300, BOTH), ("int32", nan, BOTH), ("float32", nan, NONE),
          ("float32", 1e39, BOTH), ("float32", 2.5, NONE), ("float32", 1 + 2j, BOTH),
          ("float32", 1 + 0j, INDEX), ("bool", 1 + 2j, INDEX), ("complex64", 1 + 2j, NONE),
-         ("int16", True, NONE)]
+         ("int16", True, NONE), ("float16", 65504., NONE), ("float16", 65520., BOTH),
+         ("float16", -70000, BOTH), ("float16", -inf, NONE), ("float16", 1 + 2j, BOTH),
+         ("bfloat16", 1e38, NONE), ("bfloat16", 1e39, BOTH)]
 
 
 @pytest.mark.parametrize("fill", ["fill_", "index_fill_"])
@@ -537,6 +539,31 @@ def test_a_filled_number_is_read_as_torch_reads_it(fill, dtype, value, raising):
         x = T.zeros(2, dtype=getattr(T, dtype))
         return x.fill_(value) if fill == "fill_" else x.index_fill_(0, T.tensor([0]), value)
     same(row, raises=fill in raising)
+
+
+# float16 and bfloat16 take a finite number past their range nowhere but in setitem, which reads
+# it as a double (and rounds it to inf)
+HALF_WRITES = {
+    "full": lambda T, dt, v: T.full((2,), v, dtype=dt),
+    "masked_fill": lambda T, dt, v: T.zeros(2, dtype=dt).masked_fill(T.tensor([True, False]), v),
+    "scatter": lambda T, dt, v: T.zeros(2, dtype=dt).scatter(0, T.tensor([0]), v),
+    "clamp": lambda T, dt, v: T.zeros(2, dtype=dt).clamp(max=v),
+    "setitem": lambda T, dt, v: _setitem(T.zeros(2, dtype=dt), 0, v),
+    "setitem mask": lambda T, dt, v: _setitem(T.zeros(2, dtype=dt), T.tensor([True, False]), v)}
+
+
+def _setitem(x, index, value):
+    x[index] = value
+    return x
+
+
+@pytest.mark.parametrize("write, dtype, value", [
+    (w, d, v) for w in HALF_WRITES for d, v in [("float16", 1e10), ("bfloat16", 1e39),
+                                               ("float16", 1 + 2j)]
+    if not (w == "clamp" and isinstance(v, complex))])   # (clamp's complex bounds: its own rules)
+def test_a_number_past_a_half_types_range(write, dtype, value):
+    raises = not write.startswith("setitem") or isinstance(value, complex)
+    same(lambda T: HALF_WRITES[write](T, getattr(T, dtype), value), raises=raises)
 
 
 # --- gradients ------------------------------------------------------------------------------------

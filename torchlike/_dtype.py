@@ -187,19 +187,22 @@ def result_type(dims, zeros, scalars):
 
 _C_TYPES = {"uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
             "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-            "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+            "float64": "double", "complex64": "c10::complex<float>",
             "complex128": "c10::complex<double>"}
 _INT_RANGES = {d: (int(np.iinfo(d._np).min), int(np.iinfo(d._np).max))
                for d in (uint8, uint16, uint32, uint64, int8, int16, int32, int64)}
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# the largest finite value of each floating dtype narrower than float64 (complex64: its parts')
+_FLOAT_MAX = {d: float(ml_dtypes.finfo(d._np if d is not complex64 else np.float32).max)
+              for d in (float16, bfloat16, float32, complex64)}
 _INF = float("inf")
 
 
 def check_scalar(value, dt):
     """RuntimeError, as PyTorch's, where the Python number ``value`` written into a tensor of
     dtype ``dt`` (a fill, a masked or indexed write) does not fit it (``check_int_range``;
-    float32 takes its finite range and the infinities, a real dtype no imaginary part).
-    float16 / bfloat16 are not checked (they round to inf), nor bool."""
+    a float dtype takes its finite range and the infinities, a real dtype no imaginary part).
+    bool takes anything."""
     if isinstance(value, complex):
         if dt.is_complex:
             value = max(abs(value.real), abs(value.imag))
@@ -211,7 +214,7 @@ def check_scalar(value, dt):
         return
     if dt in _INT_RANGES:
         check_int_range(value, value, isinstance(value, float), dt, _C_TYPES[dt._name])
-    elif (dt is float32 or dt is complex64) and _FLOAT32_MAX < abs(value) < _INF:
+    elif dt in _FLOAT_MAX and _FLOAT_MAX[dt] < abs(value) < _INF:
         raise _overflow(_C_TYPES[dt._name])
 
 

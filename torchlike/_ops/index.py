@@ -308,11 +308,13 @@ def _index_on(arr, jd):
 
 
 def check_value(value, dtype):
-    """PyTorch's errors for a Python number written into a tensor of ``dtype``: past int64
-    it cannot be read at all, else it must fit the dtype (``_dtype.check_scalar``)."""
+    """PyTorch's errors for ``x[...] = value``, a Python number written into a tensor of
+    ``dtype``: past int64 it cannot be read at all, else it must fit the dtype
+    (``_dtype.check_scalar``), or a double for float16 / bfloat16 (a finite value past their
+    range becomes inf, as in PyTorch's setitem)."""
     if type(value) is int and not -2 ** 63 <= value < 2 ** 63:
         raise ValueError("Overflow when unpacking long long")
-    D.check_scalar(value, dtype)
+    D.check_scalar(value, D.float64 if dtype is D.float16 or dtype is D.bfloat16 else dtype)
 
 
 def check_put(x, items, value):
