@@ -31,20 +31,19 @@ shapes: 16x10 68 / 95 -> 87 / 136 ms, 64x33 90 / 106 -> 129 / 142 ms, 128x512 67
 2.09, 2.38 -> 1.72, 2.06 ms; logsumexp's backward over 128x512 57 -> 41 µs, 700x2000 1.04 ->
 0.69 ms, its forward as fast).
 
-So the programs that run eagerly, where a compile is most of what a program costs (an op's
-forward and backward, a view chain, a random draw), compile with the old emitters at level 1
-(``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old emitters run slowly,
-with the default emitters at level 1 (``quick_jit(fusion=True)``), and so do an optimizer's
-update (whose in-place writes the old emitters copy: NOTE [ one update program per step ] in
-optim/optimizer.py) and the softmax family's programs (softmax, log_softmax and so
-cross-entropy, attention's safe softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``:
-the trace notes the options for jax's compile step, wrapped: NOTE [ programs for ever new
-shapes ]); and the programs compiled because they repeat (torchlike.compile's step, the fused
-backward, a lazy segment), where running fast matters more than compiling fast, with XLA's
-defaults.  Only where every device is a CPU (the options are the CPU backend's), an XLA without
-the options keeps its defaults, and an option the process's XLA_FLAGS sets is left to it (a
-compiler option would override it: the test suite compiles at level 0, which level 1 made 55%
-slower to compile).
+So the programs that run eagerly, where a compile is most of what a program costs (an op's forward
+and backward, a view chain, a random draw), compile with the old emitters at level 1
+(``quick_jit``); the rnn stacks (``Op(fusion=True)``), whose scans the old emitters run slowly, with
+the default emitters at level 1 (``quick_jit(fusion=True)``), and so do an optimizer's update (whose
+in-place writes the old emitters copy: NOTE [ one update program per step ] in optim/optimizer.py)
+and the softmax family's programs (softmax, log_softmax and so cross-entropy, attention's safe
+softmax, logsumexp) over at least ``SOFTMAX_FUSION`` elements (``Op(fusion=SOFTMAX_FUSION)``: the
+trace notes the options for jax's compile step, wrapped: NOTE [ programs for ever new shapes ]); and
+the programs compiled because they repeat (torchlike.compile's step, the fused backward, a lazy
+segment), where running fast matters more than compiling fast, with XLA's defaults.  Only where
+every device is a CPU (the options are the CPU backend's), an XLA without the options keeps its
+defaults, and an option the process's XLA_FLAGS sets is left to it (a compiler option would
+override it: the test suite compiles at level 0, which level 1 made 55% slower to compile).
 
 jax refuses a jit with compiler options inside another trace (``jax.make_jaxpr``, ``eval_shape``,
 a user's ``jax.jit`` over eager code on captured tensors): a call that can be reached there
