@@ -687,3 +687,35 @@ def test_update_takes_only_buffers_its_tensors_alone_hold():
     assert moved is False   # in place
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def test_arrays_shared_by_copies_are_copied_so_the_update_compiles_once(monkeypatch):
+    """A deep copy's parameters share their arrays with the original's (jax arrays are
+    immutable); the update copies those it writes and takes its buffers from the first step,
+    so it compiles one program, not one that declines to donate and then one that does (NOTE
+    [ donated buffers ] in torchlike/_donate.py).  The copy that is not optimized keeps its
+    values; all values as PyTorch's."""
+    donations = []
+    real = tl_optimizer._program
+    monkeypatch.setattr(tl_optimizer, "_program",
+                        lambda rule, flags, donate: donations.append(donate) or
+                        real(rule, flags, donate))
+
+    def run(T):
+        first = T.nn.Linear(4, 3)
+        with T.no_grad():
+            first.weight.copy_(T.tensor(W))
+            first.bias.copy_(T.tensor([0.1, -0.2, 0.3]))
+        second = copy.deepcopy(first)
+        opt = T.optim.Adam(first.parameters(), lr=0.1)
+        x = T.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+        for _ in range(3):
+            opt.zero_grad()
+            (first(x) * second(x)).square().sum().backward()
+            opt.step()
+        return [t.detach().numpy() for t in (*first.parameters(), *second.parameters())]
+    expected = run(torch)
+    got = run(tl)
+    assert donations == [True] * 3
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dispatch, compiler
 from .._device import from_jax_device, out_of_memory
-from .._donate import SOLE_OWNER, refcounts
+from .._donate import copied, own
 from .._tensor import Tensor, defer_check
 from .trace import NUMBER, TENSOR, bind_place, fresh_gen, step_devices, step_placement
 
@@ -85,11 +85,11 @@ class Compiled:
         the other captured tensors, in Call's lists, which this may change); ``sealed``: raise
         Retrace (before running anything) where the inputs are not those the program was
         compiled for."""
-        donated = _owned(donated)
+        own(donated)   # NOTE [ donated buffers ] in _donate.py
         if self.fresh:
             self.inputs = jax.tree_util.tree_map(_struct, (donated, kept, grads, hypers, gens))
         if self.donate_grads:
-            grads = _owned(grads)
+            own(grads)
         self.sealed = sealed
         try:
             if _dispatch._profiler is not None:   # NOTE [ profiler hook ] in autograd/profiler.py
@@ -181,16 +181,6 @@ def program_text(compiled):
     return fn.lower(*inputs).compile().as_text()
 
 
-def _owned(arrays):
-    """``arrays`` (the list Call made for this call; None allowed), each one that something
-    besides its Tensor refers to replaced by a copy (NOTE [ donated buffers ] in _donate.py)."""
-    counts = refcounts(arrays)
-    if all(map(SOLE_OWNER.__ge__, counts)):
-        return arrays
-    return [a if a is None or n <= SOLE_OWNER else jnp.array(a, copy=True)
-            for a, n in zip(arrays, counts)]
-
-
 _GRAD = operator.attrgetter("_grad")
 
 
@@ -243,7 +233,7 @@ class Call:
     - which generators and moved tensors cross devices (NOTE [ devices in a compiled step ]),
       and whether the checks' flags are on the host, known from the program's device.
     Each call still reads the ``.grad`` of every parameter (code outside the step may set
-    them) and the refcounts of what it donates (_owned, _held_grads), and frees each written
+    them) and the refcounts of what it donates (_donate.own, _held_grads), and frees each written
     Tensor's old (donated) array, which costs about a microsecond in jaxlib per array even
     warm: a floor of the write-back that no plan removes."""
 
@@ -394,7 +384,7 @@ def _held_grads(params, replaced, grads, donated):
             and sys.getrefcount(params[i]._grad) > _SOLE_GRAD_OWNER]
     if donated:
         for i in held:
-            grads[i] = jnp.array(grads[i], copy=True)
+            grads[i] = copied(grads[i])
     return held
 
 

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _lazy, _trace_context, _x64
-from .._donate import sole_owned
+from .._donate import copy_each, sole_owned
 from .._quick import quick_jit
 from .._tensor import ArrayImpl, Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -474,12 +474,16 @@ def _as_complex(x, like):
 
 def _donated(written):
     """Whether the update program may take the old arrays of the parameters and states it writes,
-    ``written`` (a group's: a list of parameters' arrays and one of states' dicts of arrays):
-    concrete arrays their Tensors alone hold (NOTE [ donated buffers ] in _donate.py)."""
-    for params, states in written:
-        for arrays in (params, *(s.values() for s in states)):
-            if any(type(a) is not ArrayImpl for a in arrays) or not sole_owned(arrays):
-                return False
+    ``written`` (each group's list of parameters' arrays and list of states' dicts of arrays):
+    where all are concrete arrays.  Where any is held by something besides its Tensor, each is
+    replaced in ``written`` by a copy (NOTE [ donated buffers ] in _donate.py)."""
+    held = [arrays for params, states in written for arrays in (params, *states)]
+    values = [arrays.values() if isinstance(arrays, dict) else arrays for arrays in held]
+    if any(type(a) is not ArrayImpl for arrays in values for a in arrays):
+        return False
+    if not all(map(sole_owned, values)):
+        for arrays in held:
+            copy_each(arrays)
     return True
 
 
