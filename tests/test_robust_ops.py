@@ -559,8 +559,7 @@ def _setitem(x, index, value):
 
 @pytest.mark.parametrize("write, dtype, value", [
     (w, d, v) for w in HALF_WRITES for d, v in [("float16", 1e10), ("bfloat16", 1e39),
-                                               ("float16", 1 + 2j)]
-    if not (w == "clamp" and isinstance(v, complex))])   # (clamp's complex bounds: its own rules)
+                                               ("float16", 1 + 2j)]])
 def test_a_number_past_a_half_types_range(write, dtype, value):
     raises = not write.startswith("setitem") or isinstance(value, complex)
     same(lambda T: HALF_WRITES[write](T, getattr(T, dtype), value), raises=raises)
@@ -758,3 +757,36 @@ def test_from_numpy_never_shares_memory():
         np.testing.assert_array_equal(t.numpy(), want)
         t.add_(1)
         np.testing.assert_array_equal(a, want + 5)
+
+
+# clamp's bounds: each entry point reads a Python number as its own PyTorch kernel does, and a
+# Tensor bound runs a kernel of the common dtype (NOTE [ clamp's bounds ] in
+# torchlike/_ops/pointwise.py).  A complex bound made real tensors complex, a bool Tensor bound
+# made a bool tensor int64, and an integral tensor's clamp_ named its dtype as Python does.
+CLAMPS = {"clamp": lambda T, x, b: T.clamp(x, min=b), "clamp max": lambda T, x, b: T.clamp(x, max=b),
+          "clamp both": lambda T, x, b: T.clamp(x, b, b), "clip": lambda T, x, b: x.clip(b),
+          "clamp_": lambda T, x, b: x.clamp_(min=b), "clamp_min": lambda T, x, b: x.clamp_min(b),
+          "clamp_max_": lambda T, x, b: x.clamp_max_(b)}
+CLAMP_BOUNDS = {"complex": lambda T: 1 + 2j, "complex, real": lambda T: complex(1, 0),
+                "float": lambda T: 1.5, "int": lambda T: 1, "bool": lambda T: True,
+                "complex tensor": lambda T: T.tensor(1 + 2j), "float tensor": lambda T: T.tensor(1.5),
+                "bool tensor": lambda T: T.tensor(True)}
+_ALL, _CASTS = set(CLAMPS), {"clamp_", "clamp_max_"}
+# input dtype -> bound -> the entry points that raise
+CLAMP_RAISES = {
+    "float32": {"complex": _ALL, "complex, real": {"clamp_min", "clamp_max_"},
+                "complex tensor": _ALL},
+    "int64": {"complex": _ALL, "complex, real": _ALL, "float": _CASTS, "complex tensor": _ALL,
+              "float tensor": _CASTS},
+    "bool": {"complex": _ALL, "complex, real": _ALL, "float": _CASTS, "int": _CASTS,
+             "bool": _ALL, "complex tensor": _ALL, "float tensor": _CASTS,
+             "bool tensor": {"clamp both"}}}
+
+
+@pytest.mark.parametrize("entry", CLAMPS)
+@pytest.mark.parametrize("dtype, bound", [(d, b) for d in CLAMP_RAISES for b in CLAMP_BOUNDS])
+def test_clamp_reads_its_bounds_as_torch_does(entry, dtype, bound):
+    def row(T):
+        x = T.tensor([0.5, 2.0, -3.0]).to(getattr(T, dtype))
+        return CLAMPS[entry](T, x, CLAMP_BOUNDS[bound](T))
+    same(row, raises=entry in CLAMP_RAISES[dtype].get(bound, ()))

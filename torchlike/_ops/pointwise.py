@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
-from .._inplace import inplace_method
+from .._inplace import can_cast as _can_cast, inplace, inplace_method
 from .._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -486,12 +486,67 @@ def _clamp_tensor(x, lo, hi, has_min, has_max):
 CLAMP = _op("clamp", _clamp_scalar, "ClampBackward1", saves=(0,))
 CLAMP_MIN = _op("clamp_min", _clamp_scalar, "ClampMinBackward0", saves=(0,))
 CLAMP_MAX = _op("clamp_max", _clamp_scalar, "ClampMaxBackward0", saves=(0,))
-# a missing bound is passed as a 0 that never takes effect, so next_functions has 3 entries
+# a missing bound is passed as a False that never takes effect (and, a bool, promotes nothing), so
+# next_functions has 3 entries
 CLAMP_T = _op("clamp", _clamp_tensor, "ClampBackward0", promote="common")
 CLAMP_MIN_T = _op("clamp_min", lambda x, lo: _clamp(x, lo, None), "ClampMinBackward1",
                  promote="common")
 CLAMP_MAX_T = _op("clamp_max", lambda x, hi: _clamp(x, None, hi), "ClampMaxBackward1",
                  promote="common")
+
+# NOTE [ clamp's bounds ]
+# PyTorch reads a Python number bound in three ways, and a complex one shows which:
+# - clamp and clip read a floating tensor's bounds as doubles: a complex bound is its real part,
+#   or "value cannot be converted to type double without overflow" where it has an imaginary
+#   one; an integral or bool tensor's bounds join the result type, and a complex one makes it
+#   complex, which clamp does not support (NotImplementedError);
+# - clamp_min and clamp_max take a bound into the result type for every tensor, so any complex
+#   bound is that NotImplementedError;
+# - in place, an integral or bool tensor first checks that the result type casts to its own
+#   dtype, and names its dtype as C++ names the element type ("result type Float can't be cast
+#   to the desired output type long int"; clamp_min_ and clamp_max_ check for complex bounds
+#   first).
+# Tensor bounds run PyTorch's maximum, minimum or clamp kernel in the common dtype, which none
+# has for complex types, and clamp's for bool neither (in place, after the cast check, which
+# names dtypes as PyTorch does: "Long").
+_TYPEID_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+                 "int16": "short int", "int32": "int", "int64": "long int",
+                 "uint16": "short unsigned int", "uint32": "unsigned int",
+                 "uint64": "long unsigned int"}
+
+
+def _real_bounds(input, bounds, as_doubles, in_place):
+    """``bounds`` (Python numbers or None) as PyTorch's clamp reads them (NOTE [ clamp's
+    bounds ]): ``as_doubles`` for clamp and clip, ``in_place`` for the methods ending in _."""
+    dt = input.dtype
+    given = [b for b in bounds if b is not None]
+    complex_bound = any(isinstance(b, complex) for b in given)
+    if complex_bound and not as_doubles:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if in_place and not (dt.is_floating_point or dt.is_complex):
+        result = result_dtype("common", input, *given)
+        if not _can_cast(result, dt):
+            raise RuntimeError(f"result type {result._scalar_name} can't be cast to the desired "
+                               f"output type {_TYPEID_NAMES[dt._name]}")
+    if not complex_bound or dt.is_complex:
+        return bounds
+    if not dt.is_floating_point:
+        raise NotImplementedError("clamp is not supported for complex types")
+    if any(isinstance(b, complex) and b.imag for b in given):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return tuple(b.real if isinstance(b, complex) else b for b in bounds)
+
+
+def _check_tensor_bounds(input, min, max, kernel, in_place):
+    """PyTorch's errors where a bound is a Tensor: in place, a result type that does not cast to
+    the tensor's dtype (named as PyTorch names dtypes); then ``kernel`` (maximum, minimum or
+    clamp), which has no complex version, and clamp's none for bool."""
+    dt = result_dtype("common", input, *[b for b in (min, max) if b is not None])
+    if in_place and not _can_cast(dt, input.dtype):
+        raise RuntimeError(f"result type {dt._scalar_name} can't be cast to the desired output "
+                           f"type {input.dtype._scalar_name}")
+    if dt.is_complex or (dt is D.bool_ and kernel == "clamp"):
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{dt._scalar_name}'")
 
 
 def _clamp_scalars(op, input, min, max):
@@ -510,34 +565,68 @@ def _check_clamp(input, kernel, bounds):
         raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
 
 
-def clamp(input, min=None, max=None, *, out=None):
-    """Mirrors ``torch.clamp`` (scalar or tensor bounds; NOTE [ clamp ])."""
+def _clamped(input, min, max, in_place):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     _check_clamp(input, "clamp_scalar" if min is not None and max is not None else
                  "clamp_min_scalar" if min is not None else "clamp_max_scalar", (min, max))
-    if tensors:
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _check_tensor_bounds(input, min, max, "clamp" if min is not None and max is not None
+                             else "maximum" if min is not None else "minimum", in_place)
         static = (("has_min", min is not None), ("has_max", max is not None))
-        return _out(call(CLAMP_T, input, 0 if min is None else min, 0 if max is None else max,
-                         static=static), out)
-    return _out(_clamp_scalars(CLAMP, input, min, max), out)
+        return call(CLAMP_T, input, False if min is None else min,
+                    False if max is None else max, static=static)
+    min, max = _real_bounds(input, (min, max), True, in_place)
+    return _clamp_scalars(CLAMP, input, min, max)
+
+
+def _clamped_min(input, min, in_place):
+    _check_clamp(input, "clamp_min_scalar", (min,))
+    if isinstance(min, Tensor):
+        _check_tensor_bounds(input, min, None, "maximum", in_place)
+        return call(CLAMP_MIN_T, input, min)
+    min, = _real_bounds(input, (min,), False, in_place)
+    return _clamp_scalars(CLAMP_MIN, input, min, None)
+
+
+def _clamped_max(input, max, in_place):
+    _check_clamp(input, "clamp_max_scalar", (max,))
+    if isinstance(max, Tensor):
+        _check_tensor_bounds(input, None, max, "minimum", in_place)
+        return call(CLAMP_MAX_T, input, max)
+    max, = _real_bounds(input, (max,), False, in_place)
+    return _clamp_scalars(CLAMP_MAX, input, None, max)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Mirrors ``torch.clamp`` (scalar or tensor bounds; NOTE [ clamp ], NOTE [ clamp's
+    bounds ])."""
+    return _out(_clamped(input, min, max, False), out)
 
 
 def clamp_min(input, min):
     """Mirrors ``torch.clamp_min``."""
-    _check_clamp(input, "clamp_min_scalar", (min,))
-    if isinstance(min, Tensor):
-        return call(CLAMP_MIN_T, input, min)
-    return _clamp_scalars(CLAMP_MIN, input, min, None)
+    return _clamped_min(input, min, False)
 
 
 def clamp_max(input, max):
     """Mirrors ``torch.clamp_max``."""
-    _check_clamp(input, "clamp_max_scalar", (max,))
-    if isinstance(max, Tensor):
-        return call(CLAMP_MAX_T, input, max)
-    return _clamp_scalars(CLAMP_MAX, input, None, max)
+    return _clamped_max(input, max, False)
+
+
+def clamp_(self, min=None, max=None):
+    """Mirrors ``Tensor.clamp_`` (and ``clip_``): Python bounds read as in place."""
+    return inplace(self, lambda: _clamped(self, min, max, True))
+
+
+def clamp_min_(self, min):
+    """Mirrors ``Tensor.clamp_min_``."""
+    return inplace(self, lambda: _clamped_min(self, min, True))
+
+
+def clamp_max_(self, max):
+    """Mirrors ``Tensor.clamp_max_``."""
+    return inplace(self, lambda: _clamped_max(self, max, True))
 
 
 clip = clamp
@@ -656,7 +745,6 @@ def result_type(tensor, other):
 def can_cast(from_, to):
     """Mirrors ``torch.can_cast``: whether PyTorch's casting rules allow ``from_`` -> ``to``
     (no complex -> real, floating -> integral, or non-bool -> bool)."""
-    from .._inplace import can_cast as _can_cast
     for name, pos, d in (("from_", 1, from_), ("to", 2, to)):
         if not isinstance(d, D.dtype):
             raise TypeError(f"can_cast(): argument '{name}' (position {pos}) must be "
@@ -708,8 +796,7 @@ PUBLIC, TENSOR_METHODS = family(
      "divide": div, "true_divide": true_divide, "pow": pow, "remainder": remainder,
      "floor_divide": floor_divide, "neg": neg, "negative": neg, "abs": abs, "absolute": abs,
      "exp": exp, "log": log, "sqrt": sqrt, "sin": sin, "cos": cos, "tanh": tanh,
-     "sigmoid": sigmoid, "relu": relu, "reciprocal": reciprocal, "clamp": clamp, "clip": clamp,
-     "clamp_min": clamp_min, "clamp_max": clamp_max, "bitwise_and": bitwise_and,
+     "sigmoid": sigmoid, "relu": relu, "reciprocal": reciprocal, "bitwise_and": bitwise_and,
      "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not, "eq": eq,
      "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge, "fmod": fmod, "logical_and": logical_and,
      "logical_or": logical_or, "logical_xor": logical_xor, "logical_not": logical_not,
@@ -717,7 +804,11 @@ PUBLIC, TENSOR_METHODS = family(
      "greater": gt, "greater_equal": ge, "less": lt, "less_equal": le, "not_equal": ne},
     {"isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isposinf": isposinf,
      "isneginf": isneginf, "signbit": signbit, "isclose": isclose, "allclose": allclose,
-     "equal": equal, "is_nonzero": is_nonzero, "maximum": maximum, "minimum": minimum})
+     "equal": equal, "is_nonzero": is_nonzero, "maximum": maximum, "minimum": minimum,
+     "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max})
+# their in-place variants read Python bounds as in place (NOTE [ clamp's bounds ])
+TENSOR_METHODS.update({"clamp_": clamp_, "clip_": clamp_, "clamp_min_": clamp_min_,
+                       "clamp_max_": clamp_max_})
 PUBLIC += ("where", "rsub", "can_cast", "result_type", "is_warn_always_enabled",
            "set_warn_always")
 
