@@ -588,6 +588,89 @@ def test_share_memory():
     assert tl.zeros(2).share_memory_().is_shared() is False   # NOTE [ tensors between processes ]
 
 
+# --- a view as another dtype: the same bytes (NOTE [ dtype views ] in torchlike/_ops/shape.py) ---
+
+BYTES = np.random.default_rng(7).integers(0, 256, 48, dtype=np.uint8)
+# (the source's dtype, the view's): equal sizes, smaller, larger; complex, bfloat16, half, bool
+DTYPE_VIEWS = [("float32", "int32"), ("int32", "float32"), ("float64", "int64"),
+               ("float32", "int16"), ("int16", "float32"), ("float32", "uint8"),
+               ("uint8", "float64"), ("float64", "complex64"), ("complex64", "float32"),
+               ("complex128", "int32"), ("bfloat16", "float16"), ("float16", "int8"),
+               ("int8", "bfloat16"), ("int64", "complex128"), ("float32", "float32")]
+
+
+def _from_bytes(T, dtype, shape):
+    """A tensor of ``dtype`` and ``shape`` holding the same bytes in either library (finite
+    floats: each float made from its own integer)."""
+    n = math.prod(shape)
+    if dtype in ("float32", "float64", "float16", "bfloat16", "complex64", "complex128"):
+        values = (BYTES[:n].astype(np.float64) - 128) / 8
+        return T.tensor(values, dtype=getattr(T, dtype)).reshape(shape) if "complex" not in \
+            dtype else T.complex(T.tensor(values), T.tensor(values[::-1].copy())).to(
+                getattr(T, dtype)).reshape(shape)
+    return T.tensor(BYTES[:n].astype(np.int64) - (128 if dtype.startswith("int") else 0),
+                    dtype=getattr(T, dtype)).reshape(shape)
+
+
+@pytest.mark.parametrize("src, dst", DTYPE_VIEWS, ids=[f"{a}-{b}" for a, b in DTYPE_VIEWS])
+def test_a_view_as_another_dtype_reads_and_writes_the_same_bytes(src, dst):
+    def f(T):
+        x = _from_bytes(T, src, (3, 16))
+        views = [x.view(getattr(T, dst)), x[1:].view(dtype=getattr(T, dst)),
+                 x.view(getattr(T, dst))[1:, 1:]]
+        seen = [(tuple(v.shape), v.stride(), v.storage_offset(), v.data_ptr() - x.data_ptr(),
+                 v.requires_grad, v.grad_fn is None, v._base is None) for v in views]
+        first = [v.clone() for v in views]
+        views[2][0, 0] = 1   # the write lands in x's bytes, the other views read it
+        views[1].zero_()
+        x[0, 0] = 2   # and a write to x shows in its views
+        return seen, first, [x.clone(), *views], x._version, views[0]._version
+    same(f)
+
+
+def test_views_as_bool_and_of_bools():
+    def f(T):
+        x = T.tensor([0, 1, 2, 0, 255, 0], dtype=T.uint8)
+        b = x.view(T.bool)
+        b[1] = False   # as bytes: the bytes it leaves keep theirs
+        flags = T.tensor([True, False, False, True])
+        bits = flags.view(T.int8)
+        bits[2] = 1
+        return x.clone(), b[::2].clone(), flags.clone(), bits.clone(), \
+            T.tensor([1.0, -2.0]).view(T.bool).shape
+    same(f)
+
+
+def test_a_view_as_another_dtype_of_a_tensor_that_requires_grad():
+    """No history and no view for autograd (``_base`` is None), the same storage and version
+    counter: an in-place write through it is allowed, as in PyTorch."""
+    def f(T):
+        w = T.ones(2, 4, requires_grad=True)
+        v = w.view(T.int16)
+        v.add_(1)
+        half = w.detach().view(T.float16)
+        return v.requires_grad, v.grad_fn is None, w._version, w.detach().clone(), \
+            half.requires_grad, tuple(half.shape)
+    same(f)
+
+
+DTYPE_VIEW_ERRORS = {
+    "0-dim": lambda T: T.tensor(1.0).view(T.int16),
+    "0-dim larger": lambda T: T.tensor(1, dtype=T.int16).view(T.int32),
+    "size": lambda T: T.zeros(2, 3, dtype=T.int16).view(T.int32),
+    "offset": lambda T: T.zeros(3, 4, dtype=T.int16)[:, 1:3].view(T.int32),
+    "last stride": lambda T: T.zeros(4, 4, dtype=T.int16).t()[:, :2].view(T.int32),
+    "offset, then last stride": lambda T: T.zeros(4, 4, dtype=T.int16).t()[1:, :2].view(T.int32),
+    "last stride, smaller": lambda T: T.zeros(3, 4).t().view(T.int16),
+    "stride": lambda T: T.zeros(3, 5, dtype=T.int16)[:, :4].view(T.int32),
+    "empty": lambda T: T.zeros(2, 0, dtype=T.int16).view(T.int32)}
+
+
+@pytest.mark.parametrize("case", DTYPE_VIEW_ERRORS)
+def test_a_view_as_another_dtype_refuses_what_pytorch_refuses(case):
+    same(DTYPE_VIEW_ERRORS[case], raises=True)
+
+
 # --- indexing with ranges and other sequences ----------------------------------------------------
 
 INDICES = [range(3), range(0, 4, 2), range(0), [0, 2], (0, 2), np.array([0, 2]),

@@ -86,8 +86,13 @@ def _offset_in_root(t):
     if root is None or not t._chain or not t.numel():
         return 0
     pos = _layout.storage_positions(tuple(root.shape), root.stride())
-    for op, static in t._chain:   # a step that reinterprets the bytes ends the walk
-        try:
+    size = root.dtype.itemsize   # of the elements ``pos`` counts in
+    for op, static in t._chain:
+        if op.name == "view_dtype":   # NOTE [ dtype views ] in _ops/shape.py
+            new = np.dtype(dict(static)["dtype"]).itemsize
+            pos, size = _positions_as(pos, size, new), new
+            continue
+        try:   # another step that reinterprets the bytes (a complex view's) ends the walk
             moved = np.asarray(op.fn(pos, **dict(static)))
         except (TypeError, ValueError):
             break
@@ -95,7 +100,19 @@ def _offset_in_root(t):
             break
         pos = moved
     first = int(np.asarray(pos).reshape(-1)[0]) if np.size(pos) else 0
-    return first * root.dtype.itemsize // t.dtype.itemsize
+    return first * size // t.dtype.itemsize
+
+
+def _positions_as(pos, size, new):
+    """Storage positions ``pos`` of elements of ``size`` bytes as those of the elements of
+    ``new`` bytes that a dtype view of them has (its last dimension scaled)."""
+    if size == new or not pos.ndim:
+        return pos * size // new
+    if size > new:
+        r = size // new
+        return (pos[..., None] * r + np.arange(r)).reshape(pos.shape[:-1] + (-1,))
+    r = new // size
+    return pos.reshape(pos.shape[:-1] + (-1, r))[..., 0] // r
 
 
 def data_ptr(self):

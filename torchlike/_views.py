@@ -106,6 +106,9 @@ def apply_chain(root_arr, chain):
 # --- writing through a view: the root with the view's positions replaced ------------------------
 
 def _scatter_fn(chain):
+    steps = [k for k, (op, _) in enumerate(chain) if op.name == "view_dtype"]
+    if steps:
+        return _scatter_through_bytes(chain, steps[-1])
     view = apply_chain_fn(chain)
 
     def scatter(root, value):
@@ -117,6 +120,25 @@ def _scatter_fn(chain):
         flat_index = view(jnp.arange(root.size).reshape(root.shape))
         value = jnp.broadcast_to(value, flat_index.shape).astype(root.dtype)
         return root.ravel().at[flat_index.ravel()].set(value.ravel()).reshape(root.shape)
+    return scatter
+
+
+def _scatter_through_bytes(chain, k):
+    """The scatter of a chain whose step ``k`` (its last such) reads the bytes as another dtype
+    (NOTE [ dtype views ] in _ops/shape.py): the value written into the array after that step,
+    read back as the dtype before it and written through the steps before it."""
+    before, (op, static), after = chain[:k], chain[k], chain[k + 1:]
+    read_before, into_before, into_after = apply_chain_fn(before), _scatter_fn(before), \
+        _scatter_fn(after)
+    dtype = dict(static)["dtype"]
+
+    def scatter(root, value):
+        old = read_before(root)
+        if dtype == "bool":   # as bytes: those the write leaves keep their values
+            mid, value = op.fn(old, dtype="uint8"), jnp.asarray(value).astype(jnp.uint8)
+        else:
+            mid = op.fn(old, dtype=dtype)
+        return into_before(root, op.fn(into_after(mid, value), dtype=old.dtype.name))
     return scatter
 
 

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
-from .. import _dispatch, _layout
+from .. import _dispatch, _dtype as D, _layout
 from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
 from .._host import moved_on_host, top_level as _top_level
 from .._inplace import inplace_method, inplace_view
@@ -278,8 +278,102 @@ def infer_size(shape, numel):
     return tuple(shape)
 
 
-def view(x, *shape):
-    """Mirrors ``Tensor.view``: same storage, new shape; an error if the strides forbid it."""
+# NOTE [ dtype views ]
+# ``x.view(dtype)`` reads x's bytes as another dtype.  PyTorch's result shares x's storage (a write
+# through either shows in the other) and its version counter, has no autograd history and is no
+# view for autograd (``_base`` is None, even for x's own dtype), and where the element sizes differ
+# its last dimension is scaled by their ratio (x's last stride must be 1; growing elements need
+# sizes, offset and strides that the ratio divides).  Its step in a view's chain (``VIEW_DTYPE``)
+# goes through an array of the bytes (``_as_dtype``), as jax bitcasts neither bool nor complex
+# values.  A write through it (_views.scatter_chain) runs the chain backwards: the value written
+# into the view's array, that array read back as the dtype before the step, and written through
+# the steps before it.  A bool view is written as bytes, so the bytes it leaves keep their values;
+# a bool tensor's bytes read as other dtypes are 0 or 1, and written back as bools (PyTorch keeps
+# any byte in a bool, which then reads as true).
+
+def _to_bytes(x):
+    """``x``'s bytes: an array of uint8 of shape ``x.shape + (itemsize,)``."""
+    if x.dtype == jnp.bool_:
+        return x.astype(jnp.uint8)[..., None]
+    if jnp.iscomplexobj(x):
+        parts = jax.lax.bitcast_convert_type(jnp.stack([jnp.real(x), jnp.imag(x)], -1), jnp.uint8)
+        return parts.reshape(x.shape + (x.dtype.itemsize,))
+    b = jax.lax.bitcast_convert_type(x, jnp.uint8)
+    return b if x.dtype.itemsize > 1 else b[..., None]
+
+
+def _from_bytes(b, dtype):
+    """The values that bytes ``b`` (uint8, its last dimension ``dtype``'s size) hold."""
+    if dtype == jnp.bool_:
+        return b[..., 0] != 0
+    if dtype.kind == "c":
+        half = dtype.itemsize // 2
+        parts = jax.lax.bitcast_convert_type(b.reshape(b.shape[:-1] + (2, half)),
+                                             jnp.dtype(f"float{8 * half}"))
+        return jax.lax.complex(parts[..., 0], parts[..., 1])
+    return jax.lax.bitcast_convert_type(b if dtype.itemsize > 1 else b[..., 0], dtype)
+
+
+def _as_dtype(x, dtype):
+    """``x``'s bytes read as ``dtype`` (a name), its last dimension scaled by the sizes' ratio."""
+    dtype = jnp.dtype(dtype)
+    b = _to_bytes(x)
+    if x.ndim:
+        n = x.shape[-1] * x.dtype.itemsize // dtype.itemsize
+        b = b.reshape(x.shape[:-1] + (n, dtype.itemsize))
+    return _from_bytes(b, dtype)
+
+
+def _dtype_viewed(parent, out, kw):
+    s = strides_of(parent)
+    a, b = parent.dtype.itemsize, out.dtype.itemsize
+    return stored_strides(s if a == b else [st * a // b for st in s[:-1]] + [1], out.shape)
+
+
+VIEW_DTYPE = Op("view_dtype", _as_dtype, None, saves=(), view=_dtype_viewed)
+
+
+def _view_dtype(x, dtype):
+    """``x.view(dtype)`` (NOTE [ dtype views ])."""
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"view(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    alias = x.detach()
+    if dtype is x.dtype:
+        return alias
+    a, b = x.dtype.itemsize, dtype.itemsize
+    if a != b:
+        views = f"to view {x.dtype._scalar_name} as {dtype._scalar_name} (different element sizes)"
+        if not x.dim():
+            raise RuntimeError(f"self.dim() cannot be 0 {views}")
+        ratio, strides = b // a, x.stride()
+        if a < b:
+            if x.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {views}, but got "
+                                   f"{x.shape[-1]}")
+            if x.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {views}, "
+                                   f"but got {x.storage_offset()}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {views}, but got {strides[-1]}")
+        for i, st in enumerate(strides[:-1] if a < b else ()):
+            if st % ratio:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} {views}, but "
+                                   f"got {st}")
+    out = call(VIEW_DTYPE, alias, static=(("dtype", dtype._name),))
+    out._vbase = None   # no view for autograd
+    return out
+
+
+def view(x, *shape, dtype=None):
+    """Mirrors ``Tensor.view``: same storage, new shape; an error if the strides forbid it.  Or,
+    given a dtype, the same bytes read as that dtype (NOTE [ dtype views ])."""
+    if len(shape) == 1 and isinstance(shape[0], D.dtype) and dtype is None:
+        dtype, shape = shape[0], ()
+    if dtype is not None:
+        if shape:
+            raise TypeError("view() received an invalid combination of arguments: a shape and "
+                            "a dtype")
+        return _view_dtype(x, dtype)
     shape = infer_size(_sizes(shape), x.numel())
     if x._strides is not None and view_strides(x.shape, x._strides, shape) is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
