@@ -691,15 +691,20 @@ def test_update_takes_only_buffers_its_tensors_alone_hold():
 
 def test_arrays_shared_by_copies_are_copied_so_the_update_compiles_once(monkeypatch):
     """A deep copy's parameters share their arrays with the original's (jax arrays are
-    immutable); the update copies those it writes and takes its buffers from the first step,
-    so it compiles one program, not one that declines to donate and then one that does (NOTE
-    [ donated buffers ] in torchlike/_donate.py).  The copy that is not optimized keeps its
-    values; all values as PyTorch's."""
-    donations = []
+    immutable); the first update that finds written arrays shared copies them and takes the
+    copies' buffers, so it compiles one program, not one that declines to donate and then one
+    that does.  Sharing found again (here: the arrays held at each step) is taken to last: no
+    more copies, the program without donation (NOTE [ donated buffers ] in
+    torchlike/_donate.py).  The copy that is not optimized keeps its values; all values as
+    PyTorch's."""
+    donations, copies = [], []
     real = tl_optimizer._program
     monkeypatch.setattr(tl_optimizer, "_program",
                         lambda rule, flags, donate: donations.append(donate) or
                         real(rule, flags, donate))
+    real_copy = tl_optimizer.copy_each
+    monkeypatch.setattr(tl_optimizer, "copy_each",
+                        lambda arrays: copies.append(len(donations)) or real_copy(arrays))
 
     def run(T):
         first = T.nn.Linear(4, 3)
@@ -709,13 +714,16 @@ def test_arrays_shared_by_copies_are_copied_so_the_update_compiles_once(monkeypa
         second = copy.deepcopy(first)
         opt = T.optim.Adam(first.parameters(), lr=0.1)
         x = T.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
-        for _ in range(3):
+        held = []
+        for i in range(5):
             opt.zero_grad()
             (first(x) * second(x)).square().sum().backward()
+            if i >= 3:   # arrays something else holds at the update
+                held.append([p.detach() for p in first.parameters()])
             opt.step()
         return [t.detach().numpy() for t in (*first.parameters(), *second.parameters())]
     expected = run(torch)
     got = run(tl)
-    assert donations == [True] * 3
+    assert donations == [True] * 3 + [False] * 2 and set(copies) == {0}
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

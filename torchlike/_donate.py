@@ -16,14 +16,16 @@ A program is compiled for its donations (``donate_argnums``), so an update that 
 donate where an array was shared compiled a second program for the same work: two Tensors share
 an array wherever one was copied (``copy.deepcopy``, as ``nn.TransformerEncoder`` clones its
 layer), and examples/pytorch/transformer_lm.py's AdamW compiled its update twice, 0.47 and 0.58
-s, for its first step and then for the rest.  So an update always donates: where any array it
-writes is shared, it takes copies of them all (``copy_each``), as many new buffers as the update
-without donation made.  All, not only the shared ones: a count tells whether another object holds
-an array, not whether another array holds its buffers (a replicated DTensor's ``full_tensor()``
-and what a state dict loads from it share theirs: ``jax.device_put`` to a layout equal to an
-array's own, over another Mesh object, returns a new array over the same buffers), so only an
-update whose arrays are all held alone takes its Tensors' own, as before.  The copies are the runtime's (``copied``), not a
-jitted copy that would compile for each shape.
+s, for its first step and then for the rest.  So the first time an optimizer's update finds a
+written array shared, it takes copies of them all (``copy_each``) and donates those; only where
+sharing comes again (a graph kept by retain_graph, a lazy segment's operands: copies every step
+cost the Transformer's lazy step 2 ms of ``device_put`` calls) does it compile the program
+without donation.  All, not only the shared ones: a count tells whether another object holds an
+array, not whether another array holds its buffers (a replicated DTensor's ``full_tensor()`` and
+what a state dict loads from it share theirs: ``jax.device_put`` to a layout equal to an array's
+own, over another Mesh object, returns a new array over the same buffers), so only an update
+whose arrays are all held alone takes its Tensors' own, as before.  The copies are the runtime's
+(``copied``), not a jitted copy that would compile for each shape.
 """
 import sys
 

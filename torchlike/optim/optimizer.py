@@ -162,6 +162,7 @@ class Optimizer:
 
     _static = ()
     _switches = ()
+    _shared_before = False   # whether an update found arrays held elsewhere (see _donates)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -331,7 +332,7 @@ class Optimizer:
             return
         flags = tuple(f for f, _, _ in groups)
         written = [w for _, w, _ in groups]
-        program = _program(type(self)._rule, flags, _donated(written))
+        program = _program(type(self)._rule, flags, self._donates(written))
         # after a pending backward, one program with the forward and backward (NOTE
         # [ lazy segments ] in _lazy.py)
         results = _lazy.run_call(program, (written, [r for _, _, r in groups]))
@@ -343,6 +344,27 @@ class Optimizer:
                         state[k]._write(v)
                     else:
                         self.state[p][k] = Tensor._wrap(v)
+
+    def _donates(self, written):
+        """Whether the update program may take the old arrays of the parameters and states it
+        writes, ``written`` (each group's list of parameters' arrays and list of states' dicts of
+        arrays): concrete arrays their Tensors alone hold.  Where some are held elsewhere as
+        well, the first time each is replaced in ``written`` by a copy and it may (a deep copy's
+        arrays are shared until its first update), and from then on it may not (such sharing
+        may last: a graph kept by retain_graph, a lazy segment's operands).  NOTE [ donated
+        buffers ] in _donate.py."""
+        held = [arrays for params, states in written for arrays in (params, *states)]
+        values = [arrays.values() if isinstance(arrays, dict) else arrays for arrays in held]
+        if any(type(a) is not ArrayImpl for arrays in values for a in arrays):
+            return False
+        if all(map(sole_owned, values)):
+            return True
+        if self._shared_before:
+            return False
+        self._shared_before = True
+        for arrays in held:
+            copy_each(arrays)
+        return True
 
     # --- state_dict -----------------------------------------------------------------------------
 
@@ -470,21 +492,6 @@ def _as_real(x):
 
 def _as_complex(x, like):
     return jax.lax.complex(x[..., 0], x[..., 1]) if jnp.iscomplexobj(like) else x
-
-
-def _donated(written):
-    """Whether the update program may take the old arrays of the parameters and states it writes,
-    ``written`` (each group's list of parameters' arrays and list of states' dicts of arrays):
-    where all are concrete arrays.  Where any is held by something besides its Tensor, each is
-    replaced in ``written`` by a copy (NOTE [ donated buffers ] in _donate.py)."""
-    held = [arrays for params, states in written for arrays in (params, *states)]
-    values = [arrays.values() if isinstance(arrays, dict) else arrays for arrays in held]
-    if any(type(a) is not ArrayImpl for arrays in values for a in arrays):
-        return False
-    if not all(map(sole_owned, values)):
-        for arrays in held:
-            copy_each(arrays)
-    return True
 
 
 def _apply(updates, written, read):
