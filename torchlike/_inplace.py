@@ -21,6 +21,14 @@ def can_cast(src, dst):
     return not (src is not D.bool_ and dst is D.bool_)
 
 
+def check_cast(src, dst, dst_name=None):
+    """PyTorch's error where an in-place result of dtype ``src`` cannot be cast to the tensor's
+    dtype ``dst`` (named ``dst_name`` where an op names it otherwise: clamp_'s C++ names)."""
+    if not can_cast(src, dst):
+        raise RuntimeError(f"result type {src._scalar_name} can't be cast to the desired output "
+                           f"type {dst_name or dst._scalar_name}")
+
+
 INFERENCE_INPLACE_ERROR = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
     "clone to get a normal tensor before doing inplace update.See "
@@ -90,9 +98,7 @@ def store(self, out):
     mine, theirs = self._aval(), out._aval()
     if theirs.dtype != mine.dtype:
         dt = self.dtype
-        if not can_cast(out.dtype, dt):
-            raise RuntimeError(f"result type {out.dtype._scalar_name} can't be cast to the "
-                               f"desired output type {dt._scalar_name}")
+        check_cast(out.dtype, dt)
         out = out.to(dt)
     if theirs.shape != mine.shape:
         check_output_shape(mine.shape, shape_broadcast(theirs.shape, mine.shape) or theirs.shape)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
-from .._inplace import can_cast as _can_cast, inplace, inplace_method
+from .._inplace import can_cast as _can_cast, check_cast, inplace, inplace_method
 from .._tensor import Tensor
 
 _SCALAR = (bool, int, float, complex)
@@ -524,10 +524,7 @@ def _real_bounds(input, bounds, as_doubles, in_place):
     if complex_bound and not as_doubles:
         raise NotImplementedError("clamp is not supported for complex types")
     if in_place and not (dt.is_floating_point or dt.is_complex):
-        result = result_dtype("common", input, *given)
-        if not _can_cast(result, dt):
-            raise RuntimeError(f"result type {result._scalar_name} can't be cast to the desired "
-                               f"output type {_TYPEID_NAMES[dt._name]}")
+        check_cast(result_dtype("common", input, *given), dt, _TYPEID_NAMES[dt._name])
     if not complex_bound or dt.is_complex:
         return bounds
     if not dt.is_floating_point:
@@ -542,9 +539,8 @@ def _check_tensor_bounds(input, min, max, kernel, in_place):
     the tensor's dtype (named as PyTorch names dtypes); then ``kernel`` (maximum, minimum or
     clamp), which has no complex version, and clamp's none for bool."""
     dt = result_dtype("common", input, *[b for b in (min, max) if b is not None])
-    if in_place and not _can_cast(dt, input.dtype):
-        raise RuntimeError(f"result type {dt._scalar_name} can't be cast to the desired output "
-                           f"type {input.dtype._scalar_name}")
+    if in_place:
+        check_cast(dt, input.dtype)
     if dt.is_complex or (dt is D.bool_ and kernel == "clamp"):
         raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{dt._scalar_name}'")
 
