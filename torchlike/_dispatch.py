@@ -523,11 +523,14 @@ def _call(op, args, static):
         return t
     if edges is not None and op.fold is not None:
         _fold_edges(op, static, edges, arrays)
-    if type(out) is ArrayImpl and op._node_cls is not None and op.view is None and \
-            op.view_out is None and not strided:
+    if ((kind := type(out)) is ArrayImpl or kind is Pending) and op._node_cls is not None and \
+            op.view is None and op.view_out is None and not strided:
         # one recorded output, the common case, kept short (wrap_outputs inlined)
         outs = _new_tensor(Tensor)
-        outs._arr = out
+        if kind is ArrayImpl:
+            outs._arr = out
+        else:
+            outs._lazy = out
         if INFERENCE_REGIONS[0] and _state.inference:
             outs._inference = True
         node = op._node_cls(op, static, dt, tuple(arrays), edges, tuple(mask), (outs,))

@@ -156,9 +156,11 @@ class Segment:
         # concrete values even where a trace reads them (torchlike.compile's, a user's jax.jit
         # over eager code): the records' inputs are concrete, and a value computed inside the
         # trace would be its tracer, leaking out of it.  (Not ensure_compile_time_eval: it
-        # folds the constants of every program traced meanwhile, each one a program of its own)
-        evaluating = jax.core.eval_context()
-        evaluating.__enter__()
+        # folds the constants of every program traced meanwhile, each one a program of its own.
+        # Outside any trace it would change nothing, and costs a flush of one record 10-15%.)
+        evaluating = None if _top_level() else jax.core.eval_context()
+        if evaluating is not None:
+            evaluating.__enter__()
         try:
             program = None
             if len(records) > 1:
@@ -177,12 +179,16 @@ class Segment:
                     else:
                         values = program(*self.inputs)
             if program is None:
-                start = perf_counter()
-                every = _per_op(records, self.inputs)
+                if len(records) == 1:   # (never compiled: its rent is not counted)
+                    every = _per_op(records, self.inputs)
+                else:
+                    start = perf_counter()
+                    every = _per_op(records, self.inputs)
+                    node.rent += perf_counter() - start
                 values = [every[i] for i in live]
-                node.rent += perf_counter() - start
         finally:
-            evaluating.__exit__(None, None, None)
+            if evaluating is not None:
+                evaluating.__exit__(None, None, None)
             _x64.restore(prev)
         for i, v in zip(live, values):
             pendings[i].value = v
@@ -312,10 +318,10 @@ def record_call(fn, args):
     """Record ``fn(*args)`` (a jitted jax function over a pytree of arrays, Pendings and Python
     scalars) as one record: the pytree of its results with Pendings for arrays, or None where
     it must run now.  How the fused backward and an optimizer's update join a segment."""
-    from . import _dispatch
     flat, tree = jax.tree_util.tree_flatten(args)
     entry = _CALLS.get((fn, tree))
     if entry is None:
+        from . import _dispatch
         def flat_fn(*xs):
             args = jax.tree_util.tree_unflatten(tree, xs)
             try:
@@ -413,11 +419,9 @@ def _operands(refs, inputs, values):
 
 def _per_op(records, inputs):
     """Run the records one by one on the ops' own cached programs (the rent phase)."""
-    from . import _dispatch
     values = []
     for op, static, dt, refs, multi, n_dynamic in records:
-        out = _dispatch.recorded_forward(op, static, dt, _operands(refs, inputs, values),
-                                         n_dynamic)
+        out = _recorded_forward(op, static, dt, _operands(refs, inputs, values), n_dynamic)
         if multi:
             values.extend(out)
         else:
@@ -449,12 +453,21 @@ _MANY_DEVICES = None   # whether this process has several devices (checked per o
 
 def enable(on=True):
     """Switch lazy mode on (or off: the open segment is flushed first)."""
-    global enabled, ever_enabled
+    global enabled, ever_enabled, _recorded_forward
     from . import _dispatch
     flush()
     enabled = bool(on)
     ever_enabled = ever_enabled or enabled
     _dispatch._record = record if enabled else None
+    _recorded_forward = _dispatch.recorded_forward
+
+
+_recorded_forward = None   # _dispatch's, bound by enable(): no record is made before it runs
+try:   # whether no jax trace is active (a flush there needs no evaluation context)
+    from jax._src.core import trace_state_clean as _top_level
+except ImportError:   # (a jax without it: always enter one)
+    def _top_level():
+        return False
 
 
 def _count_devices():
