@@ -712,11 +712,12 @@ def traceable_fn(op, static, dt, n_dynamic=0):
 
 
 def recorded_forward(op, static, dt, arrays, n_dynamic=0):
-    """``eager_forward`` of a record (its dynamic values last among ``arrays``)."""
+    """``eager_forward`` of a record (its dynamic values last among ``arrays``), its Python
+    numbers kept on the device as eagerly (NOTE [ Python numbers as device scalars ])."""
     if n_dynamic:
         static = with_dynamic(op.dynamic, static, arrays[-n_dynamic:])
         arrays = arrays[:-n_dynamic]
-    return eager_forward(op, static, dt, arrays)
+    return eager_forward(op, static, dt, arrays, any(type(a) in _SCALARS for a in arrays))
 
 
 def _past_int64(x, dt):

@@ -157,7 +157,7 @@ class Segment:
         # over eager code): the records' inputs are concrete, and a value computed inside the
         # trace would be its tracer, leaking out of it.  (Not ensure_compile_time_eval: it
         # folds the constants of every program traced meanwhile, each one a program of its own.
-        # Outside any trace it would change nothing, and costs a flush of one record 10-15%.)
+        # Outside any trace it would change nothing, and entering it costs about 1.6 us.)
         evaluating = None if _top_level() else jax.core.eval_context()
         if evaluating is not None:
             evaluating.__enter__()

@@ -124,7 +124,7 @@ def _plan(roots, root_grads):
             avals = [p if len(p) == 2 else type(p[0]) for p in node._primals]
             operand = tuple([None if len(p) == 2 else p[0] for p in node._primals])
         else:
-            primals = node._primals if node._pending else node._live_primals()
+            primals = node._primals
             avals = []
             for p in primals:
                 if type(p) is ArrayImpl:   # NOTE [ reading an array's shape and dtype ]
