@@ -26,6 +26,7 @@ from test_engine_vs_jax import SHAPES, make_program, step as program_step
 def lazy(monkeypatch):
     monkeypatch.setattr(_lazy, "fuse_after", 1)
     monkeypatch.setattr(_lazy, "buy_after", 0)
+    monkeypatch.setattr(_lazy, "solo_after", 10 ** 9)   # (one test sets it: the trie is shared)
     _lazy.enable()
     yield
     _lazy.enable(False)
@@ -264,3 +265,33 @@ def test_an_op_that_keeps_residuals_runs_when_recorded_with_a_graph(lazy):
     lstm(x)[0].sum().backward()
     for p, g in zip(lstm.parameters(), grads):
         np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-6, atol=1e-7)
+
+
+def test_an_op_read_at_once_every_time_runs_unrecorded(lazy, monkeypatch):
+    """An op that begins segments which always end right after it (its result read at once)
+    runs eagerly once that has happened ``solo_after`` times, a recorded node and all; an op
+    that begins longer segments stays recorded (NOTE [ lazy segments ])."""
+    monkeypatch.setattr(_lazy, "solo_after", 3)
+    data = np.arange(21.0, dtype=np.float32).reshape(3, 7)
+    x = tl.tensor(data)
+    for i in range(5):
+        y = x * 3.25
+        assert _pending(y) == (i < 3)
+        np.testing.assert_array_equal(y.numpy(), data * 3.25)
+    z = x * 3.25 + 1   # the mul runs now; the add begins the segment
+    assert _pending(z)
+    np.testing.assert_array_equal(z.numpy(), data * 3.25 + 1)
+    xg = tl.tensor(data, requires_grad=True)
+    yg = xg * 3.25
+    assert not _pending(yg) and yg.grad_fn.name() == "MulBackward0"
+    yg.sum().backward()
+    np.testing.assert_array_equal(xg.grad.numpy(), np.full((3, 7), 3.25, np.float32))
+    for _ in range(5):   # a segment of two: its first op is never run unrecorded
+        w = (x - 1.5) * 2
+        assert _pending(w)
+        np.testing.assert_array_equal(w.numpy(), (data - 1.5) * 2)
+    u = tl.tensor(data[:2])   # (other avals: a path of its own in the trie)
+    assert (u * 1.75 + 2).tolist() == (data[:2] * 1.75 + 2).tolist()
+    for _ in range(5):   # once continued, its segments do not always end at it
+        v = u * 1.75
+        assert _pending(v) and v.tolist() == (data[:2] * 1.75).tolist()
