@@ -3,7 +3,9 @@
     python scripts/bench_eager.py [--json PATH] [--budget SECONDS] [--window N] [--cases abcdef]
 
 Cases (64x64 float32 unless said otherwise):
-  a. one op, no grad:          a * b
+  a. one op, no grad:          a * b; and the same with its array taken at once, as a read does
+                               (``__jax_array__``: lazily the op's segment runs, or, once the op
+                               has begun segments read at once solo_after times, the op itself)
   b. one recorded op:          a * b, where a requires grad (jax: jax.vjp of the mul)
   c. mul + sum + backward:     (a * b).sum().backward()   (jax: eager jax.grad)
   d. tiny MLP SGD step:        32-64-64-4, batch 16, relu, MSE loss; zero grads, backward,
@@ -144,6 +146,13 @@ def torch_style_cases(lib, data):
     def op_no_grad():
         return a * b
 
+    def op_read_at_once():
+        out = a * b
+        take = getattr(out, "__jax_array__", None)   # (torch: nothing is pending)
+        if take is not None:
+            take()
+        return out
+
     def op_recorded():
         return a_rg * b
 
@@ -165,7 +174,8 @@ def torch_style_cases(lib, data):
                 p -= LR * p.grad
         return [loss, *params]
 
-    return {"a": op_no_grad, "b": op_recorded, "c": mul_sum_backward, "d": mlp_step}, params
+    return {"a": op_no_grad, "a_read": op_read_at_once, "b": op_recorded, "c": mul_sum_backward,
+            "d": mlp_step}, params
 
 
 # --- e. the op surface (the same code for torchlike and torch) -------------------------------
@@ -405,6 +415,8 @@ def main(argv=None):
     rows = [("a. mul 64x64, no grad", {"torchlike": "a", "lazy": "a", "jax": "a", "torch": "a"}),
             ("a. mul 64x64 (jax jit)", {"torchlike": "a", "lazy": "a", "jax": "a_jit",
                                         "torch": "a"}),
+            ("a. mul 64x64, read at once", {"torchlike": "a_read", "lazy": "a_read", "jax": "a",
+                                            "torch": "a"}),
             ("b. mul 64x64, recorded", {"torchlike": "b", "lazy": "b", "jax": "b", "torch": "b"}),
             ("c. mul+sum+backward", {"torchlike": "c", "lazy": "c", "jax": "c", "torch": "c"}),
             ("c. mul+sum+backward (jax jit)", {"torchlike": "c", "lazy": "c", "jax": "c_jit",
@@ -424,6 +436,8 @@ def main(argv=None):
         for impl, key in keys.items():
             if impl in impls and (impl, key) not in results:
                 cases, wait = impls[impl]
+                if impl == "lazy":   # each case from no segments seen, as its own program starts
+                    _lazy._drop_trie()
                 _lazy.enable(impl == "lazy")   # a window's ops join one segment, read at its end
                 try:
                     results[impl, key] = measure(cases[key], wait, args.budget, args.window)
