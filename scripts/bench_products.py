@@ -8,11 +8,13 @@ product; a backward's are the same sizes, transposed), each timed four ways:
   jax jit          jax.jit(x @ y): the program XLA's CPU backend compiles for the product alone
   torch            torch.mm with torch's threads (one per core by default)
   torch, 1 thread  torch.mm on one thread
-The four take turns window by window, each window after one untimed product; a sample is a
-window's time over its products, waiting for the last.  "cores" is the process's CPU time over
-the wall time while XLA's program runs alone in a loop: how many of the machine's cores it keeps
-busy.  The ratios say what part of an eager step's distance to PyTorch is XLA's arithmetic
-rather than torchlike's dispatch.  Prints, never asserts.
+The first three take turns window by window (bench_train's measure_together: each window after
+one untimed product), then the program and torch on one thread in a second pass; a sample is a
+window's time over its products, waiting for the last, and each ratio is taken within a pass.
+"cores" is the process's CPU time over the wall time while XLA's program runs alone in a loop:
+how many of the machine's cores it keeps busy.  The ratios say what part of an eager step's
+distance to PyTorch is XLA's arithmetic rather than torchlike's dispatch.  Prints, never
+asserts.
 """
 import argparse
 import json
@@ -29,6 +31,7 @@ import jax  # noqa: E402
 
 import torchlike  # noqa: E402
 from bench_eager import print_environment, wait_jax, wait_torch, wait_torchlike  # noqa: E402
+from bench_train import measure_together  # noqa: E402
 
 try:
     import torch
@@ -59,27 +62,6 @@ def cores_used(fn, seconds=0.3):
     return (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
 
 
-def measure_in_turns(runners, budget_s, window, min_samples=15):
-    """Time ``runners`` ({name: (fn, wait, before, after)}) in turns, window by window (each
-    round in a new random order), each window after one untimed call, with ``before()`` and
-    ``after()`` around it (torch's threads set for one runner).  Returns {name: median ms}."""
-    samples = {name: [] for name in runners}
-    order = np.random.default_rng(0)
-    deadline = time.perf_counter() + budget_s
-    while min(map(len, samples.values())) < min_samples or time.perf_counter() < deadline:
-        for name in order.permutation(list(runners)):
-            fn, wait, before, after = runners[name]
-            before()
-            wait(fn())
-            t0 = time.perf_counter()
-            for _ in range(window):
-                out = fn()
-            wait(out)
-            samples[name].append((time.perf_counter() - t0) / window)
-            after()
-    return {name: float(np.median(s)) * 1e3 for name, s in samples.items()}
-
-
 def run_product(shape, args):
     n, k, m = shape
     rng = np.random.default_rng(0)
@@ -87,17 +69,24 @@ def run_product(shape, args):
     program = jax.jit(lambda x, y: x @ y)
     ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
     la, lb = torchlike.tensor(a), torchlike.tensor(b)
-    nothing = lambda: None   # noqa: E731
-    runners = {"torchlike": (lambda: torchlike.mm(la, lb), wait_torchlike, nothing, nothing),
-               "jax jit": (lambda: program(ja, jb), wait_jax, nothing, nothing)}
+    runners = {"torchlike": (lambda: torchlike.mm(la, lb), wait_torchlike),
+               "jax jit": (lambda: program(ja, jb), wait_jax)}
     if torch is not None:
         ta, tb = torch.tensor(a), torch.tensor(b)
+        runners["torch"] = (lambda: torch.mm(ta, tb), wait_torch)
+    ms = {name: s["median_ms"] for name, s in
+          measure_together(runners, args.budget, args.window).items()}
+    if torch is not None:   # a second pass, torch on one thread beside the program again
         threads = torch.get_num_threads()
-        runners["torch"] = (lambda: torch.mm(ta, tb), wait_torch, nothing, nothing)
-        runners["torch, 1 thread"] = (lambda: torch.mm(ta, tb), wait_torch,
-                                      lambda: torch.set_num_threads(1),
-                                      lambda: torch.set_num_threads(threads))
-    ms = measure_in_turns(runners, args.budget, args.window)
+        torch.set_num_threads(1)
+        try:
+            alone = measure_together({"jax jit": runners["jax jit"],
+                                      "torch, 1 thread": runners["torch"]},
+                                     args.budget, args.window)
+        finally:
+            torch.set_num_threads(threads)
+        ms["torch, 1 thread"] = alone["torch, 1 thread"]["median_ms"]
+        ms["jax jit, 1 thread pass"] = alone["jax jit"]["median_ms"]
     ms["cores"] = cores_used(lambda: jax.block_until_ready(program(ja, jb)))
     return ms
 
@@ -110,8 +99,8 @@ def main(argv=None):
     parser.add_argument("--json", metavar="PATH", help="also write the numbers as JSON here")
     args = parser.parse_args(argv)
     env = print_environment(args)
-    print("\nmedian us per product, the four measured in turns (jax / torch: XLA's program against "
-          "torch at its threads and on one thread)")
+    print("\nmedian us per product (jax / torch: XLA's program against torch at its threads, and "
+          "against torch on one thread in a second pass)")
     print(f"{'product':<44} {'shape':<16} {'torchlike':>9} {'jax jit':>8} {'torch':>7} "
           f"{'torch 1t':>8} {'cores':>5} {'jax/torch':>9} {'jax/torch 1t':>12}")
     results = {}
@@ -121,7 +110,8 @@ def main(argv=None):
         us = {k: v * 1e3 for k, v in ms.items() if k != "cores"}
         torch_cols = ("-",) * 4 if torch is None else (
             f"{us['torch']:.0f}", f"{us['torch, 1 thread']:.0f}",
-            f"{us['jax jit'] / us['torch']:.2f}", f"{us['jax jit'] / us['torch, 1 thread']:.2f}")
+            f"{us['jax jit'] / us['torch']:.2f}",
+            f"{us['jax jit, 1 thread pass'] / us['torch, 1 thread']:.2f}")
         print(f"{name:<44} {'x'.join(map(str, shape)):<16} {us['torchlike']:>9.0f} "
               f"{us['jax jit']:>8.0f} {torch_cols[0]:>7} {torch_cols[1]:>8} {ms['cores']:>5.2f} "
               f"{torch_cols[2]:>9} {torch_cols[3]:>12}", flush=True)
