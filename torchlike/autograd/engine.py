@@ -27,16 +27,12 @@ def _seed(arr):
     """A cached ones(()) of arr's dtype: the implicit gradient of a scalar output (made afresh
     while tracing: a cached tracer would leak into later traces)."""
     if type(arr) is Pending:   # NOTE [ lazy segments ]: its device is its segment's
-        dtype, device = arr.dtype, next(iter(arr.devices()))
-        s = _SEEDS.get((dtype, device))   # (a sharding made to look it up costs more)
-        if s is None:
-            s = _SEEDS[dtype, device] = jax.device_put(
-                jnp.ones((), dtype), jax.sharding.SingleDeviceSharding(device))
-        return s
-    if type(arr) is not ArrayImpl:
+        key = (arr.dtype, next(iter(arr.devices())))   # (a sharding made for it costs more)
+    elif type(arr) is not ArrayImpl:
         return _meta.array((), arr.dtype) if is_meta(arr) else jnp.ones((), arr.dtype)
-    key = (arr.aval.dtype, arr.sharding)   # NOTE [ reading an array's shape and dtype ]
-    s = _SEEDS.get(key)
+    else:   # NOTE [ reading an array's shape and dtype ] in _dispatch.py
+        key = (arr.aval.dtype, arr.sharding)
+    s = _SEEDS.get(key)   # (device_put places on a device as on a sharding)
     if s is None:
         s = _SEEDS[key] = jax.device_put(jnp.ones((), key[0]), key[1])
     return s
