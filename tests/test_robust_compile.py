@@ -241,6 +241,30 @@ def test_indices_inside_transforms_and_empty_ones(wrap):
     np.testing.assert_allclose(run(True).numpy(), run(False).numpy(), rtol=1e-6)
 
 
+def test_a_captured_index_changed_in_place_is_checked_again():
+    """Checks that held for an array are not evaluated again for the same array; writing into a
+    captured Tensor gives it a new array, which is checked (NOTE [ checks in a compiled step ])."""
+    s = Step(tl, compile=True)
+    x, y = tl.tensor(X), tl.tensor(Y)
+    step = tl.compile(lambda: s._step(x, y))
+    for _ in range(3):
+        step()
+    program = list(step._programs.values())[-1]
+    flags, checks, reads = program.check
+    evaluated = []
+    program.check = (lambda *a: evaluated.append(1) or flags(*a), checks, reads)
+    step()
+    assert evaluated == []   # the same arrays as the last call's
+    before = s.state()
+    y[1] = 3
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        step()
+    assert evaluated == [1] and _equal(s.state(), before)
+    y[1] = 1
+    step()
+    assert evaluated == [1, 1] and not _equal(s.state(), before)
+
+
 def test_a_check_of_a_computed_index_selects_the_old_state(compiled):
     """An index the step is given is checked before the program runs, on the host; one the
     model computes (here from a product) is checked inside the program, whose outputs keep the
@@ -270,7 +294,7 @@ def test_a_check_of_a_computed_index_selects_the_old_state(compiled):
 def test_checks_evaluated_on_the_host_as_xla_evaluates_them():
     """The host's evaluation of a step's checks (numpy, NOTE [ checks in a compiled step ])
     gives what XLA gives for the same jaxpr, for every primitive it knows: comparisons, logic,
-    arithmetic, selects, argmax and reductions, reshapes and broadcasts, a dynamic slice whose
+    arithmetic, selects, argmax and reductions (bitwise on integers), reshapes and broadcasts, a dynamic slice whose
     start XLA clamps, stacks, joins and nested calls."""
     import jax
     import jax.numpy as jnp
@@ -284,7 +308,8 @@ def test_checks_evaluated_on_the_host_as_xla_evaluates_them():
         bad = (v < 0) | (v >= 7) | ~(v != -100) & (v <= 2) | (v > 5) & (v == 4)
         i = jnp.argmax(bad)
         sel = jnp.where(bad, v + 1, inner(v))
-        return (jnp.stack([~bad.any(), bad.all()]), i, jax.lax.dynamic_slice(v, (i + 9,), (3,)),
+        return (jnp.stack([~bad.any(), bad.all()]), i, jax.lax.reduce_or(v, (0,)),
+                jax.lax.reduce_and(v, (0,)), jax.lax.dynamic_slice(v, (i + 9,), (3,)),
                 sel.reshape(2, 4).max(0), sel.reshape(2, 4).min(1).astype(jnp.int32),
                 jnp.broadcast_to(w[:, None], (3, 2)), jnp.concatenate([v, v[:1]]),
                 jnp.squeeze(v[None, :2], 0))
