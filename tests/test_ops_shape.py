@@ -384,6 +384,42 @@ def test_write_through_view(name, fn):
     both(go)
 
 
+@pytest.mark.parametrize("name,fn", cases(VIEWS))
+def test_views_read_on_host_after_a_write(name, fn, monkeypatch):
+    """Reads on the host (tolist, numpy, item) of views whose base was written since give the
+    new values; a view whose steps all move data (reshape, slice, transpose, permute, squeeze,
+    expand, select, ...) takes them from its base's array with numpy, running no program
+    (NOTE [ views read on the host ] in torchlike/_views.py)."""
+    from torchlike import _views
+    derived = []
+    real = _views.apply_chain
+    monkeypatch.setattr(_views, "apply_chain", lambda *a: derived.append(a[1]) or real(*a))
+
+    def go(T):
+        x = T.arange(24.0).reshape(2, 3, 4)
+        views = fn(T, x)
+        views = views if isinstance(views, tuple) else (views,)
+        x.mul_(2)
+        derived.clear()
+        return [(v.tolist(), v.numpy().tolist(), str(v.numpy().dtype),
+                 v.item() if v.numel() == 1 else None) for v in views]
+    both(go)
+    for chain in derived:   # read from their own arrays, derived again by a program: only views
+        names = {op.name for op, _ in chain}   # with a step numpy does not take here
+        assert names & {"diagonal", "unfold"}, names
+
+
+def test_a_view_read_on_host_checks_index_values():
+    """An op's check of index values held in a view reads them on the host: an out-of-range
+    target of a loss raises PyTorch's error, and one in range trains as torch does."""
+    def go(T, bad):
+        y = T.tensor([[0, 1, 2], [2, 1, bad]])
+        logits = T.arange(18.0).reshape(6, 3) / 7
+        return T.nn.functional.cross_entropy(logits, y.view(-1)).item()
+    both(lambda T: go(T, 0))
+    both(lambda T: go(T, 3), match=r"^Target 3 is out of bounds\.$", raises=True)
+
+
 OVERLAP = (r"^unsupported operation: more than one element of the written-to tensor refers to a "
            r"single memory location\. Please clone\(\) the tensor before performing the "
            r"operation\.$")

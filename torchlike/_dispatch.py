@@ -74,7 +74,7 @@ class Op:
     __slots__ = ("name", "fn", "node", "saves", "promote", "view", "inputs", "promote_args",
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
-                 "cold", "_hot", "_node_cls", "undoes",
+                 "cold", "_hot", "_node_cls", "undoes", "host",
                  "_specialised", "residuals", "fusion", "_traces", "ahead")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
@@ -145,6 +145,10 @@ class Op:
         # dropped program's id, reused by another, at worst spares a shape its rule)
         self.cold = cold
         self._hot = {}
+        # A view op's step as numpy: host(values, **static) gives the view of a numpy array, so
+        # a read on the host takes a view's values from its root's (NOTE [ views read on the
+        # host ] in _views.py); None where it has none
+        self.host = None
         # A view op that may undo a view: undoes(step, static) says whether it, with ``static``,
         # undoes the view ``step`` ((op, static) of a chain); applied to a view one such step
         # from its storage root, its values are the root's, and no program runs (NOTE [ a view

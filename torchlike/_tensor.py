@@ -517,15 +517,15 @@ class Tensor:
     # --- conversions ----------------------------------------------------------------------------
 
     def item(self):
-        arr = self._value()
-        if arr.size != 1:
-            raise RuntimeError(f"a Tensor with {arr.size} elements cannot be converted to Scalar")
-        if is_meta(arr):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if is_meta(self._arr):
             raise RuntimeError(_META_ITEM)
-        return _py_scalar(_host(arr).reshape(()))
+        return _py_scalar(_host(_readable(self)).reshape(()))
 
     def tolist(self):
-        a = _host(self._value())
+        a = _host(_readable(self))
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)
         return a.tolist()
@@ -541,7 +541,7 @@ class Tensor:
                 raise NotImplementedError(NO_DATA)
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        return np.array(_host(self._value()))
+        return np.array(_host(_readable(self)))
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -748,6 +748,20 @@ def sync_checks():
                 raise error(message.format(*(np.asarray(v).item() for v in values)))
 
 
+def _readable(t):
+    """What a read of ``t``'s values on the host takes: its array, or a view's values as numpy
+    from its storage root's array where that is one array on one CPU device (NOTE [ views read on
+    the host ] in _views.py)."""
+    root = t._root
+    if root is not None:
+        arr = root.__dict__.get("_arr")   # (not a derived base's or a pending one's yet)
+        if type(arr) is ArrayImpl and len(arr.devices()) == 1 and on_host(arr):
+            values = _views.chain_on_host(arr, t._chain)
+            if values is not None:
+                return values
+    return t._value()
+
+
 def _host(arr):
     """``arr``'s values as numpy: a read on the host, where queued device checks report."""
     if _pending:
@@ -798,7 +812,7 @@ def check_index_range(t, lo, hi, error, message, ignore=None):
     the CPU, queued on an accelerator (NOTE [ checks on an accelerator ]), as a check of the
     program in a compiled step (NOTE [ checks in a compiled step ] in _compile/program.py), not
     at all under other tracing or on meta."""
-    check_in_range(t._value(), lo, hi, error, message, ignore)
+    check_in_range(_readable(t), lo, hi, error, message, ignore)
 
 
 def check_in_range(arr, lo, hi, error, message, ignore=None):
@@ -821,10 +835,10 @@ def check_all(t, pred, error, message):
     """Raise ``error(message)`` unless ``pred(values)`` (a module-level function of an array,
     numpy's or jax's, to a bool array) holds everywhere: on the host on the CPU, queued on an
     accelerator (NOTE [ checks on an accelerator ]), not at all while tracing or on meta."""
-    arr = t._value()
+    arr = _readable(t)
     if isinstance(arr, jax.core.Tracer) or is_meta(arr):
         return
-    if on_host(arr):
+    if type(arr) is np.ndarray or on_host(arr):
         if not np.all(pred(_host(arr))):
             raise error(message)
         return

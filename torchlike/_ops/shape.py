@@ -409,6 +409,7 @@ for _op, _fn in ((SLICE, lambda x, dim, start, step, size: x[
                  *((_sq, lambda x, dims: np.squeeze(x, dims)) for _sq in SQUEEZE.values()),
                  (EXPAND, lambda x, shape: np.broadcast_to(x, shape)),
                  (SELECT, lambda x, dim, index: np.take(x, index, axis=dim))):
+    _op.host = _fn
     _op.cold = moved_by(_op, _fn)
 
 
