@@ -906,6 +906,38 @@ def test_a_draw_in_chunks_is_the_draws_own_program_bit_for_bit(name, draw, dtype
                                       np.asarray(o._value()).view(bits))
 
 
+INT_DRAWS = [
+    # (low, high, shape, dtype): randint's ranges, dtypes and shapes
+    (0, 35951, (32,), tl.int64), (-7, 3, (4, 5), tl.int32), (0, 2, (3,), tl.bool),
+    (-128, 127, (17,), tl.int8), (0, 256, (9,), tl.uint8), (5, 6, (1,), tl.int16),
+    (-2 ** 63, 2 ** 63 - 1, (2, 3, 4), tl.int64), (-1000, 10 ** 12, (4096,), tl.int64),
+    (0, 5, (0,), tl.int64)]
+
+
+@pytest.mark.parametrize("low,high,shape,dtype", INT_DRAWS)
+def test_an_integer_draw_on_the_host_is_the_programs_bit_for_bit(low, high, shape, dtype,
+                                                                 monkeypatch):
+    """randint on a CPU is computed with numpy (NOTE [ integer draws on the host ]): each draw,
+    two from one generator, equals the one its program draws, the oracle (the host's off), and
+    is placed on the device as the program places it, with no program run (the second draw
+    equal too: the generator advanced as the program's draw advances it)."""
+    from torchlike import _random
+    ran = []
+    real = _random._factory_program
+    monkeypatch.setattr(_random, "_factory_program", lambda *a: ran.append(a) or real(*a))
+    g = tl.Generator().manual_seed(3)
+    host = [tl.randint(low, high, shape, dtype=dtype, generator=g) for _ in range(2)]
+    assert ran == []
+    monkeypatch.setattr(_random, "_HOST_INTS", -1)
+    g = tl.Generator().manual_seed(3)
+    own = [tl.randint(low, high, shape, dtype=dtype, generator=g) for _ in range(2)]
+    assert len(ran) == 2
+    for h, o in zip(host, own):
+        assert h.shape == o.shape == shape and h.dtype == o.dtype == dtype
+        assert h.device == o.device and h._value().committed
+        np.testing.assert_array_equal(h.numpy(), o.numpy())
+
+
 def test_a_shape_drawn_often_compiles_its_own_program(monkeypatch):
     """The first RENT draws of one shape run the chunks' program; the next its own."""
     from torchlike import _host, _random
