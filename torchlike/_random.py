@@ -75,6 +75,12 @@ def _mix32(x):
     return x ^ (x >> 16)
 
 
+def _keyed_words(count, k0, k1):
+    """Word ``count`` of the draw with key data (k0, k1): uint32 arrays of jax's or numpy's,
+    which compute it alike (NOTE [ fast random bits ])."""
+    return _mix32(_mix32(count ^ k0) + k1)
+
+
 def _draw_key(s_lo, s_hi, c_lo, c_hi):
     """The key data (two words) of draw number ``c`` from seed ``s`` (words of each)."""
     k0 = _mix32(_mix32(c_lo ^ s_lo) ^ s_hi)
@@ -465,11 +471,11 @@ def _ints_on_host(static, device, key, params):
     kw = dict(static)
     shape, dtype = kw["shape"], kw["dtype"]
     n = math.prod(shape)
-    if n > _HOST_INTS or not (dtype.kind in "biu") or not top_level() or \
+    if n > _HOST_INTS or dtype.kind not in "biu" or not top_level() or \
             from_jax_device(device).type != "cpu":
         return None
     k0, k1 = np.asarray(key, np.uint32)
-    w = _mix32(_mix32(np.arange(2 * n, dtype=np.uint32) ^ k0) + k1).astype(np.uint64)
+    w = _keyed_words(np.arange(2 * n, dtype=np.uint32), k0, k1).astype(np.uint64)
     bits = (w[:n] << np.uint64(32)) | w[n:]
     low, span = params
     v = (bits if span == 0 else bits % span) + low
@@ -525,7 +531,7 @@ def random_bits(key, n):
     if key.shape[0] > 2:   # a chunk of a larger draw (NOTE [ random draws in chunks ])
         count = count + key[2]
     count = jax.lax.optimization_barrier(count)
-    return _mix32(_mix32(count ^ key[0]) + key[1])
+    return _keyed_words(count, key[0], key[1])
 
 
 def random_uniform(key, shape, dtype, low=0.0, high=1.0):
