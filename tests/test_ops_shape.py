@@ -985,6 +985,44 @@ def test_cuts_stacked_are_gathered_by_one_program():
     assert piece.tolist() == [30, 33, 36]   # (not the trace's value)
 
 
+def test_stacked_cuts_read_on_host_before_their_program_runs(monkeypatch):
+    """A stack of cuts (a batch of windows) read on the host while its gather is queued takes
+    its values from what the gather reads, with numpy (NOTE [ views read on the host ] in
+    torchlike/_views.py): reads of it and of its views, and an embedding's check of it, give the
+    program's values; a write into the batch or into the tensor the windows were cut from
+    since is seen as torch sees it."""
+    from torchlike import _tensor
+    made = []
+    real = _tensor._made_on_host
+
+    def made_on_host(root):
+        values = real(root)
+        if values is not None:
+            made.append(values.shape)
+        return values
+    monkeypatch.setattr(_tensor, "_made_on_host", made_on_host)
+    monkeypatch.setattr(_tensor, "_ready", lambda arr: False)   # (as if queued behind a step)
+
+    def go(T):
+        data = T.arange(100) * 3
+        batch = T.stack([data[s:s + 4] for s in (5, 0, 90)])
+        y = T.stack([data[s + 1:s + 5] for s in (5, 0, 90)])
+        read = [batch.tolist(), y.view(-1).tolist(), y[1].numpy().tolist(), y[2, 3].item()]
+        emb = T.nn.Embedding(300, 2)
+        read.append(list(emb(batch).shape))
+        data[0] = 1000   # the windows' tensor written after the stack: the batch keeps its values
+        read.append(batch.tolist())
+        batch[0, 0] = -1
+        read.append(batch.tolist())
+        try:
+            emb(batch)
+        except IndexError as e:
+            read.append(str(e))
+        return read
+    both(go)
+    assert made == [(3, 4)] * 6   # every read but those after the write into the batch
+
+
 # ------------------------------------------------------------------------------------------------
 # A view undone (NOTE [ a view undone ] in _ops/shape.py): its root's array, no program
 # ------------------------------------------------------------------------------------------------

@@ -85,6 +85,8 @@ class Tensor:
     _derive = None         # the base of an op's folded output view: (the view's array, the
                            # chain that makes this tensor's from it), in place of ``_arr`` until
                            # read (NOTE [ folded views ] in _dispatch.py)
+    _host_recipe = None    # (the storage generation it holds for, a function making the values
+                           # as numpy on the host): NOTE [ views read on the host ] in _views.py
 
     def __new__(cls, *args, **kwargs):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy constructor (float tensors)
@@ -749,17 +751,32 @@ def sync_checks():
 
 
 def _readable(t):
-    """What a read of ``t``'s values on the host takes: its array, or a view's values as numpy
-    from its storage root's array where that is one array on one CPU device (NOTE [ views read on
-    the host ] in _views.py)."""
+    """What a read of ``t``'s values on the host takes: its array, or its values as numpy (NOTE
+    [ views read on the host ] in _views.py): a view's from its storage root's where that is one
+    array on one CPU device, a root's from its ``_host_recipe`` while its program has not run."""
     root = t._root
-    if root is not None:
-        arr = root.__dict__.get("_arr")   # (not a derived base's or a pending one's yet)
-        if type(arr) is ArrayImpl and len(arr.devices()) == 1 and on_host(arr):
-            values = _views.chain_on_host(arr, t._chain)
-            if values is not None:
-                return values
+    if root is None:
+        values = _made_on_host(t)
+        return t._value() if values is None else values
+    arr = root.__dict__.get("_arr")   # (not a derived base's or a pending one's yet)
+    if type(arr) is ArrayImpl and len(arr.devices()) == 1 and on_host(arr) and \
+            _views.on_host_chain(t._chain):
+        values = _made_on_host(root)
+        return _views.chain_on_host(arr if values is None else values, t._chain)
     return t._value()
+
+
+def _made_on_host(root):
+    """A storage root's values made on the host by its ``_host_recipe`` while the program making
+    its array has not run (NOTE [ views read on the host ] in _views.py); else None."""
+    recipe = root._host_recipe
+    if recipe is None or recipe[0] != root._gen:   # (none, or a write since)
+        return None
+    arr = root.__dict__.get("_arr")
+    return None if type(arr) is not ArrayImpl or _ready(arr) else recipe[1]()
+
+
+_ready = ArrayImpl.is_ready
 
 
 def _host(arr):

@@ -123,13 +123,24 @@ def apply_chain(root_arr, chain):
 # process (windows of 10 steps, two runs; 2-core CPU, 2026-12-07): char_lstm's training step 9.57,
 # 9.70 -> 8.89, 9.16 ms (torch: 5.6-5.9); transformer_lm's 16.97 -> 16.78 ms, within noise (the
 # wait there ended as its forward did, and the backward it then queued is one program).
+# A root may also carry a ``_host_recipe``: its values made with numpy from what its program
+# reads, used while that program has not run (``_tensor._made_on_host``; a write since, which
+# changes the root's storage generation, retires it).  A stack of cuts (a batch of windows,
+# NOTE [ cuts gathered by stack ] in _ops/shape.py) has one: its gather of the cut tensor's
+# array, whose rows numpy takes as XLA does, so an embedding's check of the batch does not wait
+# for the last step queued before the gather (char_lstm's step, alternated so again: 8.36, 7.84
+# -> 7.95, 7.69 ms).  Once no read waits, dispatch does: XLA's CPU client holds about 32
+# programs in flight, and the 33rd call waits for the first to finish.
+
+def on_host_chain(chain):
+    """Whether every step of a view's chain has an ``Op.host`` (NOTE [ views read on the
+    host ])."""
+    return all(op.host is not None for op, _ in chain)
+
 
 def chain_on_host(values, chain):
-    """The numpy values a view with this chain of steps reads from its root's ``values`` (a
-    jax array, read on the host only here), or None where a step has no ``Op.host``
-    (NOTE [ views read on the host ])."""
-    if any(op.host is None for op, _ in chain):
-        return None
+    """The numpy values a view with this chain of steps (``on_host_chain``) reads from its
+    root's ``values`` (a jax array, read on the host only here, or numpy's)."""
     values = np.asarray(values)
     for op, static in chain:
         values = op.host(values, **dict(static))

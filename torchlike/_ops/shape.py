@@ -12,6 +12,7 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from .. import _dispatch, _dtype as D, _layout
+from .._device import from_jax_device
 from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
 from .._host import moved_on_host, top_level as _top_level
 from .._inplace import inplace_method, inplace_view
@@ -711,14 +712,23 @@ def _gathered_cuts(tensors, dim):
                 cut.fixed != fixed:
             return None
         at.append(cut.at)
-    return call(_GATHER, source, np.asarray(at, np.int64), static=fixed + (("dim", dim),))
+    at = np.asarray(at, np.int64)
+    static = fixed + (("dim", dim),)
+    out = call(_GATHER, source, at, static=static)
+    if out._lazy is None and len(source.devices()) == 1 and _top_level() and \
+            from_jax_device(next(iter(source.devices()))).type == "cpu":
+        # its values on the host, from what its program reads (NOTE [ views read on the host ])
+        out._host_recipe = out._gen, lambda: _gather(np.asarray(source), at, **dict(static))
+    return out
 
 
 def _gather(x, at, dim, step=1, size=None):
     """``stack([cut(x, a) for a in at], dim)``: slices of ``size`` rows by ``step`` from each
-    start in ``at``, or (size None) the rows at ``at``, in one gather."""
-    rows = at if size is None else at[:, None] + jnp.arange(size, dtype=at.dtype) * step
-    return jnp.moveaxis(jnp.take(x, rows, axis=0, mode="clip"), 0, dim)
+    start in ``at``, or (size None) the rows at ``at``, in one gather; with numpy where ``x`` is
+    numpy's."""
+    xp = np if type(x) is np.ndarray else jnp
+    rows = at if size is None else at[:, None] + xp.arange(size, dtype=at.dtype) * step
+    return xp.moveaxis(xp.take(x, rows, axis=0, mode="clip"), 0, dim)
 
 
 _GATHER = Op("stack", _gather, "StackBackward0", saves=(), inputs=1)
