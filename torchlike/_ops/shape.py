@@ -5,6 +5,7 @@ A view op's ``view`` rule gives the output's strides (as PyTorch would report th
 as a view of its input (NOTE [ views and in-place writes ])."""
 import contextlib
 import math
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -717,9 +718,20 @@ def _gathered_cuts(tensors, dim):
     out = call(_GATHER, source, at, static=static)
     if out._lazy is None and len(source.devices()) == 1 and _top_level() and \
             from_jax_device(next(iter(source.devices()))).type == "cpu":
-        # its values on the host, from what its program reads (NOTE [ views read on the host ])
-        out._host_recipe = out._gen, lambda: _gather(np.asarray(source), at, **dict(static))
+        out._host_recipe = out._gen, _gathered_on_host(source, at, static)
     return out
+
+
+def _gathered_on_host(source, at, static):
+    """How numpy makes a gather's values from what it reads (NOTE [ views read on the host ] in
+    _views.py): the array is held weakly, for the queued gather holds it until it runs, and
+    after that the recipe has no use (it then gives None)."""
+    source = weakref.ref(source)
+
+    def made():
+        x = source()
+        return None if x is None else _gather(np.asarray(x), at, **dict(static))
+    return made
 
 
 def _gather(x, at, dim, step=1, size=None):
