@@ -13,13 +13,12 @@ import numpy as np
 from jax.sharding import SingleDeviceSharding
 
 from .. import _dispatch, _dtype as D, _layout
-from .._device import from_jax_device
 from .._dispatch import Op, call, defop, eager_forward, remember, with_out as _out
 from .._host import moved_on_host, top_level as _top_level
 from .._inplace import inplace_method, inplace_view
 from .._size import int_arg, parse_size
 from .._lazy import Pending
-from .._tensor import ArrayImpl, Tensor, _contiguous_strides, _wrap_dim
+from .._tensor import ArrayImpl, Tensor, _contiguous_strides, _wrap_dim, on_host
 from .._x64 import restore as _x64_restore, swap as _x64_swap
 from .._views import apply_chain, stored_strides, strides_of
 
@@ -716,8 +715,7 @@ def _gathered_cuts(tensors, dim):
     at = np.asarray(at, np.int64)
     static = fixed + (("dim", dim),)
     out = call(_GATHER, source, at, static=static)
-    if out._lazy is None and len(source.devices()) == 1 and _top_level() and \
-            from_jax_device(next(iter(source.devices()))).type == "cpu":
+    if out._lazy is None and _top_level() and on_host(source):   # (one device's: _deferred_cut)
         out._host_recipe = out._gen, _gathered_on_host(source, at, static)
     return out
 
