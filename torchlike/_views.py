@@ -115,10 +115,10 @@ def apply_chain(root_arr, chain):
 # read on the host (``item``, ``tolist``, ``numpy``, an op's check of index values) of a view
 # whose storage root is one array on one CPU device takes the root's values and applies the
 # chain's steps with numpy (``Op.host``: reshapes, slices, transposes, permutes, squeezes,
-# expands, selects; the same steps as the cold rules' of NOTE [ new shapes moved on the host ] in
-# _host.py), which moves data without arithmetic: the same values, no program queued or compiled,
-# and the read waits only for the root's.  A chain with any other step (a dtype view, a diagonal,
-# as_strided) reads the view's array as before; so does a view on another device (the root would
+# expands, selects, as the cold rules of NOTE [ new shapes moved on the host ] in _host.py move
+# them, and diagonals and unfolds), which moves data without arithmetic: the same values, no
+# program queued or compiled, and the read waits only for the root's.  A chain with any other
+# step (a dtype view, a complex view, as_strided) reads the view's array as before; so does a view on another device (the root would
 # cross to the host whole) or one whose root is not computed yet (lazy mode).  Alternated in one
 # process (windows of 10 steps, two runs; 2-core CPU, 2026-12-07): char_lstm's training step 9.57,
 # 9.70 -> 8.89, 9.16 ms (torch: 5.6-5.9); transformer_lm's 16.97 -> 16.78 ms, within noise (the

@@ -123,12 +123,14 @@ def _unfolded(parent, out, kw):
 
 
 def _unfold(x, dim, size, step):
-    """Windows of ``size`` every ``step`` along dim, as a new last dim."""
+    """Windows of ``size`` every ``step`` along dim, as a new last dim; with numpy where ``x``
+    is numpy's."""
+    xp = np if type(x) is np.ndarray else jnp
     if x.ndim == 0:
-        return jnp.broadcast_to(x, (size,))
+        return xp.broadcast_to(x, (size,))
     n = (x.shape[dim] - size) // step + 1
-    windows = jnp.arange(n)[:, None] * step + jnp.arange(size)
-    return jnp.moveaxis(jnp.take(x, windows, axis=dim), dim + 1, -1)
+    windows = xp.arange(n)[:, None] * step + xp.arange(size)
+    return xp.moveaxis(xp.take(x, windows, axis=dim), dim + 1, -1)
 
 
 # --- the view ops -------------------------------------------------------------------------------
@@ -244,6 +246,8 @@ ALIAS = Op("alias", lambda x: x, "AliasBackward0", saves=(), view=_same)
 DIAGONAL = Op("diagonal", lambda x, offset, dim1, dim2: jnp.diagonal(x, offset, dim1, dim2),
               "DiagonalBackward0", saves=(), view=_diagonal_strides)
 UNFOLD = Op("unfold", _unfold, "UnfoldBackward0", saves=(), view=_unfolded)
+DIAGONAL.host = lambda x, offset, dim1, dim2: np.diagonal(x, offset, dim1, dim2)
+UNFOLD.host = _unfold   # (NOTE [ views read on the host ] in _views.py)
 
 
 # --- public functions ---------------------------------------------------------------------------
