@@ -475,11 +475,8 @@ def _ints_on_host(static, device, key, params):
             from_jax_device(device).type != "cpu":
         return None
     k0, k1 = np.asarray(key, np.uint32)
-    w = _keyed_words(np.arange(2 * n, dtype=np.uint32), k0, k1).astype(np.uint64)
-    bits = (w[:n] << np.uint64(32)) | w[n:]
-    low, span = params
-    v = (bits if span == 0 else bits % span) + low
-    return put(v.view(np.int64).astype(dtype).reshape(shape), device)
+    words = _keyed_words(np.arange(2 * n, dtype=np.uint32), k0, k1)
+    return put(np.asarray(_ints_of(words, shape, dtype, *params)), device)
 
 
 @_x64.scoped
@@ -601,10 +598,18 @@ def _normal(key, shape, dtype, mean, std, complex_=False):
 
 def _ints(key, shape, dtype, low, span):
     """Integers in [low, low + span) (span 0: all 2**64), as PyTorch's random_: bits % span."""
-    w = random_bits(key, 2 * math.prod(shape)).reshape((2,) + tuple(shape)).astype(jnp.uint64)
+    return _ints_of(random_bits(key, 2 * math.prod(shape)), shape, dtype, low, span)
+
+
+def _ints_of(words, shape, dtype, low, span):
+    """``_ints`` from a draw's words (uint32, two an integer), jax's or numpy's (NOTE [ integer
+    draws on the host ])."""
+    xp = np if type(words) is np.ndarray else jnp
+    w = words.reshape((2,) + tuple(shape)).astype(xp.uint64)
     bits = (w[0] << 32) | w[1]
-    v = jnp.where(span == 0, bits, bits % jnp.maximum(span, 1)) + low
-    return jax.lax.bitcast_convert_type(v, jnp.int64).astype(dtype)
+    v = xp.where(span == 0, bits, bits % xp.maximum(span, 1)) + low
+    v = v.view(np.int64) if xp is np else jax.lax.bitcast_convert_type(v, jnp.int64)
+    return v.astype(dtype)
 
 
 def _factory(sample):
