@@ -40,31 +40,6 @@ def _matmul(a, b, precision):
     return jnp.matmul(a, b, precision=precision)
 
 
-def _rows_product(a, b, precision, rows, order=None):
-    """``a @ b`` where ``a``'s rows flatten a (*rows) batch, computed over those axes (taken in
-    ``order``, when given, and put back).
-
-    NOTE [ flattened rows ]
-    PyTorch multiplies an N-d input by a matrix through a flattened 2-d view (F.linear: view ->
-    addmm -> view; matmul: reshape -> mm -> view), and torchlike records the same nodes.  The
-    ops behind AddmmBackward0 / MmBackward0 for such a view take the batch shape as a static
-    and compute the same products over the original axes, so that reverse mode's gradient of
-    the matrix contracts two axes: XLA's CPU backend lays that product out for its fused
-    YNNPACK kernel, where ``a.T @ g`` of the flat matrix runs in a generic kernel 2-3x slower
-    (hand-written JAX, which writes ``x @ w.T`` on 3-d activations, gets the fast one).
-    ``order`` permutes the batch axes for the product, which changes no number (each row is its
-    own dot product): multi_head_attention_forward's output projection flattens (tokens, batch)
-    rows of a batch_first layer, and computing them in (batch, tokens) order spares XLA a
-    transposing copy of the activations and of the gradient (see _packed_self_attention)."""
-    x = a.reshape(*rows, a.shape[1])
-    if order is not None:
-        x = x.transpose(*order, len(rows))
-    out = jnp.matmul(x, b, precision=precision)
-    if order is not None:
-        out = out.transpose(*np.argsort(order), len(rows))
-    return out.reshape(a.shape[0], b.shape[1])
-
-
 def _same_dtype(a, b):
     if a._aval().dtype != b._aval().dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
@@ -124,7 +99,7 @@ def _folded(a, b):
     folded = t1.reshape(rows, t1.shape[-1])
     if t2.ndim == 2:
         out_shape.append(t2.shape[1])
-        product = mm(folded, t2) if transpose else _mm(folded, t2, t1.shape[:-1])
+        product = mm(folded, t2)
         result = _unsafe_view(product, out_shape)
         return result.mT.contiguous() if transpose else result
     return _unsafe_view(mv(folded, t2), out_shape)
@@ -164,7 +139,6 @@ def _unsafe_view(x, shape):
 # each operand's gradient needs the other operand
 _CROSS = {0: (1,), 1: (0,)}
 MM = Op("mm", _matmul, "MmBackward0", saves=_CROSS)
-MM_ROWS = Op("mm", _rows_product, "MmBackward0", saves=_CROSS)   # NOTE [ flattened rows ]
 BMM = Op("bmm", _matmul, "BmmBackward0", saves=_CROSS, cold=lambda arrays, static, dt: (
     batched_in_buckets(BMM, static, dt, arrays)))   # NOTE [ rows in buckets ] in _host.py
 MV = Op("mv", _matmul, "MvBackward0", saves=_CROSS)
@@ -174,12 +148,6 @@ DOT = Op("dot", _matmul, "DotBackward0", saves=_CROSS)
 @_amp_hook.entry("mm")
 def mm(input, mat2, *, out=None):
     """Mirrors ``torch.mm``."""
-    return _out(_mm(input, mat2), out)
-
-
-def _mm(input, mat2, rows=None, order=None):
-    """mm; ``rows``: the batch shape ``input`` flattens, ``order``: the order to take its axes
-    in (NOTE [ flattened rows ])."""
     s1, s2 = input.shape, mat2.shape
     if len(s1) != 2:
         raise RuntimeError("self must be a matrix")
@@ -190,9 +158,7 @@ def _mm(input, mat2, rows=None, order=None):
                            f"{s2[0]}x{s2[1]})")
     _same_dtype(input, mat2)
     _no_bool("addmm_impl_cpu_", input)
-    if rows is None:
-        return call(MM, input, mat2, static=_static())
-    return call(MM_ROWS, input, mat2, static=_static() + _rows_static(rows, order))
+    return _out(call(MM, input, mat2, static=_static()), out)
 
 
 @_amp_hook.entry("bmm")
@@ -320,27 +286,6 @@ def _fused_call(name, input, a, b, beta, alpha, out_shape, out):
     _check_expand(input, out_shape)
     static = (("beta_zero", beta == 0),) + _static()
     return _out(call(FUSED[name], input, a, b, beta, alpha, static=static), out)
-
-
-def _fused_rows(inp, a, b, beta, alpha, beta_zero, precision, rows, order=None):
-    return _scaled(inp, _rows_product(a, b, precision, rows, order), beta, alpha, beta_zero)
-
-
-def _rows_static(rows, order):
-    return (("rows", tuple(rows)),) + ((("order", tuple(order)),) if order is not None else ())
-
-
-# addmm of a linear layer's flattened N-d input (NOTE [ flattened rows ])
-ADDMM_ROWS = Op("addmm", _fused_rows, "AddmmBackward0", inputs=3, saves={1: (2,), 2: (1,)},
-                promote_args=3)
-
-
-def addmm_rows(input, mat1, mat2, rows, order=None):
-    """``addmm(input, mat1, mat2)`` for a ``mat1`` that flattens a (*rows, k) tensor (NOTE
-    [ flattened rows ])."""
-    _check_expand(input, _addmm_checks(input, mat1, mat2))
-    static = (("beta_zero", False),) + _static() + _rows_static(rows, order)
-    return call(ADDMM_ROWS, input, mat1, mat2, 1, 1, static=static)
 
 
 def _check_matrix_dtypes(input, mat1, mat2):
