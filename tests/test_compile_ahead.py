@@ -132,6 +132,19 @@ def test_a_job_being_compiled_is_waited_for(compiles):
     assert not compiles["main"]
 
 
+def test_a_job_marked_last_waits_for_the_others(compiles):
+    """The worker takes a job submitted with ``last=True`` only once no other job waits."""
+    order = []
+    later = jax.jit(lambda a: order.append("last") or a - 1)
+    first = jax.jit(lambda a: order.append("first") or a + 1)
+    args = (np.ones(37, np.float32),)
+    with _ahead._lock:   # (both queued before the worker can take either)
+        _ahead.submit(later, args, last=True)
+        _ahead.submit(first, args)
+    _settled()
+    assert order == ["first", "last"] and len(compiles["worker"]) == 2
+
+
 def test_an_error_is_raised_by_the_call_that_needs_the_program(compiles):
     def bad(a):
         raise ValueError(f"no program for shape {a.shape}")
@@ -214,3 +227,33 @@ def test_lazy_mode_hands_nothing_over(compiles):
         _lazy.enable(False)
     np.testing.assert_allclose(b.detach().numpy(), np.exp(2 * a.detach().numpy()).sum(
         0, keepdims=True), rtol=1e-6)
+
+
+def test_the_first_update_compiles_ahead(compiles, monkeypatch):
+    """An optimizer's first zero_grad() hands the program of its first step() to the worker
+    (NOTE [ the first update compiled ahead ] in optim/optimizer.py): that step then compiles
+    nothing on its own thread, and the state is still made by the step, as PyTorch's is.
+    Without the worker the step compiles it; an optimizer with a step of its own (LBFGS)
+    hands nothing over."""
+    rng = np.random.default_rng(2)
+
+    def step_compiles(n, ahead):   # (a new shape each time: nothing compiled before)
+        monkeypatch.setattr(_ahead, "enabled", ahead)
+        w = tl.tensor(rng.standard_normal((n, 3)).astype(np.float32), requires_grad=True)
+        b = tl.zeros(n, requires_grad=True)
+        opt = tl.optim.AdamW([{"params": [w]}, {"params": [b], "weight_decay": 0.0}], lr=0.1)
+        loss = ((tl.ones(4, 3) @ w.T + b) ** 2).sum()
+        opt.zero_grad()
+        assert not opt.state
+        _settled()
+        loss.backward()
+        main = len(compiles["main"])
+        opt.step()
+        assert set(opt.state[w]) == {"step", "exp_avg", "exp_avg_sq"}
+        return len(compiles["main"]) - main
+
+    assert step_compiles(31, ahead=False) >= 1
+    assert step_compiles(32, ahead=True) == 0
+    x = tl.zeros(33, requires_grad=True)
+    tl.optim.LBFGS([x]).zero_grad()
+    assert not _ahead.waiting

@@ -65,6 +65,7 @@ def _cores():
 enabled = os.environ.get("TORCHLIKE_COMPILE_AHEAD", "1") != "0" and _cores() > 1
 waiting = {}   # key -> None (queued) or a threading.Event (compiling): what a call must claim
 _jobs = collections.OrderedDict()   # key -> (fn, args, 64-bit types), queued in order
+_last = collections.OrderedDict()   # the same, taken when _jobs is empty
 _lock = threading.Condition()
 _worker = None
 _stopping = False
@@ -104,18 +105,21 @@ def _key(fn, args):
     return (id(fn), *[_aval(x) for x in jax.tree_util.tree_leaves(args)])
 
 
-def submit(fn, args):
+def submit(fn, args, last=False):
     """Compile ``fn`` (a jax.jit function) for ``args`` (concrete arrays, Python numbers and
-    ShapeDtypeStructs, as it will be called) on the worker thread."""
+    ShapeDtypeStructs, as it will be called) on the worker thread; ``last``: after every job
+    not so marked (a program needed after the backward's: NOTE [ the first update compiled
+    ahead ] in optim/optimizer.py)."""
     global _worker
     key = _key(fn, args)
     args = jax.tree_util.tree_map(_abstract, args)
     with _lock:
         if key in waiting or _stopping:
             return
-        while len(_jobs) >= _MAX_JOBS:
-            del waiting[_jobs.popitem(last=False)[0]]
-        _jobs[key] = fn, args, _x64.enabled()   # (traced with the caller's 64-bit types)
+        jobs = _last if last else _jobs
+        while len(jobs) >= _MAX_JOBS:
+            del waiting[jobs.popitem(last=False)[0]]
+        jobs[key] = fn, args, _x64.enabled()   # (traced with the caller's 64-bit types)
         waiting[key] = None
         if _worker is None:
             _worker = threading.Thread(target=_work, name="torchlike-compile-ahead",
@@ -133,7 +137,8 @@ def claim(fn, args):
             return
         done = waiting[key]
         if done is None:
-            del _jobs[key], waiting[key]
+            (_jobs if key in _jobs else _last).pop(key)
+            del waiting[key]
             return
     done.wait()
 
@@ -141,11 +146,11 @@ def claim(fn, args):
 def _work():
     while True:
         with _lock:
-            while not _jobs and not _stopping:
+            while not (_jobs or _last) and not _stopping:
                 _lock.wait()
             if _stopping:
                 return
-            key, (fn, args, x64) = _jobs.popitem(last=False)
+            key, (fn, args, x64) = (_jobs or _last).popitem(last=False)
             done = waiting[key] = threading.Event()
         prev = _x64.swap(x64)
         try:
@@ -164,6 +169,7 @@ def _stop():
     with _lock:
         _stopping = True
         _jobs.clear()
+        _last.clear()
         for key in [k for k, v in waiting.items() if v is None]:
             del waiting[key]
         _lock.notify_all()
@@ -175,6 +181,7 @@ def _forked():
     global _lock, _worker, _stopping
     _lock, _worker, _stopping = threading.Condition(), None, False
     _jobs.clear()
+    _last.clear()
     waiting.clear()
 
 
