@@ -310,13 +310,10 @@ class Optimizer:
     def _update(self):
         """Run ``_rule`` over every parameter with a gradient, in one program."""
         self._ahead_asked = True
-        groups, tensors = self._operands()
-        if not groups:
+        flags, args, tensors = self._operands()
+        if not flags:
             return
-        written = [w for _, w, _ in groups]
-        program = _program(type(self)._rule, tuple(f for f, _, _ in groups),
-                           self._donates(written))
-        args = (written, [r for _, _, r in groups])
+        program = _program(type(self)._rule, flags, self._donates(args[0]))
         if _ahead.waiting:   # (the first step's program: _compile_ahead)
             _ahead.claim(program, args)
         # after a pending backward, one program with the forward and backward (NOTE
@@ -332,13 +329,13 @@ class Optimizer:
                         self.state[p][k] = Tensor._wrap(v)
 
     def _operands(self, ahead=False):
-        """The update program's operands, ([(flags, written, read)], [(params, states)]) by
-        group: each parameter with a gradient, its state (made at its first step), the group's
-        flags and hyper-parameters.  ``ahead``: as the first step will have them, before it
-        (``_compile_ahead``): every parameter that requires grad, its gradient's array the
-        parameter's own (one of the same shape, dtype and device), its state made and kept
-        nowhere."""
-        groups, tensors = [], []
+        """The update program's flags, its operands (written, read) and the Tensors it writes,
+        [(params, states)], each by group: each parameter with a gradient, its state (made at
+        its first step), the group's flags and hyper-parameters.  ``ahead``: as the first step
+        will have them, before it (``_compile_ahead``): every parameter that requires grad, its
+        gradient's array the parameter's own (one of the same shape, dtype and device), its
+        state made and kept nowhere."""
+        flags, written, read, tensors = [], [], [], []
         for group in self.param_groups:
             params = [p for p in group["params"] if (p.requires_grad if ahead else
                                                      p.grad is not None)]
@@ -352,15 +349,15 @@ class Optimizer:
                     if state and not ahead:
                         self.state[p].update(state)
                 states.append({k: v for k, v in state.items() if isinstance(v, Tensor)})
-            flags = tuple((k, group[k]) for k in self._static) + tuple(
-                (k, _nonzero(group[k])) for k in self._switches)
+            flags.append(tuple((k, group[k]) for k in self._static) + tuple(
+                (k, _nonzero(group[k])) for k in self._switches))
             hyper = {k: _traced_value(group[k]) for k in self.defaults
                      if k not in _NOT_HYPER and k not in self._static}
-            groups.append((flags, ([_lazy.read(p) for p in params],
-                                   [{k: _lazy.read(v) for k, v in s.items()} for s in states]),
-                           ([_lazy.read(p if ahead else p.grad) for p in params], hyper)))
+            written.append(([_lazy.read(p) for p in params],
+                            [{k: _lazy.read(v) for k, v in s.items()} for s in states]))
+            read.append(([_lazy.read(p if ahead else p.grad) for p in params], hyper))
             tensors.append((params, states))
-        return groups, tensors
+        return tuple(flags), (written, read), tensors
 
     _ahead_asked = False   # whether the first step's program was handed over (or ran)
 
@@ -375,11 +372,10 @@ class Optimizer:
         if any(type(p._value()) is not ArrayImpl for group in self.param_groups
                for p in group["params"]):
             return   # (traced, meta or pending parameters)
-        groups, _ = self._operands(ahead=True)
-        if groups:
-            _ahead.submit(_program(type(self)._rule, tuple(f for f, _, _ in groups),
-                                   not self._shared_before),
-                          ([w for _, w, _ in groups], [r for _, _, r in groups]), last=True)
+        flags, args, _ = self._operands(ahead=True)
+        if flags:
+            _ahead.submit(_program(type(self)._rule, flags, not self._shared_before), args,
+                          last=True)
 
     def _donates(self, written):
         """Whether the update program may take the old arrays of the parameters and states it
