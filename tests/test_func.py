@@ -4,6 +4,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -494,9 +495,9 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     """Once the programs of one op were traced _SHAPES_MET times, a new one over small arrays
     compiles at optimisation level 0; the first ones, one over larger arrays and a program
     counting its own traces at the quick options' level 1 (NOTE [ programs for ever new shapes ]
-    in torchlike/_quick.py).  A program whose largest array reaches its ``fusion`` size compiles
-    with the fusion emitters (NOTE [ quick compiles ]).  Nothing changes under
-    TORCHLIKE_COMPILE_STEP=jax."""
+    in torchlike/_quick.py), and a bucket's program from its first trace.  A program whose
+    largest array reaches its ``fusion`` size compiles with the fusion emitters (NOTE [ quick
+    compiles ]).  Nothing changes under TORCHLIKE_COMPILE_STEP=jax."""
     from jax._src.interpreters import pxla
     from torchlike import _quick
     seen = []
@@ -529,6 +530,10 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     assert compile(forward, (4097,)) == 1 and compile(backward, (64, 65), (64, 65)) == 1
     assert [compile(own, (n,)) for n in (1, 2, 3, 4)] == [1, 1, 1, 0]
     assert traces == [8]
+    bucket = _quick.quick_jit(lambda x: x - 1)   # a bucket's program: churning from its first
+    with _quick.bucketed():
+        assert [compile(bucket, (n,)) for n in (8, 4097)] == [0, 1]
+    assert compile(bucket, (16,)) == 1   # (outside one: its own two traces so far)
     # (its fourth trace and on: churning, so a small one compiles at level 0)
     assert [compile(rows, s) for s in ((2, 3), (59, 100), (60, 100), (4000, 3), (5, 3))] == [
         1, 1, ("fusion", 1), ("fusion", 1), 0]
@@ -709,8 +714,9 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     broadcast and flattened; a product's three dims): one program for every shape within a
     bucket, the real results the exact program's (up to the order of its sums), and after RENT
     calls of a shape its own program compiles (NOTE [ rows in buckets ] in
-    torchlike/_host.py)."""
-    from torchlike import _host
+    torchlike/_host.py); a bucket's program compiles quickest (NOTE [ programs for ever new
+    shapes ] in torchlike/_quick.py)."""
+    from torchlike import _host, _quick
     from torchlike._ops import activation, attention, linalg, normalization, pointwise, scatter
     F = tl.nn.functional
     w, b = tl.randn(7, 16), tl.randn(7)
@@ -730,13 +736,23 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
         with tl.no_grad():
             return f(x)._value()
 
+    churning, here = [], threading.get_ident()   # this thread's traces (not the worker's)
+    recompile = _quick._recompile
+
+    def noted(args, out, churn, fusion):   # a bucket's program compiles quickest from its first
+        if threading.get_ident() == here:
+            churning.append(churn)
+        return recompile(args, out, churn, fusion)
+    monkeypatch.setattr(_quick, "_recompile", noted)
     for op, f in cases:
         op._fwd.clear()   # (a program an earlier test compiled for a bucket is not traced here)
         for rows in (17, 19, 22, 24):   # one bucket, 24 rows (flattened from (1, 24) too)
             x = tl.randn(1, rows, 16)
             traces = op._traces[0]
+            del churning[:]
             bucketed = run(f, x, host=True)
             assert op._traces[0] == traces + (rows == 17)
+            assert churning.count(True) == (rows == 17)   # (its operands' views: not)
             compiled = run(f, x, host=False)
             assert (bucketed.dtype, bucketed.shape, bucketed.sharding, bucketed.committed) == (
                 compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)

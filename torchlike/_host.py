@@ -55,6 +55,7 @@ import ml_dtypes
 import numpy as np
 from jax.sharding import SingleDeviceSharding
 
+from . import _quick
 from ._creation import put
 from ._device import from_jax_device
 from ._dispatch import _SCALARS, eager_forward, remember
@@ -214,6 +215,13 @@ def _power_of_two(length):
 # 64) flattened and padded matched theirs bit for bit at every t from 1 to 69, at one optimisation
 # level (a program compiled at level 0 and one at level 1 already differ:
 # NOTE [ programs for ever new shapes ] in _quick.py).
+def _in_bucket(op, static, dt, arrays):
+    """``op``'s output from its program at a bucket's shape, which compiles quickest
+    (``_quick.bucketed``)."""
+    with _quick.bucketed():
+        return eager_forward(op, static, dt, arrays)
+
+
 def in_buckets(op, static, dt, arrays, lead):
     """``op``'s output over ``arrays`` from its program at a bucket's number of rows, where the
     first ``lead[i]`` dims of operand i are rows (None: operand i is taken whole), and ``op``
@@ -232,7 +240,7 @@ def in_buckets(op, static, dt, arrays, lead):
     for i in padded:
         a = np.asarray(arrays[i]).reshape(rows, *arrays[i].shape[lead[i]:])
         moved[i] = put(np.pad(a, [(0, size - rows)] + [(0, 0)] * (a.ndim - 1)), device)
-    return _placed(eager_forward(op, static, dt, moved), device,
+    return _placed(_in_bucket(op, static, dt, moved), device,
                    lambda out: out[:rows].reshape(shape + out.shape[1:]))
 
 
@@ -248,7 +256,7 @@ def batched_in_buckets(op, static, dt, arrays):
     n, k, m = sizes
     moved = [put(np.pad(np.asarray(x), [(0, 0), (0, p - x.shape[1]), (0, q - x.shape[2])]),
                  device) for x, p, q in ((arrays[0], n, k), (arrays[1], k, m))]
-    return _placed(eager_forward(op, static, dt, moved), device,
+    return _placed(_in_bucket(op, static, dt, moved), device,
                    lambda out: out[:, :a[1], :b[2]])
 
 
@@ -269,7 +277,7 @@ def softmax_in_buckets(op, static, dt, arrays):
     padded = np.full(size, -np.inf, x.dtype)
     padded[rows:] = 0
     padded[:rows, :length] = np.asarray(x).reshape(rows, length)
-    return _placed(eager_forward(op, (("dim", 1),), dt, [put(padded, device)]), device,
+    return _placed(_in_bucket(op, (("dim", 1),), dt, [put(padded, device)]), device,
                    lambda out: out[:rows, :length].reshape(shape))
 
 
@@ -291,5 +299,5 @@ def elementwise_in_buckets(op, static, dt, arrays):
     for i in read:
         flat = np.broadcast_to(np.asarray(arrays[i]), shape).reshape(-1)
         moved[i] = put(np.concatenate([flat, np.ones(size - n, flat.dtype)]), device)
-    return _placed(eager_forward(op, static, dt, moved), device,
+    return _placed(_in_bucket(op, static, dt, moved), device,
                    lambda out: out[:n].reshape(shape))
