@@ -346,6 +346,68 @@ def _kept_residuals_check(monkeypatch, fused):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+def _stack_programs():
+    """Programs compiled so far for the stacks (forwards, with residuals, backwards)."""
+    return sum(f._cache_size() for op in (tl_ops._ONEDNN_STACK, tl_ops._NATIVE_STACK)
+               for cache in (op._fwd, op._bwd) for f in cache.values()
+               if hasattr(f, "_cache_size"))
+
+
+def _stack_node(t):
+    """The node of the stack op under ``t`` (its output, or that cat, transposed)."""
+    node = t.grad_fn
+    while node._op not in (tl_ops._ONEDNN_STACK, tl_ops._NATIVE_STACK):
+        node = node.next_functions[0][0]
+    return node
+
+
+@pytest.mark.parametrize("cls,kw,lengths", [
+    ("LSTM", dict(num_layers=2), (4, 2, 3)),
+    ("GRU", dict(bidirectional=True, batch_first=True), (4, 1))])
+def test_a_short_window_runs_a_longer_ones_program(monkeypatch, cls, kw, lengths):
+    """NOTE [ a recurrence's short window in a bucket ] in torchlike/_ops/rnn.py: after a call
+    over more steps, a call over fewer (a stream's remainder) runs the longer call's programs,
+    forward and backward, with its outputs, final states, grad_fn names and every gradient
+    PyTorch's; create_graph differentiates the call's own operands (as with the bucket off);
+    after RENT calls a length compiles its own programs."""
+    monkeypatch.setattr(tl_ops._TimeBucket, "_RUN", {})
+    monkeypatch.setattr(tl_ops._TimeBucket, "_RENTED", {})
+    monkeypatch.setattr(tl_ops, "RENT", 2)
+    bf = kw.get("batch_first", False)
+    x = RNG.uniform(-1, 1, (max(lengths), 3, 4))
+
+    def call(T, n, names):
+        xs = x[:n].transpose(1, 0, 2) if bf else x[:n]
+        d = run_layer(T, cls, (4, 5), kw, np.ascontiguousarray(xs), seed=n)
+        names.append(d["out"].grad_fn.name())
+        return d
+
+    for n in lengths:
+        names = []
+        programs = _stack_programs()
+        same_as_torch = both(lambda T: call(T, n, names), **F32)
+        assert names[0] == names[1]
+        assert (_stack_programs() == programs) == (n < lengths[0])   # (torch's, then ours)
+        assert same_as_torch
+    n = min(set(range(1, lengths[0])) - set(lengths))   # a length not met yet
+    m = make(tl, cls, (4, 5), kw, weights_of(cls, (4, 5), kw, 0), "float32")
+    xs = tl.tensor(np.ascontiguousarray(x[:n].transpose(1, 0, 2) if bf else x[:n]),
+                   dtype=tl.float32, requires_grad=True)
+
+    def second_order():
+        out = m(xs)[0]
+        (first,) = tl.autograd.grad((out ** 2).sum(), xs, create_graph=True)
+        return tl.autograd.grad((first ** 2).sum(), xs)[0].numpy()
+    bucketed = second_order()   # (the first of its RENT calls in the bucket)
+    assert _stack_node(m(xs)[0])._cut is not None
+    programs = _stack_programs()
+    assert _stack_node(m(xs)[0])._cut is None   # the rent paid: its own programs
+    assert _stack_programs() > programs
+    for op in (tl_ops._ONEDNN_STACK, tl_ops._NATIVE_STACK):
+        monkeypatch.setattr(op, "bucket", None)
+    np.testing.assert_allclose(bucketed, second_order(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 def test_cell_takes_one_sigmoid_with_the_stack_step_numbers(mode):
     """NOTE [ one sigmoid for a cell's gates ]: a cell's backward at the primals evaluates one

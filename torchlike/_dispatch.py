@@ -75,13 +75,13 @@ class Op:
                  "no_grad_reason", "elementwise", "identity", "dynamic", "_fwd", "_bwd",
                  "per_call", "fold", "view_out", "_fold_names", "pieces", "grad_pieces",
                  "cold", "_hot", "_node_cls", "undoes", "host",
-                 "_specialised", "residuals", "fusion", "_traces", "ahead")
+                 "_specialised", "residuals", "fusion", "_traces", "ahead", "bucket")
 
     def __init__(self, name, fn, node, saves=None, promote=None, view=None, inputs=None,
                  promote_args=None, no_grad_reason=None, elementwise=False, identity=False,
                  dynamic=(), per_call=False, fold=None, view_out=None, pieces=None,
                  grad_pieces=None, cold=None, residuals=False, fusion=False, ahead=True,
-                 undoes=None):
+                 undoes=None, bucket=None):
         self.name = name
         self.fn = fn
         self.node = node
@@ -159,6 +159,12 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
+        # Outside tracing, bucket(arrays, static) may give (the operands at the shape of a
+        # program the op has run, a cut) to run that program instead of compiling one for these
+        # shapes; the cut takes the program's outputs to the call's and, for the node, which keeps
+        # the operands it ran on, the call's gradients to the program's and back (NOTE [ a
+        # recurrence's short window in a bucket ] in _ops/rnn.py)
+        self.bucket = bucket
         # its programs compile with XLA's fusion emitters (NOTE [ quick compiles ] in
         # _quick.py), whose code the quick options' runs markedly slower: True for all (a
         # recurrence's loop: the rnn stacks), or the fewest elements of a program's largest
@@ -439,7 +445,7 @@ def _call(op, args, static):
     n_promote = n if op.promote_args is None else op.promote_args
     grad = _state.grad_enabled
     arrays, key, edges, mask, traced, strided, meta = [], [], None, [], False, False, False
-    pending, residuals, numbers = False, None, False
+    pending, residuals, numbers, cut = False, None, False, None
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             arr = a._lazy   # NOTE [ lazy segments ] in _lazy.py
@@ -498,7 +504,11 @@ def _call(op, args, static):
             if traced:
                 out = _raw_fn(op, static, dt)(*arrays)
             elif op.residuals and edges is not None:   # NOTE [ kept residuals ]
+                if op.bucket is not None and (bucket := op.bucket(arrays, static)) is not None:
+                    arrays, cut = bucket   # the node keeps them
                 out, residuals = residual_forward_fn(op, static, dt, tuple(mask))(*arrays)
+                if cut is not None:
+                    out = cut.outputs(out)
             elif op.undoes is None or (out := _undone(op, static, args[0])) is None:
                 out = eager_forward(op, static, dt, arrays, numbers)
     except (TypeError, ValueError) as e:
@@ -545,7 +555,8 @@ def _call(op, args, static):
                 node.save_versions(args, (outs,))
             outs._grad_fn = node
     else:
-        outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals)
+        outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals,
+                            cut)
     if traces is not None and op._traces[0] != traces and _ahead.enabled:
         _compile_ahead(outs)   # (a program of op's was traced just now)
     return outs
@@ -599,6 +610,9 @@ def eager_forward(op, static, dt, arrays, numbers=False):
         return arrays[0]
     if op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
         return pieces
+    if op.bucket is not None and (bucket := op.bucket(arrays, static)) is not None:
+        arrays, cut = bucket   # (NOTE [ a recurrence's short window in a bucket ])
+        return cut.outputs(eager_forward(op, static, dt, arrays, numbers))
     fn = op._fwd.get((static, dt))
     operands = arrays
     if fn is None:
@@ -822,10 +836,12 @@ def wrap_value(v):
 
 
 def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=True,
-                 residuals=None):
+                 residuals=None, cut=None):
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode.
     ``strided=False`` says no input is laid out non-contiguously (call() knows already);
-    ``residuals``: what the node keeps for its backward (NOTE [ kept residuals ])."""
+    ``residuals``: what the node keeps for its backward (NOTE [ kept residuals ]); ``cut``:
+    the bucket's, where ``arrays`` are a bucket's (NOTE [ a recurrence's short window in a
+    bucket ] in _ops/rnn.py)."""
     if edges is not None and mask is None:
         mask = [i for i, e in enumerate(edges) if e is not None]
     if op.view_out is not None:
@@ -837,6 +853,8 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
         if node.differentiable:
             if residuals is not None and all(node.out_diff):
                 node._residuals = residuals
+            if cut is not None:
+                node._cut = cut
             if op.saves != ():
                 node.save_versions(args, outs)
             if not multi:

@@ -52,10 +52,12 @@ from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
 from .. import _amp_hook, _dtype as D, _precision
-from .._dispatch import Op, call
+from .._dispatch import Op, call, eager_forward, remember
+from .._host import RENT
 from .._random import _key, random_uniform
-from .._tensor import Tensor
+from .._tensor import ArrayImpl, Tensor
 from . import shape as _shape
+from .spatial import CONSTANT_PAD
 
 PUBLIC = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
           "rnn_relu_cell")
@@ -315,10 +317,12 @@ def _direction(mode, x, ws, h, c, reverse, mask, pad_idx, pack_idx, precision):
 
 def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision):
     """Operands: x, then per (layer, direction) w_ih, w_hh, [b_ih, b_hh], [w_hr], then
-    [h0, [c0]] (all layers and directions), [dropout key], [pad_idx, pack_idx, mask].
-    ``layout``: "tnf" (time-major), "ntf" (batch_first), "tf" (unbatched, h0 too) or "packed"
-    (rows of a PackedSequence).  Returns the last layer's output of each direction
-    (time-major or packed rows), then h_n of each (layer, direction), then (LSTM) each c_n."""
+    [h0, [c0]] (all layers and directions), [dropout key], then [pad_idx, pack_idx, mask]
+    (packed) or the steps that run (time-major and batch_first: NOTE [ a recurrence's short
+    window in a bucket ]).  ``layout``: "tnf" (time-major), "ntf" (batch_first), "tf"
+    (unbatched, h0 too) or "packed" (rows of a PackedSequence).  Returns the last layer's
+    output of each direction (time-major or packed rows), then h_n of each (layer, direction),
+    then (LSTM) each c_n."""
     lstm = mode == "LSTM"
     per = 2 + 2 * bias + proj
     n_w = per * num_layers * dirs
@@ -332,6 +336,9 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
         h0, c0 = (None if h0 is None else h0[:, None]), (None if c0 is None else c0[:, None])
     elif layout == "ntf":
         x = jnp.swapaxes(x, 0, 1)
+    if layout in _STEPPED:   # the first ``steps`` of the (padded) sequence run
+        (steps,) = rest
+        mask = jnp.broadcast_to((jnp.arange(x.shape[0]) < steps)[:, None], x.shape[:2])
     n = mask.shape[1] if mask is not None else x.shape[1]
     hidden = weights[1].shape[0] // _GATES[mode]
     hs, cs = [], []
@@ -357,11 +364,103 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
     return tuple(outs) + tuple(hs) + (tuple(cs) if lstm else ())
 
 
+# NOTE [ a recurrence's short window in a bucket ]
+# A language model trained on windows of ``bptt`` steps (truncated back-propagation through time)
+# meets a shorter window once per pass over its data, the stream's remainder, in training and in
+# each evaluation; examples/pytorch/word_lstm.py's remainders (14 steps of 35) compiled their own
+# LSTM forward (0.46 s in training, 0.15 s evaluating), its backward (0.23 s) and the programs
+# around it, and without them the program took 6.6-6.9 s where it took 9.0-9.9 (2-core CPU, two
+# runs each).  So a stack over time-major or batch_first input takes the number of steps that
+# run as an operand (``steps``, a Python int): the scan's mask keeps each state after its
+# sequence's last step (as for a PackedSequence), so a call over x padded with zero steps gives
+# the call's outputs in its first steps and its final states as they are.  A call shorter than
+# a length its op has run for the same other shapes (``_TimeBucket.of``) runs that length's
+# program: dispatch pads x, takes the call's steps from the outputs, and the node keeps the
+# padded operands, pads the gradients of the outputs with zeros and takes the call's steps from
+# x's (``Op.bucket``); the padded steps' cotangents are zeros, so nothing reaches the weights from
+# them.  A length is run so for its first RENT calls (NOTE [ new shapes moved on the host ] in
+# _host.py), then compiles its own program, which a length a loop keeps meeting repays.  Dropout
+# between layers draws its noise for the padded steps too, so a window's masks are not those of
+# its own program (both are draws of the same key).  create_graph and a traced backward
+# differentiate the call's own operands (its own program, compiled then).  word_lstm, three
+# interleaved runs each (scripts/bench_programs.py, 2-core CPU): XLA's compiles 3.25, 3.32, 3.33
+# -> 2.46, 3.04, 2.38 s, tracing 0.60-0.71 -> 0.35-0.42 s, the wall time 9.95, 9.53, 9.43 ->
+# 8.37, 9.65, 8.12 s (torch 4.5-5.0 s); its epochs after the first 1.34-1.44 -> 1.30-1.35 s (the
+# mask's selects are a few more of each step's elementwise ops).
+_STEPPED = ("tnf", "ntf")   # the layouts that take the steps that run
+
+
+class _TimeBucket:
+    """The cut of a stack's call over ``length`` steps run at ``size`` (NOTE above)."""
+
+    __slots__ = ("axis", "length", "size", "dirs")
+    _RUN = {}   # (static, the operands' avals but x's steps) -> {lengths whose programs ran}
+    _RENTED = {}   # (that key, a length) -> calls run at a longer length so far
+
+    def __init__(self, axis, length, size, dirs):
+        self.axis, self.length, self.size, self.dirs = axis, length, size, dirs
+
+    @classmethod
+    def of(cls, arrays, static):
+        """The operands at the longest length run (x padded) and the cut, or None."""
+        s = dict(static)
+        if s["layout"] not in _STEPPED or type(arrays[0]) is not ArrayImpl:
+            return None
+        axis = 1 if s["layout"] == "ntf" else 0
+        shape = arrays[0].shape
+        length = shape[axis]
+        key = (static, arrays[0].dtype, shape[:axis] + shape[axis + 1:],
+               tuple([(a.shape, a.dtype) if type(a) is ArrayImpl else type(a)
+                      for a in arrays[1:]]))
+        run = cls._RUN.get(key)
+        if run is None:
+            remember(cls._RUN, key, {length})
+            return None
+        size = max(run)
+        if length in run or length > size:
+            run.add(length)
+            return None
+        calls = cls._RENTED.get((key, length), 0)
+        if calls >= RENT:   # the rent paid: its own program
+            run.add(length)
+            return None
+        remember(cls._RENTED, (key, length), calls + 1)
+        cut = cls(axis, length, size, s["dirs"])
+        return [cut._pad(arrays[0], axis), *arrays[1:]], cut
+
+    def _pad(self, x, axis):
+        pads = [(0, 0)] * x.ndim
+        pads[axis] = (0, self.size - self.length)
+        return eager_forward(CONSTANT_PAD, (("pads", tuple(pads)), ("value", 0)), None, [x])
+
+    def _steps(self, x, axis):
+        return eager_forward(_shape.SLICE, _shape.slice_static(axis, 0, self.length, 1), None,
+                             [x])
+
+    def outputs(self, out):
+        """The call's outputs from the program's: each direction's output cut to its steps."""
+        return tuple([self._steps(o, 0) if i < self.dirs else o for i, o in enumerate(out)])
+
+    def gradients(self, g):
+        """The gradients of the program's outputs from the call's (a tuple): zero steps after."""
+        return tuple([self._pad(x, 0) if i < self.dirs else x for i, x in enumerate(g)])
+
+    def cotangents(self, outs, mask):
+        """The call's cotangents from the program's (of the operands in ``mask``): x's cut."""
+        return [self._steps(o, self.axis) if i == 0 else o for i, o in zip(mask, outs)]
+
+    def primals(self, primals):
+        """The call's own operands from the program's."""
+        return (self._steps(primals[0], self.axis), *primals[1:])
+
+
 # (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
-# compile with the fusion emitters: NOTE [ quick compiles ])
+# compile with the fusion emitters: NOTE [ quick compiles ]; a short window runs a longer one's
+# program: NOTE [ a recurrence's short window in a bucket ])
 _ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0", residuals=True,
-                   fusion=True)
-_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, fusion=True)
+                   fusion=True, bucket=_TimeBucket.of)
+_NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, fusion=True,
+                   bucket=_TimeBucket.of)
 _PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0", residuals=True, fusion=True)
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
 
@@ -434,8 +533,9 @@ def run_stack(mode, x, batch_sizes, hx, cx, params, has_biases, num_layers, drop
         for h in (hx, cx):
             if h is not None:
                 _check_same_dtype(h, params[1])
-    extras = _packed_indices(batch_sizes) if packed else ()
     layout = "packed" if packed else "tf" if unbatched else "ntf" if batch_first else "tnf"
+    extras = _packed_indices(batch_sizes) if packed else \
+        (x.shape[1 if batch_first else 0],) if layout in _STEPPED else ()
     batch = 1 if unbatched else batch_sizes[0] if packed else x.shape[1 if not batch_first else 0]
     lstm = mode == "LSTM"
     states = [] if hx is None else [hx] if cx is None else [hx, cx]

@@ -39,7 +39,8 @@ the program makes zeros of their shapes, which XLA drops.
 
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
-``inputs=``, and concrete (not traced) values.  Anything else runs node by node, which stays the
+``inputs=``, concrete (not traced) values, and no node that ran a longer call's program (NOTE
+[ a recurrence's short window in a bucket ] in _ops/rnn.py: a window met a few times).  Anything else runs node by node, which stays the
 reference: the two paths give the same gradients (tests compare them).  Version counters are
 checked before the program runs and the graph is released after, as the per-node walk does.
 
@@ -105,7 +106,7 @@ def _plan(roots, root_grads):
             operands.append(None if old is None else old._value())
             continue
         if not isinstance(node, OpNode) or not _plain(node) or node._primals is None or \
-                node._op.no_grad_reason:
+                node._op.no_grad_reason or node._cut is not None:
             return None
         edges = []
         for child, nr in node.next_functions:

@@ -311,6 +311,8 @@ class OpNode(Node):
     _placeholders = False
     _pending = False   # some primals are Pending (NOTE [ lazy segments ] in _lazy.py)
     _residuals = None   # NOTE [ kept residuals ] in _dispatch.py
+    _cut = None   # its primals are a longer call's: NOTE [ a recurrence's short window in a
+    #               bucket ] in _ops/rnn.py
 
     def _resolve(self):
         self._primals = tuple([p.get() if type(p) is Pending else p for p in self._primals])
@@ -382,6 +384,9 @@ class OpNode(Node):
             return self._scatter(_meta.run(fn, self.name(), g))
         primals = self._live_primals()
         traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
+        cut = self._cut   # NOTE [ a recurrence's short window in a bucket ] in _ops/rnn.py
+        if cut is not None and (create_graph or traced):   # the call's own operands and program
+            primals, cut = cut.primals(primals), None
         # create_graph: the backward as a recorded op of (grads, primals), docs/architecture.md §2.4
         if create_graph:
             bop = _dispatch.backward_op(op, static, dt, mask, self._out_mask)
@@ -397,11 +402,13 @@ class OpNode(Node):
             outs = _dispatch.wrap_outputs(bop, (), None, out, (), arrays,
                                           edges if any(edges) else None)
         else:
-            fn, args = self._program(values[0] if self._out_mask is None else tuple(values),
-                                     primals, traced)
+            g = values[0] if self._out_mask is None else tuple(values)
+            fn, args = self._program(g if cut is None else cut.gradients(g), primals, traced)
             if _ahead.waiting:   # NOTE [ backward programs compiled ahead ] in _ahead.py
                 _ahead.claim(fn, args)
             outs = _meta.run(fn, self.name(), *args)
+            if cut is not None:
+                outs = cut.cotangents(outs, mask)
         return self._scatter(outs)
 
     def _program(self, g, primals, traced):
@@ -418,6 +425,8 @@ class OpNode(Node):
         ShapeDtypeStructs of the gradients of its differentiable outputs (NOTE [ backward
         programs compiled ahead ] in _ahead.py); nothing where a primal is not a concrete
         array or a Python number (a tracer, a pending value)."""
+        if self._cut is not None:   # a longer call's program, compiled for it
+            return
         g = g[0] if self._out_mask is None else tuple(g)
         if self._placeholders:   # a folded output view's node: its program makes the zeros
             fn, args = _dispatch.placeholder_backward_fn(
