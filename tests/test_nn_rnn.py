@@ -399,7 +399,8 @@ def test_a_short_window_runs_a_longer_ones_program(monkeypatch, cls, kw, lengths
         (first,) = tl.autograd.grad((out ** 2).sum(), xs, create_graph=True)
         return tl.autograd.grad((first ** 2).sum(), xs)[0].numpy()
     bucketed = second_order()   # (the first of its RENT calls in the bucket)
-    assert _stack_node(m(xs)[0])._cut is not None
+    node = _stack_node(m(xs)[0])
+    assert node._cut is not None and node._saved_shapes()[0] == ("input[0]", tuple(xs.shape))
     programs = _stack_programs()
     assert _stack_node(m(xs)[0])._cut is None   # the rent paid: its own programs
     assert _stack_programs() > programs

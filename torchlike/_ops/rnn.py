@@ -453,6 +453,10 @@ class _TimeBucket:
         """The call's own operands from the program's."""
         return (self._steps(primals[0], self.axis), *primals[1:])
 
+    def shape(self, i, shape):
+        """Operand ``i``'s shape in the call from its ``shape`` in the program."""
+        return shape if i else shape[:self.axis] + (self.length,) + shape[self.axis + 1:]
+
 
 # (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
 # compile with the fusion emitters: NOTE [ quick compiles ]; a short window runs a longer one's

@@ -282,7 +282,7 @@ class OpNode(Node):
         aval = aval_of(arr)
         fold = self._op.fold
         if fold is None or i not in fold:
-            return aval.shape
+            return aval.shape if self._cut is None else self._cut.shape(i, aval.shape)
         view, name = fold[i]
         return jax.eval_shape(_dispatch._plain_fn(view.fn, _dispatch.fold_static(
             self._static, name)), jax.ShapeDtypeStruct(aval.shape, aval.dtype)).shape
