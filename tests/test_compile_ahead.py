@@ -74,7 +74,8 @@ def test_backward_programs_compile_ahead(compiles, monkeypatch):
     and the main thread compiles only the rest of what it compiled before (the engine's own:
     gradient sums, zeros for a missing gradient); the gradients are jax.grad's."""
     rng = np.random.default_rng(0)
-    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)   # (views of new shapes compile, no rent)
+    monkeypatch.setattr(_host, "MOVES_MET", 10 ** 9)   # (views of new shapes compile, no rent)
+    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)   # (nor rows in buckets)
 
     def step(n, ahead):   # (every shape new: no program of one step serves another)
         monkeypatch.setattr(_ahead, "enabled", ahead)

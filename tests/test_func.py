@@ -558,7 +558,7 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
 
 
 def test_new_small_shapes_move_on_the_host(monkeypatch):
-    """Once an op's programs were traced for SHAPES_MET shapes, a slice, a pad with zeros, a cat,
+    """Once an op's programs were traced for MOVES_MET shapes, a slice, a pad with zeros, a cat,
     an embedding, a split or a view op (view, transpose, permute, expand, ...) of small arrays on
     a CPU runs with numpy for its first RENT calls of a shape (no trace), then compiles; the
     host's results are the programs' (values, dtype, shape, device).  Large arrays, mixed
@@ -583,7 +583,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
         (join.SPLIT["SplitWithSizes"], lambda x: x.split([2, 4, 3], 1)[1])]
 
     def run(f, x, host):
-        monkeypatch.setattr(_host, "SHAPES_MET", -1 if host else 10 ** 9)
+        monkeypatch.setattr(_host, "MOVES_MET", -1 if host else 10 ** 9)
         monkeypatch.setattr(_host, "_RENTED", {})
         return f(x)._value()
 
@@ -598,7 +598,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
                 compiled.dtype, compiled.shape, compiled.sharding, compiled.committed)
             np.testing.assert_array_equal(np.asarray(moved), np.asarray(compiled))
     x = tl.randn(3, 17)
-    monkeypatch.setattr(_host, "SHAPES_MET", -1)
+    monkeypatch.setattr(_host, "MOVES_MET", -1)
     traces = shape.SLICE._traces[0]
     for _ in range(_host.RENT):
         x[:, 4:]
@@ -612,7 +612,7 @@ def test_new_small_shapes_move_on_the_host(monkeypatch):
         traces = op._traces[0]
         f(tl.randn(2, 19))._value()   # (read: NOTE [ cuts gathered by stack ])
         assert op._traces[0] > traces
-    monkeypatch.setattr(_host, "SHAPES_MET", 10 ** 9)
+    monkeypatch.setattr(_host, "MOVES_MET", 10 ** 9)
     traces = shape.SLICE._traces[0]
     x[:, 5:]
     assert shape.SLICE._traces[0] == traces + 1

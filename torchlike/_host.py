@@ -21,7 +21,7 @@ tries it where its program has not run for its operands' avals (``Op._hot``, in 
 own lookup, 1.5-2 µs, which slices and cats paid on every call once their op met a few shapes,
 is paid by such calls alone).  Where every operand it reads is a concrete array of at most
 ``MOVED`` elements committed to one CPU device, no jax trace is open, and the op's programs have
-been traced for more than ``SHAPES_MET`` shapes, the rule runs it with numpy for the first
+been traced for more than ``MOVES_MET`` shapes, the rule runs it with numpy for the first
 ``RENT`` calls of each combination of shapes and arguments, and the program compiles as before
 from the next one on: a shape a loop keeps meeting runs its program after a few calls (16: the
 nanoGPT sample cuts each length's views six times a step, the heads' q, k and v in two layers),
@@ -37,15 +37,16 @@ count, NOTE [ programs for ever new shapes ]) transformer_lm compiled 293 progra
 compiled 418 (its generation 155 where 280), and XLA's compiles took 5.88, 5.57 s where they took
 8.49, 8.19 (scripts/bench_programs.py, two interleaved runs on a busy machine; the wall time 21.2,
 20.6 -> 15.6, 15.1 s, torch's 7.5-8.9 s); at 4 the whole program compiled 245 (XLA's compiles 5.46,
-4.57 s where 7.60, 7.57 without the host moves).  At 1 (from an op's third program on: a
-training loop's op has traced its forward and its backward once each, so a last short batch's
-moves and buckets already run here) scripts/bench_programs.py counted, in three interleaved runs
-each, 150 compiles where 165 for transformer_lm (its 40-character sample took 1.0-1.1 s where
-1.3-1.6), 62 where 67 for char_lstm, 81 where 84 for word_lstm, the same for lstm_timeseries and
-cnn_digits, and 32 where 30 for lbfgs_fit, whose add and mul over 200 elements ran in a bucket
-before their rent was paid and then compiled their own programs; the wall times moved within
-the machine's noise (medians of the ratios to torch 1.56 -> 1.54x, 1.38 -> 1.36x, 1.98 ->
-1.86x, 1.37 -> 1.26x, 1.25 -> 1.18x, 0.77 -> 0.79x).  With the view ops and splits and the
+4.57 s where 7.60, 7.57 without the host moves).  Moves compile nothing of their own,
+so they start sooner: past ``MOVES_MET`` = 1 trace (from an op's third program on: a training
+loop's op has traced its forward and its backward once each, so a last short batch's moves run
+here).  The buckets below keep ``SHAPES_MET`` = 4: each is a program of its own, which a shape
+met every step compiles again once its rent is paid (at 1, cnn_digits' third ReLU of another
+shape ran in a bucket for 16 steps, then compiled its own; lbfgs_fit's add and mul of 200
+elements so too).  scripts/bench_programs.py, two interleaved runs each, both at 1 against
+moves at 1 and buckets at 4: transformer_lm 150 / 154 programs, char_lstm 62 / 61, word_lstm
+81 / 79, cnn_digits 62 / 61, lbfgs_fit 32 / 30 (both at 4, as before 2026-12-07: 165, 67, 84,
+62, 30); the wall times within the machine's noise.  With the view ops and splits and the
 rent of 16 the nanoGPT sample took 20.1 s where it took 44.1, and with the ops that compute in
 buckets (below) 8.8, 9.5 s where 44.4, 48.1 (two interleaved runs; torch: 0.14 s).
 """
@@ -61,7 +62,8 @@ from ._device import from_jax_device
 from ._dispatch import _SCALARS, eager_forward, remember
 from ._tensor import ArrayImpl
 
-SHAPES_MET = 1        # traces of an op's programs before its new small shapes move here
+MOVES_MET = 1         # traces of an op's programs before its new small shapes move here
+SHAPES_MET = 4        # ... before they run in a bucket (NOTE [ rows in buckets ])
 RENT = 16             # host calls of one combination of shapes before its program compiles
 MOVED = 1 << 18       # elements: the largest array read on the host
 _RENTED = {}          # (op, static, operand avals) -> host calls so far
@@ -126,10 +128,10 @@ def moved_on_host(op, static, arrays, move, movable=None):
     on their CPU device, where ``op`` keeps meeting new small shapes and ``movable(static,
     arrays)`` (if given) holds (NOTE [ new shapes moved on the host ]); None where its program
     should run."""
-    if op._traces[0] <= SHAPES_MET or movable is not None and \
+    if op._traces[0] <= MOVES_MET or movable is not None and \
             not movable(static, arrays):
         return None
-    device = _rented(op, static, arrays, range(len(arrays)))
+    device = _rented(op, static, arrays, range(len(arrays)), MOVES_MET)
     if device is None:
         return None
     return _placed(move(static, *[np.asarray(a) for a in arrays]), device)
