@@ -29,6 +29,7 @@ pytest.importorskip: a run without torch (or with a broken one) fails at collect
 passing with thousands of tests skipped.
 """
 import os
+import threading
 
 # tests/devices/ is a session of its own, with CPU devices presented as GPUs: test_devices.py
 # starts it in a subprocess (NOTE [ devices ] in torchlike/_device.py)
@@ -52,3 +53,19 @@ def _torch_validates_distributions():
     the first time torch.compile runs (in this worker, any earlier test's), and the
     torchlike.distributions tests compare the errors it raises."""
     torch.distributions.Distribution.set_default_validate_args(True)
+
+
+@pytest.fixture
+def churning(monkeypatch):
+    """Whether each program this thread traces compiles as a churning op's does (level 0 where
+    small: NOTE [ programs for ever new shapes ] in torchlike/_quick.py), in order; the
+    compile-ahead worker's traces are left out."""
+    from torchlike import _quick
+    seen, here, recompile = [], threading.get_ident(), _quick._recompile
+
+    def noted(args, out, churn, fusion):
+        if threading.get_ident() == here:
+            seen.append(churn)
+        return recompile(args, out, churn, fusion)
+    monkeypatch.setattr(_quick, "_recompile", noted)
+    return seen

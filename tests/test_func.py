@@ -4,7 +4,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import threading
 
 import jax
 import jax.numpy as jnp
@@ -708,7 +707,7 @@ def test_numbers_kept_on_the_device(monkeypatch):
         rent - 1)
 
 
-def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
+def test_rows_of_new_shapes_run_in_buckets(monkeypatch, churning):
     """Once a layer norm, a linear layer (unrecorded), an elementwise op, masked_fill, bmm or a
     softmax keeps meeting new small shapes on a CPU, it runs padded to a bucket (rows; elements
     broadcast and flattened; a product's three dims): one program for every shape within a
@@ -716,7 +715,7 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
     calls of a shape its own program compiles (NOTE [ rows in buckets ] in
     torchlike/_host.py); a bucket's program compiles quickest (NOTE [ programs for ever new
     shapes ] in torchlike/_quick.py)."""
-    from torchlike import _host, _quick
+    from torchlike import _host
     from torchlike._ops import activation, attention, linalg, normalization, pointwise, scatter
     F = tl.nn.functional
     w, b = tl.randn(7, 16), tl.randn(7)
@@ -736,14 +735,6 @@ def test_rows_of_new_shapes_run_in_buckets(monkeypatch):
         with tl.no_grad():
             return f(x)._value()
 
-    churning, here = [], threading.get_ident()   # this thread's traces (not the worker's)
-    recompile = _quick._recompile
-
-    def noted(args, out, churn, fusion):   # a bucket's program compiles quickest from its first
-        if threading.get_ident() == here:
-            churning.append(churn)
-        return recompile(args, out, churn, fusion)
-    monkeypatch.setattr(_quick, "_recompile", noted)
     for op, f in cases:
         op._fwd.clear()   # (a program an earlier test compiled for a bucket is not traced here)
         for rows in (17, 19, 22, 24):   # one bucket, 24 rows (flattened from (1, 24) too)

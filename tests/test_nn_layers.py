@@ -7,8 +7,6 @@ and shapes, the repr, and -- in train and eval mode -- the outputs, the buffers 
 backward with a random upstream gradient.  Layers that draw random numbers in training run with
 p=0 there (their statistics are tested with the functionals).
 """
-import threading
-
 import jax
 import numpy as np
 import pytest
@@ -440,21 +438,13 @@ def test_encoder_layer_fast_path(name, norm_first, activation, masks):
         "aten::layer_norm" not in names, names
 
 
-def test_a_causal_encoder_layer_compiles_once_per_bucket(monkeypatch):
+def test_a_causal_encoder_layer_compiles_once_per_bucket(churning):
     """The is_causal hint with a 2-D mask: the fast path runs the layer at its length rounded
     up to a bucket, the mask made inside (NOTE [ causal encoder layers in buckets ] in
     torchlike/_ops/attention.py), as a generation loop's growing context meets it: lengths 3 to
     8 run one program of the layer, which compiles quickest (NOTE [ programs for ever new
     shapes ] in torchlike/_quick.py), and each matches PyTorch's fast path on the mask."""
-    from torchlike import _quick
     from torchlike._ops.attention import ENCODER_LAYER
-    churning, recompile, here = [], _quick._recompile, threading.get_ident()
-
-    def noted(args, out, churn, fusion):   # this thread's traces (not the compile-ahead worker's)
-        if threading.get_ident() == here:
-            churning.append(churn)
-        return recompile(args, out, churn, fusion)
-    monkeypatch.setattr(_quick, "_recompile", noted)
 
     def programs():
         return sum(f._cache_size() for (static, _), f in ENCODER_LAYER._fwd.items()

@@ -385,10 +385,9 @@ def test_a_short_window_runs_a_longer_ones_program(monkeypatch, cls, kw, lengths
     for n in lengths:
         names = []
         programs = _stack_programs()
-        same_as_torch = both(lambda T: call(T, n, names), **F32)
+        both(lambda T: call(T, n, names), **F32)
         assert names[0] == names[1]
         assert (_stack_programs() == programs) == (n < lengths[0])   # (torch's, then ours)
-        assert same_as_torch
     n = min(set(range(1, lengths[0])) - set(lengths))   # a length not met yet
     m = make(tl, cls, (4, 5), kw, weights_of(cls, (4, 5), kw, 0), "float32")
     xs = tl.tensor(np.ascontiguousarray(x[:n].transpose(1, 0, 2) if bf else x[:n]),

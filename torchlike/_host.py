@@ -217,7 +217,7 @@ def _power_of_two(length):
 # 64) flattened and padded matched theirs bit for bit at every t from 1 to 69, at one optimisation
 # level (a program compiled at level 0 and one at level 1 already differ:
 # NOTE [ programs for ever new shapes ] in _quick.py).
-def _in_bucket(op, static, dt, arrays):
+def in_bucket(op, static, dt, arrays):
     """``op``'s output from its program at a bucket's shape, which compiles quickest
     (``_quick.bucketed``)."""
     with _quick.bucketed():
@@ -242,7 +242,7 @@ def in_buckets(op, static, dt, arrays, lead):
     for i in padded:
         a = np.asarray(arrays[i]).reshape(rows, *arrays[i].shape[lead[i]:])
         moved[i] = put(np.pad(a, [(0, size - rows)] + [(0, 0)] * (a.ndim - 1)), device)
-    return _placed(_in_bucket(op, static, dt, moved), device,
+    return _placed(in_bucket(op, static, dt, moved), device,
                    lambda out: out[:rows].reshape(shape + out.shape[1:]))
 
 
@@ -258,7 +258,7 @@ def batched_in_buckets(op, static, dt, arrays):
     n, k, m = sizes
     moved = [put(np.pad(np.asarray(x), [(0, 0), (0, p - x.shape[1]), (0, q - x.shape[2])]),
                  device) for x, p, q in ((arrays[0], n, k), (arrays[1], k, m))]
-    return _placed(_in_bucket(op, static, dt, moved), device,
+    return _placed(in_bucket(op, static, dt, moved), device,
                    lambda out: out[:, :a[1], :b[2]])
 
 
@@ -279,7 +279,7 @@ def softmax_in_buckets(op, static, dt, arrays):
     padded = np.full(size, -np.inf, x.dtype)
     padded[rows:] = 0
     padded[:rows, :length] = np.asarray(x).reshape(rows, length)
-    return _placed(_in_bucket(op, (("dim", 1),), dt, [put(padded, device)]), device,
+    return _placed(in_bucket(op, (("dim", 1),), dt, [put(padded, device)]), device,
                    lambda out: out[:rows, :length].reshape(shape))
 
 
@@ -301,5 +301,5 @@ def elementwise_in_buckets(op, static, dt, arrays):
     for i in read:
         flat = np.broadcast_to(np.asarray(arrays[i]), shape).reshape(-1)
         moved[i] = put(np.concatenate([flat, np.ones(size - n, flat.dtype)]), device)
-    return _placed(_in_bucket(op, static, dt, moved), device,
+    return _placed(in_bucket(op, static, dt, moved), device,
                    lambda out: out[:n].reshape(shape))

@@ -28,9 +28,9 @@ import numpy as np
 
 from .. import _amp_hook
 from .. import _dtype as D, _precision
-from .._dispatch import Op, call, eager_forward, forward_fn, remember
-from .._host import bucket, in_buckets
-from .._quick import SOFTMAX_FUSION, bucketed
+from .._dispatch import Op, call, eager_forward, remember
+from .._host import bucket, in_bucket, in_buckets
+from .._quick import SOFTMAX_FUSION
 from .._random import _C_NAMES, _key, random_uniform
 from .._tensor import Tensor
 from ..backends import cuda as _sdp_switches
@@ -765,8 +765,7 @@ def _bucketed_layer(arrays, static):
         return None
     padded = eager_forward(CONSTANT_PAD, (("pads", ((0, 0), (0, size - length), (0, 0))),
                                           ("value", 0)), None, arrays[:1])
-    with bucketed():   # (its program compiles quickest: NOTE [ programs for ever new shapes ])
-        out = forward_fn(ENCODER_LAYER, static, None)(padded, *arrays[1:])
+    out = in_bucket(ENCODER_LAYER, static, None, [padded, *arrays[1:]])   # (compiled quickest)
     return eager_forward(SLICE, slice_static(1, 0, length, 1), None, [out])
 
 
