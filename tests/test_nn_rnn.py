@@ -17,7 +17,7 @@ import torch
 import torchlike as tl
 import torchlike.nn.modules.rnn as tl_rnn
 import torchlike.nn.utils.rnn as tl_utils
-from torchlike._ops import rnn as tl_ops
+from torchlike._ops import padded, rnn as tl_ops
 
 from parity import both, cases, same, seed_of
 from sample_stats import check_frequencies
@@ -370,9 +370,9 @@ def test_a_short_window_runs_a_longer_ones_program(monkeypatch, cls, kw, lengths
     forward and backward, with its outputs, final states, grad_fn names and every gradient
     PyTorch's; create_graph differentiates the call's own operands (as with the bucket off);
     after RENT calls a length compiles its own programs."""
-    monkeypatch.setattr(tl_ops._TimeBucket, "_RUN", {})
-    monkeypatch.setattr(tl_ops._TimeBucket, "_RENTED", {})
-    monkeypatch.setattr(tl_ops, "RENT", 2)
+    monkeypatch.setattr(padded.Padded, "_RUN", {})
+    monkeypatch.setattr(padded.Padded, "_RENTED", {})
+    monkeypatch.setattr(padded, "RENT", 2)
     bf = kw.get("batch_first", False)
     x = RNG.uniform(-1, 1, (max(lengths), 3, 4))
 

@@ -159,11 +159,12 @@ class Op:
         # recomputing them from the primals (NOTE [ kept residuals ])
         assert not residuals or not (dynamic or per_call or pieces or identity), name
         self.residuals = residuals
-        # Outside tracing, bucket(arrays, static) may give (the operands at the shape of a
-        # program the op has run, a cut) to run that program instead of compiling one for these
-        # shapes; the cut takes the program's outputs to the call's and, for the node, which keeps
-        # the operands it ran on, the call's gradients to the program's and back (NOTE [ a
-        # recurrence's short window in a bucket ] in _ops/rnn.py)
+        # Outside tracing, bucket(op, arrays, static, recorded) may give (the operands at the
+        # shape of a program the op has run, a cut) to run that program instead of compiling one
+        # for these shapes; the cut takes the program's outputs to the call's and, for the node,
+        # which keeps the operands it ran on, the call's gradients to the program's and back
+        # (NOTE [ a short call in a longer one's program ] in _ops/padded.py)
+        assert bucket is None or not (view or view_out or fold or pieces), name
         self.bucket = bucket
         # its programs compile with XLA's fusion emitters (NOTE [ quick compiles ] in
         # _quick.py), whose code the quick options' runs markedly slower: True for all (a
@@ -503,14 +504,17 @@ def _call(op, args, static):
                 arrays = [a.get() if type(a) is Pending else a for a in arrays]
             if traced:
                 out = _raw_fn(op, static, dt)(*arrays)
-            elif op.residuals and edges is not None:   # NOTE [ kept residuals ]
-                if op.bucket is not None and (bucket := op.bucket(arrays, static)) is not None:
-                    arrays, cut = bucket   # the node keeps them
-                out, residuals = residual_forward_fn(op, static, dt, tuple(mask))(*arrays)
+            else:
+                # (NOTE [ a short call in a longer one's program ] in _ops/padded.py)
+                if op.bucket is not None and \
+                        (bucket := op.bucket(op, arrays, static, edges is not None)) is not None:
+                    arrays, cut = bucket   # a recorded call's node keeps them
+                if op.residuals and edges is not None:   # NOTE [ kept residuals ]
+                    out, residuals = residual_forward_fn(op, static, dt, tuple(mask))(*arrays)
+                elif op.undoes is None or (out := _undone(op, static, args[0])) is None:
+                    out = eager_forward(op, static, dt, arrays, numbers)
                 if cut is not None:
                     out = cut.outputs(out)
-            elif op.undoes is None or (out := _undone(op, static, args[0])) is None:
-                out = eager_forward(op, static, dt, arrays, numbers)
     except (TypeError, ValueError) as e:
         if "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(arrays)) from None
@@ -538,7 +542,7 @@ def _call(op, args, static):
     if edges is not None and op.fold is not None:
         _fold_edges(op, static, edges, arrays)
     if ((kind := type(out)) is ArrayImpl or kind is Pending) and op._node_cls is not None and \
-            op.view is None and op.view_out is None and not strided:
+            op.view is None and op.view_out is None and not strided and cut is None:
         # one recorded output, the common case, kept short (wrap_outputs inlined)
         outs = _new_tensor(Tensor)
         if kind is ArrayImpl:
@@ -610,9 +614,6 @@ def eager_forward(op, static, dt, arrays, numbers=False):
         return arrays[0]
     if op.pieces is not None and (pieces := op.pieces(arrays, static)) is not None:
         return pieces
-    if op.bucket is not None and (bucket := op.bucket(arrays, static)) is not None:
-        arrays, cut = bucket   # (NOTE [ a recurrence's short window in a bucket ])
-        return cut.outputs(eager_forward(op, static, dt, arrays, numbers))
     fn = op._fwd.get((static, dt))
     operands = arrays
     if fn is None:
@@ -840,8 +841,8 @@ def wrap_outputs(op, static, dt, out, args, arrays, edges, mask=None, strided=Tr
     """Wrap raw outputs into Tensors and, when some input requires grad, attach an OpNode.
     ``strided=False`` says no input is laid out non-contiguously (call() knows already);
     ``residuals``: what the node keeps for its backward (NOTE [ kept residuals ]); ``cut``:
-    the bucket's, where ``arrays`` are a bucket's (NOTE [ a recurrence's short window in a
-    bucket ] in _ops/rnn.py)."""
+    the bucket's, where ``arrays`` are a bucket's (NOTE [ a short call in a longer one's
+    program ] in _ops/padded.py)."""
     if edges is not None and mask is None:
         mask = [i for i, e in enumerate(edges) if e is not None]
     if op.view_out is not None:

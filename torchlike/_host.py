@@ -123,6 +123,22 @@ def _rented(op, static, arrays, read, met=None):
     return device
 
 
+def cpu_device(x, largest=MOVED):
+    """The CPU device holding concrete array ``x`` (committed, one device, at most ``largest``
+    elements of a dtype numpy holds) outside any jax trace: where numpy may move its values in
+    place of a program; else None."""
+    if type(x) is not ArrayImpl or not top_level():
+        return None
+    aval = x.aval
+    if aval.size > largest or not (aval.dtype.kind in "biufc" or aval.dtype == ml_dtypes.bfloat16):
+        return None
+    sharding = x.sharding
+    if type(sharding) is not SingleDeviceSharding or not x.committed:
+        return None
+    device = next(iter(sharding.device_set))
+    return device if from_jax_device(device).type == "cpu" else None
+
+
 def moved_on_host(op, static, arrays, move, movable=None):
     """``move(static, *numpy arrays)`` (a numpy array, or a tuple of them) of ``arrays``, placed
     on their CPU device, where ``op`` keeps meeting new small shapes and ``movable(static,

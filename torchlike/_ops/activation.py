@@ -29,6 +29,7 @@ from .._random import _key, random_uniform
 from .._tensor import _wrap_dim
 from . import pointwise as _pw
 from . import shape as _shape
+from .padded import rows_over_dim
 from .pointwise import RELU, _no_kernel
 
 
@@ -546,13 +547,16 @@ def _over_dim(fn):
 
 
 # (a large one compiles with the fusion emitters: NOTE [ quick compiles ] in _quick.py)
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
 SOFTMAX = Op("softmax", _over_dim(jax.nn.softmax), "SoftmaxBackward0", saves=("result",),
              fusion=SOFTMAX_FUSION, cold=lambda arrays, static, dt: softmax_in_buckets(
-                 SOFTMAX, static, dt, arrays))   # NOTE [ rows in buckets ] in _host.py
+                 SOFTMAX, static, dt, arrays),   # NOTE [ rows in buckets ] in _host.py
+             bucket=rows_over_dim)
 LOG_SOFTMAX = Op("log_softmax", _over_dim(jax.nn.log_softmax), "LogSoftmaxBackward0",
                  saves=("result",), fusion=SOFTMAX_FUSION,
                  cold=lambda arrays, static, dt: softmax_in_buckets(LOG_SOFTMAX, static, dt,
-                                                                    arrays))
+                                                                    arrays),
+                 bucket=rows_over_dim)
 
 
 def _implicit_dim(name, ndim, stacklevel):

@@ -39,6 +39,7 @@ from . import linalg, pointwise
 from .activation import _gelu
 from .dropout import dropout
 from .normalization import _layer_norm
+from .padded import matrix_rows
 from .shape import SLICE, T, VIEW, slice_static
 from .spatial import CONSTANT_PAD
 
@@ -52,8 +53,9 @@ def _linear(x, w, *bias, precision):
 
 # NOTE: one jit for a linear layer when nothing is recorded (inference, no_grad): the same
 # maths as the composite below, without its three or four dispatches.
+# (NOTE [ rows in buckets ] in _host.py; NOTE [ a short call in a longer one's program ])
 LINEAR = Op("linear", _linear, None, cold=lambda arrays, static, dt: in_buckets(
-    LINEAR, static, dt, arrays, (arrays[0].ndim - 1, None, None)))   # NOTE [ rows in buckets ]
+    LINEAR, static, dt, arrays, (arrays[0].ndim - 1, None, None)), bucket=matrix_rows)
 # the same, its output's view folded (NOTE [ folded views ] in _dispatch.py; ``_out``)
 _LINEAR_VIEW = Op("linear", _linear, None, view_out=(VIEW, "out"))
 

@@ -23,6 +23,7 @@ from .._inplace import inplace as _inplace
 from .._random import _key
 from . import pointwise as _pw
 from . import shape as _shape
+from .padded import elementwise_rows
 from .sampling import _bernoulli
 
 _ALPHA = 1.7580993408473766   # selu's alpha * scale: where alpha dropout sends dropped units
@@ -58,9 +59,11 @@ def _alpha_add(y, key, p, noise_dims):
 
 # The key is the second operand, listed as None in next_functions, like PyTorch's noise tensor;
 # the mask it regenerates is what backward needs.
-DROPOUT = elementwise_op("dropout", _dropout, "MulBackward0", saves={0: (1,)})
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
+DROPOUT = elementwise_op("dropout", _dropout, "MulBackward0", saves={0: (1,)},
+                         bucket=elementwise_rows)
 NATIVE_DROPOUT = elementwise_op("native_dropout", _dropout, "NativeDropoutBackward0",
-                                saves={0: (1,)}, inputs=1)
+                                saves={0: (1,)}, inputs=1, bucket=elementwise_rows)
 ALPHA_DROPOUT_MUL = elementwise_op("alpha_dropout", _alpha_mul, "MulBackward0", saves={0: (1,)})
 ALPHA_DROPOUT_ADD = elementwise_op("alpha_dropout", _alpha_add, "AddBackward0", saves=())
 

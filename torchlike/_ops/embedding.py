@@ -23,6 +23,7 @@ from .._host import moved_on_host
 from .._size import int_arg
 from .._tensor import TracedValueError, check_index_range, host_values
 from ..autograd.grad_mode import no_grad
+from .padded import index_rows
 
 _ABSENT = 0.0   # placeholder operand for missing per_sample_weights (keeps the node's 2 inputs)
 
@@ -66,8 +67,9 @@ def _rows_on_host(static, weight, indices):
     return weight[indices]
 
 
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
 EMBEDDING = Op("embedding", _embedding, "EmbeddingBackward0", inputs=1, saves=(1,),
-               cold=_gathered)
+               cold=_gathered, bucket=index_rows)
 
 
 def _renorm(weight, indices, max_norm, norm_type):

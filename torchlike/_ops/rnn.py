@@ -52,12 +52,11 @@ from jax import lax
 from jax.custom_derivatives import SymbolicZero
 
 from .. import _amp_hook, _dtype as D, _precision
-from .._dispatch import Op, call, eager_forward, remember
-from .._host import RENT
+from .._dispatch import Op, call
 from .._random import _key, random_uniform
-from .._tensor import ArrayImpl, Tensor
+from .._tensor import Tensor
 from . import shape as _shape
-from .spatial import CONSTANT_PAD
+from .padded import Padded
 
 PUBLIC = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
           "rnn_relu_cell")
@@ -373,98 +372,36 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
 # runs each).  So a stack over time-major or batch_first input takes the number of steps that
 # run as an operand (``steps``, a Python int): the scan's mask keeps each state after its
 # sequence's last step (as for a PackedSequence), so a call over x padded with zero steps gives
-# the call's outputs in its first steps and its final states as they are.  A call shorter than
-# a length its op has run for the same other shapes (``_TimeBucket.of``) runs that length's
-# program: dispatch pads x, takes the call's steps from the outputs, and the node keeps the
-# padded operands, pads the gradients of the outputs with zeros and takes the call's steps from
-# x's (``Op.bucket``); the padded steps' cotangents are zeros, so nothing reaches the weights from
-# them.  A length is run so for its first RENT calls (NOTE [ new shapes moved on the host ] in
-# _host.py), then compiles its own program, which a length a loop keeps meeting repays.  Dropout
-# between layers draws its noise for the padded steps too, so a window's masks are not those of
-# its own program (both are draws of the same key).  create_graph and a traced backward
-# differentiate the call's own operands (its own program, compiled then).  word_lstm, three
-# interleaved runs each (scripts/bench_programs.py, 2-core CPU): XLA's compiles 3.25, 3.32, 3.33
-# -> 2.46, 3.04, 2.38 s, tracing 0.60-0.71 -> 0.35-0.42 s, the wall time 9.95, 9.53, 9.43 ->
-# 8.37, 9.65, 8.12 s (torch 4.5-5.0 s); its epochs after the first 1.34-1.44 -> 1.30-1.35 s (the
-# mask's selects are a few more of each step's elementwise ops).
+# the call's outputs in its first steps and its final states as they are, and a call shorter
+# than a length its op has run for the same other shapes runs that length's program, x padded
+# along time and each direction's output cut (``_time_rows``: NOTE [ a short call in a longer
+# one's program ] in padded.py); the padded steps' cotangents are zeros, so nothing reaches the
+# weights from them.  Dropout between layers draws its noise for the padded steps too, so a
+# window's masks are not those of its own program (both are draws of the same key).  word_lstm,
+# three interleaved runs each (scripts/bench_programs.py, 2-core CPU): XLA's compiles 3.25, 3.32,
+# 3.33 -> 2.46, 3.04, 2.38 s, tracing 0.60-0.71 -> 0.35-0.42 s, the wall time 9.95, 9.53, 9.43
+# -> 8.37, 9.65, 8.12 s (torch 4.5-5.0 s); its epochs after the first 1.34-1.44 -> 1.30-1.35 s
+# (the mask's selects are a few more of each step's elementwise ops).
 _STEPPED = ("tnf", "ntf")   # the layouts that take the steps that run
 
 
-class _TimeBucket:
-    """The cut of a stack's call over ``length`` steps run at ``size`` (NOTE above)."""
-
-    __slots__ = ("axis", "length", "size", "dirs")
-    _RUN = {}   # (static, the operands' avals but x's steps) -> {lengths whose programs ran}
-    _RENTED = {}   # (that key, a length) -> calls run at a longer length so far
-
-    def __init__(self, axis, length, size, dirs):
-        self.axis, self.length, self.size, self.dirs = axis, length, size, dirs
-
-    @classmethod
-    def of(cls, arrays, static):
-        """The operands at the longest length run (x padded) and the cut, or None."""
-        s = dict(static)
-        if s["layout"] not in _STEPPED or type(arrays[0]) is not ArrayImpl:
-            return None
-        axis = 1 if s["layout"] == "ntf" else 0
-        shape = arrays[0].shape
-        length = shape[axis]
-        key = (static, arrays[0].dtype, shape[:axis] + shape[axis + 1:],
-               tuple([(a.shape, a.dtype) if type(a) is ArrayImpl else type(a)
-                      for a in arrays[1:]]))
-        run = cls._RUN.get(key)
-        if run is None:
-            remember(cls._RUN, key, {length})
-            return None
-        size = max(run)
-        if length in run or length > size:
-            run.add(length)
-            return None
-        calls = cls._RENTED.get((key, length), 0)
-        if calls >= RENT:   # the rent paid: its own program
-            run.add(length)
-            return None
-        remember(cls._RENTED, (key, length), calls + 1)
-        cut = cls(axis, length, size, s["dirs"])
-        return [cut._pad(arrays[0], axis), *arrays[1:]], cut
-
-    def _pad(self, x, axis):
-        pads = [(0, 0)] * x.ndim
-        pads[axis] = (0, self.size - self.length)
-        return eager_forward(CONSTANT_PAD, (("pads", tuple(pads)), ("value", 0)), None, [x])
-
-    def _steps(self, x, axis):
-        return eager_forward(_shape.SLICE, _shape.slice_static(axis, 0, self.length, 1), None,
-                             [x])
-
-    def outputs(self, out):
-        """The call's outputs from the program's: each direction's output cut to its steps."""
-        return tuple([self._steps(o, 0) if i < self.dirs else o for i, o in enumerate(out)])
-
-    def gradients(self, g):
-        """The gradients of the program's outputs from the call's (a tuple): zero steps after."""
-        return tuple([self._pad(x, 0) if i < self.dirs else x for i, x in enumerate(g)])
-
-    def cotangents(self, outs, mask):
-        """The call's cotangents from the program's (of the operands in ``mask``): x's cut."""
-        return [self._steps(o, self.axis) if i == 0 else o for i, o in zip(mask, outs)]
-
-    def primals(self, primals):
-        """The call's own operands from the program's."""
-        return (self._steps(primals[0], self.axis), *primals[1:])
-
-    def shape(self, i, shape):
-        """Operand ``i``'s shape in the call from its ``shape`` in the program."""
-        return shape if i else shape[:self.axis] + (self.length,) + shape[self.axis + 1:]
+def _time_rows(op, arrays, static, recorded):
+    """A stack's call over fewer steps than one its op has run: x padded along time, each
+    direction's output cut (NOTE above; an ``Op.bucket`` rule)."""
+    s = dict(static)
+    if s["layout"] not in _STEPPED:
+        return None
+    return Padded.of(op, arrays, static, recorded, ((0, 1 if s["layout"] == "ntf" else 0, 0),),
+                     tuple([(nr, 0) for nr in range(s["dirs"])]))
 
 
 # (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
 # compile with the fusion emitters: NOTE [ quick compiles ]; a short window runs a longer one's
 # program: NOTE [ a recurrence's short window in a bucket ])
 _ONEDNN_STACK = Op("mkldnn_rnn_layer", _stack, "MkldnnRnnLayerBackward0", residuals=True,
-                   fusion=True, bucket=_TimeBucket.of)
+                   fusion=True, bucket=_time_rows)
 _NATIVE_STACK = Op("rnn_stack", _stack, "StackBackward0", residuals=True, fusion=True,
-                   bucket=_TimeBucket.of)
+                   bucket=_time_rows)
 _PACKED_STACK = Op("rnn_stack", _stack, "CatBackward0", residuals=True, fusion=True)
 _ONEDNN_DTYPES = (D.float32, D.bfloat16)
 

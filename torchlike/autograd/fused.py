@@ -40,7 +40,7 @@ the program makes zeros of their shapes, which XLA drops.
 Only plain graphs are fused: nodes of the op table and AccumulateGrad, with no hooks,
 retain_grad, anomaly traces or Python Functions, no create_graph, capture (autograd.grad) or
 ``inputs=``, concrete (not traced) values, and no node that ran a longer call's program (NOTE
-[ a recurrence's short window in a bucket ] in _ops/rnn.py: a window met a few times).
+[ a short call in a longer one's program ] in _ops/padded.py: a short batch met a few times).
 Anything else runs node by node, which stays the reference: the two paths give the same
 gradients (tests compare them).  Version counters are checked before the program runs and the
 graph is released after, as the per-node walk does.

@@ -311,8 +311,8 @@ class OpNode(Node):
     _placeholders = False
     _pending = False   # some primals are Pending (NOTE [ lazy segments ] in _lazy.py)
     _residuals = None   # NOTE [ kept residuals ] in _dispatch.py
-    _cut = None   # its primals are a longer call's: NOTE [ a recurrence's short window in a
-    #               bucket ] in _ops/rnn.py
+    _cut = None   # its primals are a longer call's: NOTE [ a short call in a longer one's
+    #               program ] in _ops/padded.py
 
     def _resolve(self):
         self._primals = tuple([p.get() if type(p) is Pending else p for p in self._primals])
@@ -384,7 +384,7 @@ class OpNode(Node):
             return self._scatter(_meta.run(fn, self.name(), g))
         primals = self._live_primals()
         traced = _dispatch.is_traced(values) or _dispatch.is_traced(primals)
-        cut = self._cut   # NOTE [ a recurrence's short window in a bucket ] in _ops/rnn.py
+        cut = self._cut   # NOTE [ a short call in a longer one's program ] in _ops/padded.py
         if cut is not None and (create_graph or traced):   # the call's own operands and program
             primals, cut = cut.primals(primals), None
         # create_graph: the backward as a recorded op of (grads, primals), docs/architecture.md §2.4

@@ -1,0 +1,164 @@
+"""A short call runs a longer one's program (NOTE [ a short call in a longer one's program ] in
+torchlike/_ops/padded.py): after a call over more rows, a call over fewer gives PyTorch's
+outputs, grad_fn names and gradients from the longer call's programs, forward and backward; after
+RENT such calls a length compiles its own."""
+import gc
+
+import numpy as np
+import pytest
+
+import torchlike as tl
+from torchlike._dispatch import Op
+from torchlike._ops import padded
+from torchlike._ops.dropout import DROPOUT
+
+from parity import both, next_names
+
+LONG, SHORT = 13, 6   # rows (odd sizes: no other test compiles these programs)
+
+
+def _recorded(T, out, leaves):
+    """The output, its grad_fn's and next_functions' names, and the leaves' gradients after a
+    backward with a fixed upstream gradient."""
+    res = {"out": out, "name": type(out.grad_fn).__name__, "next": next_names(out.grad_fn)}
+    g = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
+    out.backward(T.tensor(g))
+    res["grads"] = [t.grad for t in leaves]
+    return res
+
+
+def _inputs(T, n, *shapes):
+    rng = np.random.default_rng(n)
+    return [T.tensor(rng.standard_normal((n, *s)).astype(np.float32), requires_grad=True)
+            for s in shapes]
+
+
+def _targets(T, n, classes):
+    return T.tensor(np.random.default_rng(n + 1).integers(0, classes, n))
+
+
+def log_softmax(T, n):
+    (x,) = _inputs(T, n, (7,))
+    return _recorded(T, T.log_softmax(x * 2, 1), [x])
+
+
+def softmax_3d(T, n):
+    (x,) = _inputs(T, n, (3, 5))
+    return _recorded(T, T.softmax(x, -1), [x])
+
+
+def cross_entropy_weighted(T, n):   # log_softmax, then nll_loss over targets some ignored
+    (x,) = _inputs(T, n, (7,))
+    w = T.tensor(np.linspace(0.5, 2.0, 7, dtype=np.float32))
+    loss = T.nn.functional.cross_entropy(x, _targets(T, n, 7), weight=w, ignore_index=3)
+    return _recorded(T, loss, [x])
+
+
+def nll_loss_none(T, n):
+    (x,) = _inputs(T, n, (7,))
+    return _recorded(T, T.nn.functional.nll_loss(x, _targets(T, n, 7), reduction="none"), [x])
+
+
+def nll_loss_sum(T, n):
+    (x,) = _inputs(T, n, (7,))
+    return _recorded(T, T.nn.functional.nll_loss(x, _targets(T, n, 7), reduction="sum"), [x])
+
+
+def embedding(T, n):
+    w = T.tensor(np.random.default_rng(0).standard_normal((9, 4)).astype(np.float32),
+                 requires_grad=True)
+    idx = T.tensor(np.random.default_rng(n).integers(0, 9, (n, 3)))
+    return _recorded(T, T.nn.functional.embedding(idx, w, padding_idx=1), [w])
+
+
+def argmax(T, n):
+    (x,) = _inputs(T, n, (7,))
+    return {"out": x.detach().argmax(1)}
+
+
+def linear_no_grad(T, n):
+    x, = _inputs(T, n, (3, 4))
+    w, b = _inputs(T, 5, (4,), ())
+    with T.no_grad():
+        return {"out": T.nn.functional.linear(x, w, b.reshape(5))}
+
+
+CASES = {f.__name__: (f, ops) for f, ops in [
+    (log_softmax, ("log_softmax",)), (softmax_3d, ("softmax",)),
+    (cross_entropy_weighted, ("log_softmax", "nll_loss")), (nll_loss_none, ("nll_loss",)),
+    (nll_loss_sum, ("nll_loss",)), (embedding, ("embedding",)), (argmax, ("argmax",)),
+    (linear_no_grad, ("linear",))]}
+
+
+@pytest.fixture
+def buckets(monkeypatch):
+    """Padded's memory emptied, RENT 2, and the ops whose calls ran padded (by name), per call."""
+    monkeypatch.setattr(padded.Padded, "_RUN", {})
+    monkeypatch.setattr(padded.Padded, "_RENTED", {})
+    monkeypatch.setattr(padded, "RENT", 2)
+    ran = []
+    of = padded.Padded.of.__func__
+
+    def spy(cls, op, *args):
+        out = of(cls, op, *args)
+        if out is not None:
+            ran.append(op.name)
+        return out
+    monkeypatch.setattr(padded.Padded, "of", classmethod(spy))
+    return ran
+
+
+def _programs(names):
+    """The forward and backward programs compiled so far for the ops of these names."""
+    return sum(f._cache_size() for op in gc.get_objects() if type(op) is Op and op.name in names
+               for cache in (op._fwd, op._bwd) for f in cache.values()
+               if hasattr(f, "_cache_size"))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_short_batch_runs_a_longer_ones_program(buckets, name):
+    case, ops = CASES[name]
+    both(lambda T: case(T, LONG), rtol=1e-6, atol=1e-6)
+    assert not buckets
+    for call in range(3):   # RENT 2: the third call compiles its own programs
+        before = _programs(ops)
+        both(lambda T: case(T, SHORT), rtol=1e-6, atol=1e-6)
+        if call < 2:
+            assert sorted(buckets) == sorted(ops)
+            assert _programs(ops) == before   # (the pads and cuts run on the host)
+        else:
+            assert not buckets
+        buckets.clear()
+
+
+def test_dropout_keeps_its_draws_for_the_real_rows(buckets, monkeypatch):
+    """float32 dropout in a longer call's program draws the short call's rows as its own program
+    does (each element's counter is its index): the same outputs and gradients, bit for bit."""
+    def run():
+        tl.manual_seed(0)
+        out = []
+        for n in (LONG, SHORT):
+            (x,) = _inputs(tl, n, (4,))
+            y = tl.nn.functional.dropout(x, 0.5)
+            (y * tl.arange(4.0)).sum().backward()
+            out += [y.detach().numpy(), x.grad.numpy()]
+        return out
+
+    padded_run = run()
+    assert buckets == ["dropout"]
+    monkeypatch.setattr(DROPOUT, "bucket", None)
+    for a, b in zip(padded_run, run()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_create_graph_differentiates_the_calls_own_operands(buckets):
+    """A bucketed node's double backward runs the call's own program (NOTE in padded.py)."""
+    def second_order(T):
+        (x,) = _inputs(T, LONG, (7,))
+        T.log_softmax(x, 1).sum().backward()
+        (x,) = _inputs(T, SHORT, (7,))
+        y = T.log_softmax(x * x, 1)
+        (g,) = T.autograd.grad((y * y).sum(), x, create_graph=True)
+        return T.autograd.grad((g * g).sum(), x)[0]
+    both(second_order, rtol=1e-5, atol=1e-6)
+    assert buckets == ["log_softmax"]

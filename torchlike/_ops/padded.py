@@ -1,0 +1,192 @@
+"""A short call run in a longer call's program: its rows padded, its outputs cut.
+
+NOTE [ a short call in a longer one's program ]
+A training loop over a stream or a dataset meets its ops at one shape a step, and at a shorter
+one once a pass: the last, short batch or window (examples/pytorch/word_lstm.py's stream
+remainder of 14 steps of 35, in training and in each evaluation).  Each op compiles its forward
+and its backward again for that shape, and the remainder's share of word_lstm's compiles was
+most of a second.  An op whose outputs' rows (the indices of one axis) depend on the same rows
+of some of its operands and on the others whole, a row-wise op, gives the call's outputs from
+its program over those operands padded with rows of a fill value, the padded rows cut off its
+outputs.  So where an op has run for the same static arguments and the same shapes but a
+longer length along those axes (whether recorded or not: a recorded call's backward program is
+the longer call's too), a call of a shorter one runs the shortest such program (``Padded.of``,
+an ``Op.bucket`` rule; dispatch pads, runs and cuts, and a recorded call's node keeps the padded
+operands, pads its outputs' gradients with zeros and cuts the padded operands' cotangents:
+``OpNode._cut`` in autograd/graph.py).  The padded rows' gradients are zeros, so nothing reaches
+an operand taken whole from them (a weight's gradient, an embedding's rows).  A length is run so
+for its first RENT calls (NOTE [ new shapes moved on the host ] in _host.py), then compiles its
+own program, which a length a loop keeps meeting repays.  create_graph and a traced backward
+differentiate the call's own operands (its own program, compiled then); the fused backward
+leaves such a node to the per-node walk (NOTE [ fused backward ] in autograd/fused.py).
+
+Each real row is the same arithmetic over the same values; a reduction over the rows (a loss's
+sum or mean, its padded targets ignored) may sum them in another order, so its last bits may
+differ from the call's own program's, as a bucket's may (NOTE [ rows in buckets ] in _host.py).
+A random draw for the padded rows (dropout's mask) keeps the real rows' draws where the padded
+axis is the leading one of float32 values: the counter of each element is its index
+(NOTE [ fast random bits ] in _random.py).  The rules: the rnn stacks along time (NOTE [ a
+recurrence's short window in a bucket ] in rnn.py), and along their leading axis log_softmax,
+softmax, argmax and argmin over another axis, nll_loss (its targets padded with the ignored
+index), dropout, embedding's indices, and linear under no_grad.
+"""
+import numpy as np
+
+from .._creation import put
+from .._dispatch import eager_forward, remember
+from .._host import RENT, cpu_device
+from .._tensor import ArrayImpl
+from . import shape as _shape
+from .spatial import CONSTANT_PAD
+
+
+ON_HOST = 1 << 22   # elements: the largest array padded or cut by numpy on a CPU (NOTE above)
+
+
+class Padded:
+    """The cut of a call whose operands ``pads`` ((operand, axis, fill value), ...) ran padded
+    from ``length`` to ``size`` rows along their axes; ``cuts`` ((output, axis), ...) are the
+    outputs holding the call's rows along theirs (NOTE above).  A multi-output op's outputs are
+    all differentiable (the gradients come as one tuple of them all)."""
+
+    __slots__ = ("length", "size", "pads", "cuts")
+    _RUN = {}   # (op, static, recorded, the operands' avals but the padded axes) -> {lengths}
+    _RENTED = {}   # (that key, a length) -> calls run at a longer length so far
+
+    def __init__(self, length, size, pads, cuts):
+        self.length, self.size, self.pads, self.cuts = length, size, pads, cuts
+
+    @classmethod
+    def of(cls, op, arrays, static, recorded, pads, cuts):
+        """(the operands at the shortest longer length ``op`` has run, the cut), or None where
+        the call runs a program of its own shapes."""
+        axes = {i: axis for i, axis, _ in pads}
+        key, length = [op, static, recorded], None
+        for i, a in enumerate(arrays):
+            if type(a) is not ArrayImpl:
+                if i in axes:
+                    return None
+                key.append(type(a))
+                continue
+            aval = a.aval   # NOTE [ reading an array's shape and dtype ] in _dispatch.py
+            shape = aval.shape
+            if i in axes:
+                axis = axes[i]
+                if length is None:
+                    length = shape[axis]
+                elif shape[axis] != length:
+                    return None
+                shape = shape[:axis] + shape[axis + 1:]
+            key += (shape, aval.dtype)
+        key = tuple(key)
+        run = cls._RUN.get(key)
+        if run is None:
+            remember(cls._RUN, key, {length})
+            return None
+        if length in run:
+            return None
+        longer = [n for n in run if n > length]
+        calls = cls._RENTED.get((key, length), 0)
+        if not longer or calls >= RENT:   # the longest yet, or the rent paid: its own program
+            run.add(length)
+            return None
+        remember(cls._RENTED, (key, length), calls + 1)
+        cut = cls(length, min(longer), pads, cuts)
+        padded = list(arrays)
+        for i, axis, value in pads:
+            padded[i] = cut._pad(arrays[i], axis, value)
+        return padded, cut
+
+    def _pad(self, x, axis, value=0):
+        pads = [(0, 0)] * x.ndim
+        pads[axis] = (0, self.size - self.length)
+        if (device := cpu_device(x, ON_HOST)) is not None:
+            return put(np.pad(np.asarray(x), pads, constant_values=value), device)
+        return eager_forward(CONSTANT_PAD, (("pads", tuple(pads)), ("value", value)), None, [x])
+
+    def _cut(self, x, axis):
+        if (device := cpu_device(x, ON_HOST)) is not None:   # (a copy: numpy's view shares x)
+            return put(np.array(np.asarray(x)[(slice(None),) * axis + (slice(self.length),)]),
+                       device)
+        return eager_forward(_shape.SLICE, _shape.slice_static(axis, 0, self.length, 1), None,
+                             [x])
+
+    def outputs(self, out):
+        """The call's outputs from the program's."""
+        if type(out) is not tuple:
+            return self._cut(out, self.cuts[0][1]) if self.cuts else out
+        out = list(out)
+        for nr, axis in self.cuts:
+            out[nr] = self._cut(out[nr], axis)
+        return tuple(out)
+
+    def gradients(self, g):
+        """The gradients of the program's outputs from the call's: zero rows after."""
+        if type(g) is not tuple:
+            return self._pad(g, self.cuts[0][1]) if self.cuts else g
+        g = list(g)
+        for nr, axis in self.cuts:
+            g[nr] = self._pad(g[nr], axis)
+        return tuple(g)
+
+    def cotangents(self, outs, mask):
+        """The call's cotangents from the program's (of the operands in ``mask``)."""
+        axes = {i: axis for i, axis, _ in self.pads}
+        return [self._cut(o, axes[i]) if i in axes else o for i, o in zip(mask, outs)]
+
+    def primals(self, primals):
+        """The call's own operands from the program's."""
+        primals = list(primals)
+        for i, axis, _ in self.pads:
+            primals[i] = self._cut(primals[i], axis)
+        return tuple(primals)
+
+    def shape(self, i, shape):
+        """Operand ``i``'s shape in the call from its ``shape`` in the program."""
+        for j, axis, _ in self.pads:
+            if j == i:
+                return shape[:axis] + (self.length,) + shape[axis + 1:]
+        return shape
+
+
+def _leading(op, arrays, static, recorded, fills=((0, 0),), cuts=((0, 0),)):
+    """``Padded.of`` with ``fills`` ((operand, fill value), ...) padded along their leading axis
+    and ``cuts`` cut along theirs."""
+    return Padded.of(op, arrays, static, recorded, tuple([(i, 0, v) for i, v in fills]), cuts)
+
+
+# ``Op.bucket`` rules (NOTE above): each takes (op, arrays, static, recorded)
+
+def elementwise_rows(op, arrays, static, recorded):
+    """Operand 0's rows, the others whole (dropout's key)."""
+    return _leading(op, arrays, static, recorded) if arrays[0].ndim else None
+
+
+def matrix_rows(op, arrays, static, recorded):
+    """The rows of a matrix (or batch of them) operand 0, the others whole (linear's weight)."""
+    return _leading(op, arrays, static, recorded) if arrays[0].ndim >= 2 else None
+
+
+def rows_over_dim(op, arrays, static, recorded):
+    """Operand 0's rows, for an op over another dim (``static``'s "dim"): a softmax, an argmax."""
+    dim, ndim = static[0][1], arrays[0].ndim   # (("dim", dim), ...)
+    return _leading(op, arrays, static, recorded) if dim is not None and ndim >= 2 and \
+        dim % ndim else None
+
+
+def loss_rows(op, arrays, static, recorded):
+    """nll_loss's samples (a batch of rows of class scores): their targets padded with the index
+    it ignores; the reduced loss whole."""
+    s = dict(static)
+    if arrays[0].ndim != 2:
+        return None
+    return _leading(op, arrays, static, recorded, ((0, 0), (1, s["ignore_index"])),
+                    ((0, 0),) if s["reduction"] == "none" else ())
+
+
+def index_rows(op, arrays, static, recorded):
+    """An embedding's rows of indices (padded with 0, whose row the zero gradients leave as it
+    is); not where each index's gradient is scaled by how often it occurs."""
+    if arrays[1].ndim == 0 or dict(static)["scale_grad_by_freq"]:
+        return None
+    return _leading(op, arrays, static, recorded, ((1, 0),))
