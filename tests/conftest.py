@@ -56,6 +56,27 @@ def _torch_validates_distributions():
 
 
 @pytest.fixture
+def short_calls(monkeypatch):
+    """No call run before for the short-call buckets (NOTE [ a short call in a longer one's
+    program ] in torchlike/_ops/padded.py), their rent 2 calls; returns the names of the ops
+    whose calls run padded from then on, a name per call."""
+    from torchlike._ops import padded
+    monkeypatch.setattr(padded.Padded, "_RUN", {})
+    monkeypatch.setattr(padded.Padded, "_RENTED", {})
+    monkeypatch.setattr(padded.Rows, "_OWN", {})
+    monkeypatch.setattr(padded, "RENT", 2)
+    ran, of = [], padded.Padded.of.__func__
+
+    def spy(cls, op, *args):
+        out = of(cls, op, *args)
+        if out is not None:
+            ran.append(op.name)
+        return out
+    monkeypatch.setattr(padded.Padded, "of", classmethod(spy))
+    return ran
+
+
+@pytest.fixture
 def churning(monkeypatch):
     """Whether each program this thread traces compiles as a churning op's does (level 0 where
     small: NOTE [ programs for ever new shapes ] in torchlike/_quick.py), in order; the

@@ -17,7 +17,7 @@ import torch
 import torchlike as tl
 import torchlike.nn.modules.rnn as tl_rnn
 import torchlike.nn.utils.rnn as tl_utils
-from torchlike._ops import padded, rnn as tl_ops
+from torchlike._ops import rnn as tl_ops
 
 from parity import both, cases, same, seed_of
 from sample_stats import check_frequencies
@@ -364,15 +364,12 @@ def _stack_node(t):
 @pytest.mark.parametrize("cls,kw,lengths", [
     ("LSTM", dict(num_layers=2), (4, 2, 3)),
     ("GRU", dict(bidirectional=True, batch_first=True), (4, 1))])
-def test_a_short_window_runs_a_longer_ones_program(monkeypatch, cls, kw, lengths):
+def test_a_short_window_runs_a_longer_ones_program(monkeypatch, short_calls, cls, kw, lengths):
     """NOTE [ a recurrence's short window in a bucket ] in torchlike/_ops/rnn.py: after a call
     over more steps, a call over fewer (a stream's remainder) runs the longer call's programs,
     forward and backward, with its outputs, final states, grad_fn names and every gradient
     PyTorch's; create_graph differentiates the call's own operands (as with the bucket off);
     after RENT calls a length compiles its own programs."""
-    monkeypatch.setattr(padded.Padded, "_RUN", {})
-    monkeypatch.setattr(padded.Padded, "_RENTED", {})
-    monkeypatch.setattr(padded, "RENT", 2)
     bf = kw.get("batch_first", False)
     x = RNG.uniform(-1, 1, (max(lengths), 3, 4))
 

@@ -9,7 +9,6 @@ import pytest
 
 import torchlike as tl
 from torchlike._dispatch import Op
-from torchlike._ops import padded
 from torchlike._ops.dropout import DROPOUT
 
 from parity import both, next_names
@@ -90,24 +89,6 @@ CASES = {f.__name__: (f, ops) for f, ops in [
     (linear_no_grad, ("linear",))]}
 
 
-@pytest.fixture
-def buckets(monkeypatch):
-    """Padded's memory emptied, RENT 2, and the ops whose calls ran padded (by name), per call."""
-    monkeypatch.setattr(padded.Padded, "_RUN", {})
-    monkeypatch.setattr(padded.Padded, "_RENTED", {})
-    monkeypatch.setattr(padded, "RENT", 2)
-    ran = []
-    of = padded.Padded.of.__func__
-
-    def spy(cls, op, *args):
-        out = of(cls, op, *args)
-        if out is not None:
-            ran.append(op.name)
-        return out
-    monkeypatch.setattr(padded.Padded, "of", classmethod(spy))
-    return ran
-
-
 def _programs(names):
     """The forward and backward programs compiled so far for the ops of these names."""
     return sum(f._cache_size() for op in gc.get_objects() if type(op) is Op and op.name in names
@@ -116,22 +97,22 @@ def _programs(names):
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_a_short_batch_runs_a_longer_ones_program(buckets, name):
+def test_a_short_batch_runs_a_longer_ones_program(short_calls, name):
     case, ops = CASES[name]
     both(lambda T: case(T, LONG), rtol=1e-6, atol=1e-6)
-    assert not buckets
+    assert not short_calls
     for call in range(3):   # RENT 2: the third call compiles its own programs
         before = _programs(ops)
         both(lambda T: case(T, SHORT), rtol=1e-6, atol=1e-6)
         if call < 2:
-            assert sorted(buckets) == sorted(ops)
+            assert sorted(short_calls) == sorted(ops)
             assert _programs(ops) == before   # (the pads and cuts run on the host)
         else:
-            assert not buckets
-        buckets.clear()
+            assert not short_calls
+        short_calls.clear()
 
 
-def test_dropout_keeps_its_draws_for_the_real_rows(buckets, monkeypatch):
+def test_dropout_keeps_its_draws_for_the_real_rows(short_calls, monkeypatch):
     """float32 dropout in a longer call's program draws the short call's rows as its own program
     does (each element's counter is its index): the same outputs and gradients, bit for bit."""
     def run():
@@ -145,13 +126,13 @@ def test_dropout_keeps_its_draws_for_the_real_rows(buckets, monkeypatch):
         return out
 
     padded_run = run()
-    assert buckets == ["dropout"]
+    assert short_calls == ["dropout"]
     monkeypatch.setattr(DROPOUT, "bucket", None)
     for a, b in zip(padded_run, run()):
         np.testing.assert_array_equal(a, b)
 
 
-def test_create_graph_differentiates_the_calls_own_operands(buckets):
+def test_create_graph_differentiates_the_calls_own_operands(short_calls):
     """A bucketed node's double backward runs the call's own program (NOTE in padded.py)."""
     def second_order(T):
         (x,) = _inputs(T, LONG, (7,))
@@ -161,4 +142,4 @@ def test_create_graph_differentiates_the_calls_own_operands(buckets):
         (g,) = T.autograd.grad((y * y).sum(), x, create_graph=True)
         return T.autograd.grad((g * g).sum(), x)[0]
     both(second_order, rtol=1e-5, atol=1e-6)
-    assert buckets == ["log_softmax"]
+    assert short_calls == ["log_softmax"]

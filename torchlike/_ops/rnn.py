@@ -56,7 +56,7 @@ from .._dispatch import Op, call
 from .._random import _key, random_uniform
 from .._tensor import Tensor
 from . import shape as _shape
-from .padded import Padded
+from .padded import Rows
 
 PUBLIC = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
           "rnn_relu_cell")
@@ -385,14 +385,14 @@ def _stack(*xs, mode, num_layers, dirs, bias, proj, has_h, p, layout, precision)
 _STEPPED = ("tnf", "ntf")   # the layouts that take the steps that run
 
 
-def _time_rows(op, arrays, static, recorded):
+@Rows
+def _time_rows(arrays, static):
     """A stack's call over fewer steps than one its op has run: x padded along time, each
     direction's output cut (NOTE above; an ``Op.bucket`` rule)."""
     s = dict(static)
     if s["layout"] not in _STEPPED:
         return None
-    return Padded.of(op, arrays, static, recorded, ((0, 1 if s["layout"] == "ntf" else 0, 0),),
-                     tuple([(nr, 0) for nr in range(s["dirs"])]))
+    return ((0, 1 if s["layout"] == "ntf" else 0, 0),), tuple([(nr, 0) for nr in range(s["dirs"])])
 
 
 # (their backward keeps the scans' residuals: NOTE [ kept residuals ] in _dispatch.py; they
