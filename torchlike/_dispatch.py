@@ -164,7 +164,9 @@ class Op:
         # for these shapes; the cut takes the program's outputs to the call's and, for the node,
         # which keeps the operands it ran on, the call's gradients to the program's and back
         # (NOTE [ a short call in a longer one's program ] in _ops/padded.py)
-        assert bucket is None or not (view or view_out or fold or pieces), name
+        # (a folded operand is never one a bucket pads: the node routes its edge through the
+        # view's node of the base's array)
+        assert bucket is None or not (view or view_out or pieces), name
         self.bucket = bucket
         # its programs compile with XLA's fusion emitters (NOTE [ quick compiles ] in
         # _quick.py), whose code the quick options' runs markedly slower: True for all (a

@@ -39,7 +39,7 @@ from . import linalg, pointwise
 from .activation import _gelu
 from .dropout import dropout
 from .normalization import _layer_norm
-from .padded import matrix_rows
+from .padded import matrix_rows, product_rows
 from .shape import SLICE, T, VIEW, slice_static
 from .spatial import CONSTANT_PAD
 
@@ -67,8 +67,11 @@ def _addmm_t(bias, x, wt, precision):
     return bias + linalg._matmul(x, wt, precision)
 
 
-_ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T})
-_MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T})
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
+_ADDMM_T = Op("addmm", _addmm_t, "AddmmBackward0", saves={1: (2,), 2: (1,)}, fold={2: T},
+              bucket=product_rows)
+_MM_T = Op("mm", linalg.MM.fn, "MmBackward0", saves=linalg.MM.saves, fold={1: T},
+           bucket=product_rows)
 # An N-d input's flattening view(-1, in) and the output's view folded too; their statics are
 # the op's "flat" and "out" arguments.  The product is the flat matrix's, as PyTorch's is: over
 # the input's own leading axes instead (the weight's gradient then contracts two axes, which XLA

@@ -24,6 +24,7 @@ from .. import _dtype as D, _precision
 from .._dispatch import Op, call
 from .._tensor import _c_type
 from . import shape as _shape
+from .padded import batch_rows
 from .spatial import CONSTANT_PAD
 
 _SPECS = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"), 3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -54,7 +55,9 @@ def _convolution(x, w, b, stride, padding, dilation, groups, transposed, output_
     return y
 
 
-CONVOLUTION = Op("convolution", _convolution, "ConvolutionBackward0", saves=(0, 1))
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
+CONVOLUTION = Op("convolution", _convolution, "ConvolutionBackward0", saves=(0, 1),
+                 bucket=batch_rows)
 
 
 # --- argument checks (PyTorch's wording) --------------------------------------------------------

@@ -28,7 +28,8 @@ axis is the leading one of float32 values: the counter of each element is its in
 (NOTE [ fast random bits ] in _random.py).  The rules: the rnn stacks along time (NOTE [ a
 recurrence's short window in a bucket ] in rnn.py), and along their leading axis log_softmax,
 softmax, argmax and argmin over another axis, nll_loss (its targets padded with the ignored
-index), dropout, embedding's indices, and linear under no_grad.
+index), dropout, relu, embedding's indices, a batched convolution's samples, a linear layer's
+rows (addmm and mm of a matrix, and linear under no_grad).
 """
 import numpy as np
 
@@ -191,6 +192,20 @@ def elementwise_rows(arrays, static):
 def matrix_rows(arrays, static):
     """The rows of a matrix (or batch of them) operand 0, the others whole (linear's weight)."""
     return _LEADING if arrays[0].ndim >= 2 else None
+
+
+@Rows
+def batch_rows(arrays, static):
+    """A batched convolution's samples (operand 0, as many dims as its weight), the weight and
+    bias whole."""
+    return _LEADING if arrays[0].ndim == arrays[1].ndim else None
+
+
+@Rows
+def product_rows(arrays, static):
+    """The rows of a matrix product's left operand, the last but one (addmm's bias first: its
+    weight, folded, the last), the others whole."""
+    return (((len(arrays) - 2, 0, 0),), ((0, 0),)) if arrays[-2].ndim == 2 else None
 
 
 @Rows

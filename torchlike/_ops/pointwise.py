@@ -16,6 +16,7 @@ from .. import _dtype as D, _x64
 from .._dispatch import call, elementwise_op as _op, result_dtype, with_out as _out
 from .._inplace import can_cast as _can_cast, check_cast, inplace, inplace_method
 from .._tensor import Tensor
+from .padded import elementwise_rows
 
 _SCALAR = (bool, int, float, complex)
 
@@ -269,8 +270,8 @@ def minimum(input, other, *, out=None):
 
 # --- unary --------------------------------------------------------------------------------------
 
-def _unary(name, fn, node, saves=(0,), promote="float", namespace="torch"):
-    op = _op(name, fn, node, saves=saves, promote=promote)
+def _unary(name, fn, node, saves=(0,), promote="float", namespace="torch", bucket=None):
+    op = _op(name, fn, node, saves=saves, promote=promote, bucket=bucket)
 
     def public(input, *, out=None):
         return _out(call(op, input), out)
@@ -306,7 +307,9 @@ TANH, tanh = _unary("tanh", jnp.tanh, "TanhBackward0", saves=("result",))
 SIGMOID, sigmoid = _unary("sigmoid", jax.nn.sigmoid, "SigmoidBackward0", saves=("result",))
 RECIPROCAL, _ = _unary("reciprocal", jnp.reciprocal, "ReciprocalBackward0", saves=("result",))
 # NOTE: jax.nn.relu's derivative at 0 is 0, as PyTorch's (threshold_backward); relu(nan) = nan.
-RELU, relu = _unary("relu", jax.nn.relu, "ReluBackward0", saves=("result",), promote=None)
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
+RELU, relu = _unary("relu", jax.nn.relu, "ReluBackward0", saves=("result",), promote=None,
+                    bucket=elementwise_rows)
 
 
 def neg(input, *, out=None):
