@@ -85,6 +85,20 @@ def conv2d(T, n):
     return _recorded(T, T.nn.functional.conv2d(x, w, b.reshape(3), padding=1), [x, w, b])
 
 
+def max_pool2d(T, n):   # values and indices, the values' gradient
+    (x,) = _inputs(T, n, (2, 6, 6))
+    y, idx = T.nn.functional.max_pool2d(x, 2, return_indices=True)
+    res = _recorded(T, y, [x])
+    res["indices"] = idx
+    return res
+
+
+def avg_pools(T, n):
+    (x,) = _inputs(T, n, (2, 6, 6))
+    y = T.nn.functional.adaptive_avg_pool2d(T.nn.functional.avg_pool2d(x, 2), (2, 1))
+    return _recorded(T, y, [x])
+
+
 def argmax(T, n):
     (x,) = _inputs(T, n, (7,))
     return {"out": x.detach().argmax(1)}
@@ -101,7 +115,9 @@ CASES = {f.__name__: (f, ops) for f, ops in [
     (log_softmax, ("log_softmax",)), (softmax_3d, ("softmax",)),
     (cross_entropy_weighted, ("log_softmax", "nll_loss")), (nll_loss_none, ("nll_loss",)),
     (nll_loss_sum, ("nll_loss",)), (embedding, ("embedding",)), (linear, ("addmm", "relu")),
-    (linear_no_bias, ("mm",)), (conv2d, ("convolution",)), (argmax, ("argmax",)),
+    (linear_no_bias, ("mm",)), (conv2d, ("convolution",)),
+    (max_pool2d, ("max_pool2d_with_indices",)), (avg_pools, ("avg_pool2d", "adaptive_avg_pool2d")),
+    (argmax, ("argmax",)),
     (linear_no_grad, ("linear",))]}
 
 

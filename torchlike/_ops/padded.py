@@ -31,8 +31,8 @@ axis is the leading one of float32 values: the counter of each element is its in
 (NOTE [ fast random bits ] in _random.py).  The rules: the rnn stacks along time (NOTE [ a
 recurrence's short window in a bucket ] in rnn.py), and along their leading axis log_softmax,
 softmax, argmax and argmin over another axis, nll_loss (its targets padded with the ignored
-index), dropout, relu, embedding's indices, a batched convolution's samples, a linear layer's
-rows (addmm and mm of a matrix, and linear under no_grad).
+index), dropout, relu, embedding's indices, a batched convolution's samples, a pooling's (max,
+average, adaptive), a linear layer's rows (addmm and mm of a matrix, and linear under no_grad).
 """
 import numpy as np
 
@@ -48,8 +48,10 @@ ON_HOST = 1 << 22   # elements: the largest operand padded (by numpy, on a CPU: 
 class Padded:
     """The cut of a call whose operands ``pads`` ((operand, axis, fill value), ...) ran padded
     from ``length`` to ``size`` rows along their axes; ``cuts`` ((output, axis), ...) are the
-    outputs holding the call's rows along theirs (NOTE above).  A multi-output op's outputs are
-    all differentiable (the gradients come as one tuple of them all)."""
+    outputs holding the call's rows along theirs (NOTE above), a multi-output op's all
+    differentiable (its gradients come as one tuple of them all), or ``EVERY``: every output
+    holds them along its leading axis (a max-pool's values and indices; the gradients of those
+    that are differentiable)."""
 
     __slots__ = ("length", "size", "pads", "cuts", "device")
     _RUN = {}   # (op, static, recorded, the operands' avals but the padded axes) -> {lengths}
@@ -113,6 +115,8 @@ class Padded:
         """The call's outputs from the program's."""
         if type(out) is not tuple:
             return self._cut(out, self.cuts[0][1]) if self.cuts else out
+        if self.cuts is EVERY:
+            return tuple([self._cut(o, 0) for o in out])
         out = list(out)
         for nr, axis in self.cuts:
             out[nr] = self._cut(out[nr], axis)
@@ -122,6 +126,8 @@ class Padded:
         """The gradients of the program's outputs from the call's: zero rows after."""
         if type(g) is not tuple:
             return self._pad(g, self.cuts[0][1]) if self.cuts else g
+        if self.cuts is EVERY:   # (those of its differentiable outputs)
+            return tuple([self._pad(x, 0) for x in g])
         g = list(g)
         for nr, axis in self.cuts:
             g[nr] = self._pad(g[nr], axis)
@@ -178,6 +184,7 @@ class Rows:
         return bucket
 
 
+EVERY = ((0, 0),)   # (as cuts: every output's leading axis cut)
 _LEADING = (((0, 0, 0),), ((0, 0),))   # operand 0's leading axis padded, output 0's cut
 
 
@@ -198,6 +205,12 @@ def batch_rows(arrays, static):
     """A batched convolution's samples (operand 0, as many dims as its weight), the weight and
     bias whole."""
     return _LEADING if arrays[0].ndim == arrays[1].ndim else None
+
+
+@Rows
+def pooled_rows(arrays, static):
+    """A pooling's samples (or channels, unbatched: each pooled alone), every output's too."""
+    return (((0, 0, 0),), EVERY) if arrays[0].ndim >= 2 else None
 
 
 @Rows

@@ -30,6 +30,7 @@ from .. import _dtype as D
 from .._dispatch import Op, call
 from . import pointwise as _pw, reduce as _reduce, shape as _shape, unary as _unary
 from .conv import windows
+from .padded import pooled_rows
 
 _NUM = {1: "one", 2: "two", 3: "three"}
 _AXES = {2: ("H", "W"), 3: ("T", "H", "W")}
@@ -197,14 +198,17 @@ def _max_unpool_jvp(output_size, primals, tangents):
             _scatter_planes(tangents[0], indices, output_size, add=True))
 
 
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
 MAX_POOL = {n: Op(f"max_pool{n}d_with_indices", _max_pool, f"MaxPool{n}DWithIndicesBackward0",
-                  saves=(0,)) for n in (2, 3)}
-AVG_POOL = {n: Op(f"avg_pool{n}d", _avg_pool, f"AvgPool{n}DBackward0", saves=(0,))
-            for n in (2, 3)}
+                  saves=(0,), bucket=pooled_rows) for n in (2, 3)}
+AVG_POOL = {n: Op(f"avg_pool{n}d", _avg_pool, f"AvgPool{n}DBackward0", saves=(0,),
+                  bucket=pooled_rows) for n in (2, 3)}
 ADAPTIVE_AVG_POOL = {n: Op(f"adaptive_avg_pool{n}d", _adaptive_avg_pool,
-                           f"AdaptiveAvgPool{n}DBackward0", saves=(0,)) for n in (2, 3)}
+                           f"AdaptiveAvgPool{n}DBackward0", saves=(0,), bucket=pooled_rows)
+                     for n in (2, 3)}
 ADAPTIVE_MAX_POOL = {n: Op(f"adaptive_max_pool{n}d", _adaptive_max_pool,
-                           f"AdaptiveMaxPool{n}DBackward0", saves=(0,)) for n in (2, 3)}
+                           f"AdaptiveMaxPool{n}DBackward0", saves=(0,), bucket=pooled_rows)
+                     for n in (2, 3)}
 MAX_UNPOOL = {n: Op(f"max_unpool{n}d", _max_unpool, f"MaxUnpool{n}DBackward0", inputs=1,
                     saves=(1,)) for n in (2, 3)}
 
