@@ -99,6 +99,15 @@ def avg_pools(T, n):
     return _recorded(T, y, [x])
 
 
+def norms(T, n):   # layer norm over the last dim, group norm, batch norm from running stats
+    (x,) = _inputs(T, n, (4, 3))
+    w, b = _inputs(T, 1, (4,), (4,))
+    F = T.nn.functional
+    y = F.layer_norm(x, (3,)) + F.group_norm(x, 2, w[0], b[0])
+    y = y + F.batch_norm(x, b[0].detach() * 0.1, w[0].detach().abs() + 0.5, w[0], b[0])
+    return _recorded(T, y, [x, w, b])
+
+
 def argmax(T, n):
     (x,) = _inputs(T, n, (7,))
     return {"out": x.detach().argmax(1)}
@@ -117,7 +126,7 @@ CASES = {f.__name__: (f, ops) for f, ops in [
     (nll_loss_sum, ("nll_loss",)), (embedding, ("embedding",)), (linear, ("addmm", "relu")),
     (linear_no_bias, ("mm",)), (conv2d, ("convolution",)),
     (max_pool2d, ("max_pool2d_with_indices",)), (avg_pools, ("avg_pool2d", "adaptive_avg_pool2d")),
-    (argmax, ("argmax",)),
+    (norms, ("layer_norm", "group_norm", "batch_norm")), (argmax, ("argmax",)),
     (linear_no_grad, ("linear",))]}
 
 

@@ -26,6 +26,7 @@ from .._host import in_buckets
 from .._inplace import inplace_method
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state
+from .padded import normalized_rows
 from .pointwise import _no_kernel
 
 _REDUCED = ("float16", "bfloat16")
@@ -132,8 +133,9 @@ def _batch_norm_update(x, w, b, rm, rv, momentum, eps, training, groups, present
     return out, new_rm.astype(rm.dtype), new_rv.astype(rv.dtype)
 
 
+# (a short batch runs a longer one's program: NOTE [ a short call in a longer one's program ])
 BATCH_NORM = Op("batch_norm", _batch_norm, "NativeBatchNormBackward0", inputs=3,
-                saves=(0, 1, 3, 4))
+                saves=(0, 1, 3, 4), bucket=normalized_rows)
 _BN_UPDATE = Op("batch_norm", _batch_norm_update, None)
 
 
@@ -281,8 +283,9 @@ def _group_norm(x, w, b, eps, groups, present):
 LAYER_NORM = Op("layer_norm", _layer_norm, "NativeLayerNormBackward0", inputs=3, saves=(0, 1, 2),
                 cold=lambda arrays, static, dt: in_buckets(   # NOTE [ rows in buckets ] in _host.py
                     LAYER_NORM, static, dt, arrays, (arrays[0].ndim - dict(static)["nd"], None,
-                                                     None)))
-GROUP_NORM = Op("group_norm", _group_norm, "NativeGroupNormBackward0", inputs=3, saves=(0, 1))
+                                                     None)), bucket=normalized_rows)
+GROUP_NORM = Op("group_norm", _group_norm, "NativeGroupNormBackward0", inputs=3, saves=(0, 1),
+                bucket=normalized_rows)
 
 
 def _normalized_shape(normalized_shape, fn):

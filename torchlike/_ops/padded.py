@@ -32,7 +32,8 @@ axis is the leading one of float32 values: the counter of each element is its in
 recurrence's short window in a bucket ] in rnn.py), and along their leading axis log_softmax,
 softmax, argmax and argmin over another axis, nll_loss (its targets padded with the ignored
 index), dropout, relu, embedding's indices, a batched convolution's samples, a pooling's (max,
-average, adaptive), a linear layer's rows (addmm and mm of a matrix, and linear under no_grad).
+average, adaptive), a normalization's (layer and group norm, batch norm out of training), a
+linear layer's rows (addmm and mm of a matrix, and linear under no_grad).
 """
 import numpy as np
 
@@ -211,6 +212,17 @@ def batch_rows(arrays, static):
 def pooled_rows(arrays, static):
     """A pooling's samples (or channels, unbatched: each pooled alone), every output's too."""
     return (((0, 0, 0),), EVERY) if arrays[0].ndim >= 2 else None
+
+
+@Rows
+def normalized_rows(arrays, static):
+    """A normalization over each sample's own values: a layer norm's last dims (static "nd"), a
+    group norm's groups, a batch norm from its running statistics (not in training, whose
+    statistics are the batch's, nor an instance norm's tiled ones)."""
+    s, ndim = dict(static), arrays[0].ndim
+    if "training" in s:
+        return _LEADING if ndim >= 2 and not s["training"] and s["groups"] == 1 else None
+    return _LEADING if ndim > s.get("nd", 1) else None
 
 
 @Rows
