@@ -4,6 +4,7 @@ outputs, grad_fn names and gradients from the longer call's programs, forward an
 RENT such calls a length compiles its own."""
 import gc
 
+import jax
 import numpy as np
 import pytest
 
@@ -184,3 +185,16 @@ def test_create_graph_differentiates_the_calls_own_operands(short_calls):
         return T.autograd.grad((g * g).sum(), x)[0]
     both(second_order, rtol=1e-5, atol=1e-6)
     assert short_calls == ["log_softmax"]
+
+
+def test_a_large_output_is_cut_by_jax(short_calls, monkeypatch):
+    """An output (and its gradient) past ON_HOST elements is cut (padded) by jax's own program:
+    an embedding's (6, 3, 4) rows from indices of 18."""
+    from torchlike._ops import padded
+    monkeypatch.setattr(padded, "ON_HOST", 64)
+    both(lambda T: embedding(T, LONG), rtol=1e-5, atol=1e-5)
+    cuts, slice_in_dim = [], jax.lax.slice_in_dim
+    monkeypatch.setattr(jax.lax, "slice_in_dim", lambda *a, **k: cuts.append(a[0].shape) or
+                        slice_in_dim(*a, **k))
+    both(lambda T: embedding(T, SHORT), rtol=1e-5, atol=1e-5)
+    assert short_calls == ["embedding"] and cuts == [(LONG, 3, 4)]

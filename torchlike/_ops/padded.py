@@ -15,8 +15,9 @@ an ``Op.bucket`` rule; dispatch pads, runs and cuts, and a recorded call's node 
 operands, pads its outputs' gradients with zeros and cuts the padded operands' cotangents:
 ``OpNode._cut`` in autograd/graph.py).  numpy pads and cuts, on a CPU (operands of at most
 ``ON_HOST`` elements): a pad or a cut of word_lstm's (140, 2000) logits compiled in 27-36 ms as
-programs of their own, as long as the op's, and numpy's take a millisecond; on other devices
-(and in a jax trace) a call runs its own program, as for the host's moves.  The padded rows' gradients are zeros, so nothing reaches
+programs of their own, as long as the op's, and numpy's take a millisecond (an output larger
+than that, a linear layer's over a large vocabulary, is cut by jax's own program); on other
+devices (and in a jax trace) a call runs its own program, as for the host's moves.  The padded rows' gradients are zeros, so nothing reaches
 an operand taken whole from them (a weight's gradient, an embedding's rows).  A length is run so
 for its first RENT calls (NOTE [ new shapes moved on the host ] in _host.py), then compiles its
 own program, which a length a loop keeps meeting repays.  create_graph and a traced backward
@@ -36,6 +37,7 @@ average, adaptive), a normalization's (layer and group norm, batch norm out of t
 linear layer's rows (addmm and mm of a matrix, and linear under no_grad).
 """
 import numpy as np
+from jax import lax
 
 from .._creation import put
 from .._dispatch import remember
@@ -106,9 +108,14 @@ class Padded:
     def _pad(self, x, axis, value=0):
         pads = [(0, 0)] * x.ndim
         pads[axis] = (0, self.size - self.length)
+        if x.size > ON_HOST:   # (a large output's gradient: jax's own program)
+            return lax.pad(x, np.asarray(value, x.dtype), [(lo, hi, 0) for lo, hi in pads])
         return put(np.pad(np.asarray(x), pads, constant_values=value), self.device)
 
-    def _cut(self, x, axis):   # (a copy: numpy's view of x may be its device buffer)
+    def _cut(self, x, axis):
+        if x.size > ON_HOST:   # (a large output: jax's own program)
+            return lax.slice_in_dim(x, 0, self.length, axis=axis)
+        # (a copy: numpy's view of x may be its device buffer)
         return put(np.array(np.asarray(x)[(slice(None),) * axis + (slice(self.length),)]),
                    self.device)
 
