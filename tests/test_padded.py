@@ -109,6 +109,18 @@ def norms(T, n):   # layer norm over the last dim, group norm, batch norm from r
     return _recorded(T, y, [x, w, b])
 
 
+def hooked_twice(T, n):   # a tensor hook, a node hook, and a second backward of the graph
+    (x,) = _inputs(T, n, (7,))
+    y = T.log_softmax(x, 1)
+    seen = []
+    y.register_hook(lambda g: g * 2)
+    y.grad_fn.register_hook(lambda gi, go: seen.append((gi[0].clone(), go[0].clone())))
+    g = T.tensor(np.random.default_rng(2).standard_normal(tuple(y.shape)).astype(np.float32))
+    y.backward(g, retain_graph=True)
+    y.backward(g)
+    return {"grad": x.grad, "seen": seen}
+
+
 def argmax(T, n):
     (x,) = _inputs(T, n, (7,))
     return {"out": x.detach().argmax(1)}
@@ -127,7 +139,8 @@ CASES = {f.__name__: (f, ops) for f, ops in [
     (nll_loss_sum, ("nll_loss",)), (embedding, ("embedding",)), (linear, ("addmm", "relu")),
     (linear_no_bias, ("mm",)), (conv2d, ("convolution",)),
     (max_pool2d, ("max_pool2d_with_indices",)), (avg_pools, ("avg_pool2d", "adaptive_avg_pool2d")),
-    (norms, ("layer_norm", "group_norm", "batch_norm")), (argmax, ("argmax",)),
+    (norms, ("layer_norm", "group_norm", "batch_norm")), (hooked_twice, ("log_softmax",)),
+    (argmax, ("argmax",)),
     (linear_no_grad, ("linear",))]}
 
 
