@@ -121,25 +121,24 @@ class Padded:
 
     def outputs(self, out):
         """The call's outputs from the program's."""
-        if type(out) is not tuple:
-            return self._cut(out, self.cuts[0][1]) if self.cuts else out
-        if self.cuts is EVERY:
-            return tuple([self._cut(o, 0) for o in out])
-        out = list(out)
-        for nr, axis in self.cuts:
-            out[nr] = self._cut(out[nr], axis)
-        return tuple(out)
+        return self._each(out, self._cut)
 
     def gradients(self, g):
         """The gradients of the program's outputs from the call's: zero rows after."""
-        if type(g) is not tuple:
-            return self._pad(g, self.cuts[0][1]) if self.cuts else g
-        if self.cuts is EVERY:   # (those of its differentiable outputs)
-            return tuple([self._pad(x, 0) for x in g])
-        g = list(g)
+        return self._each(g, self._pad)
+
+    def _each(self, values, move):
+        """``move(value, axis)`` for each of ``values`` (an array, or a tuple: the outputs, or
+        the gradients of the differentiable ones) that holds the call's rows along ``axis``."""
+        if self.cuts is EVERY:
+            return tuple([move(v, 0) for v in values]) if type(values) is tuple else \
+                move(values, 0)
+        if type(values) is not tuple:
+            return move(values, self.cuts[0][1]) if self.cuts else values
+        values = list(values)
         for nr, axis in self.cuts:
-            g[nr] = self._pad(g[nr], axis)
-        return tuple(g)
+            values[nr] = move(values[nr], axis)
+        return tuple(values)
 
     def cotangents(self, outs, mask):
         """The call's cotangents from the program's (of the operands in ``mask``)."""
@@ -192,7 +191,7 @@ class Rows:
         return bucket
 
 
-EVERY = ((0, 0),)   # (as cuts: every output's leading axis cut)
+EVERY = "every output"   # (as cuts: every output's leading axis cut)
 _LEADING = (((0, 0, 0),), ((0, 0),))   # operand 0's leading axis padded, output 0's cut
 
 
