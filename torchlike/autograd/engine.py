@@ -10,6 +10,7 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dispatch, _lazy, _meta, _trace_context, _x64
 from . import anomaly_mode, fused
@@ -33,8 +34,8 @@ def _seed(arr):
     else:   # NOTE [ reading an array's shape and dtype ] in _dispatch.py
         key = (arr.aval.dtype, arr.sharding)
     s = _SEEDS.get(key)   # (device_put places on a device as on a sharding)
-    if s is None:
-        s = _SEEDS[key] = jax.device_put(jnp.ones((), key[0]), key[1])
+    if s is None:   # (numpy's one: jnp.ones would compile a program for it, 10-40 ms)
+        s = _SEEDS[key] = jax.device_put(np.ones((), key[0]), key[1])
     return s
 
 
