@@ -206,6 +206,16 @@ class ToCopyBackward0(Node):
 _DIFF_KINDS = frozenset("fcV")   # float, complex, and ml_dtypes' bfloat16 ('V')
 
 
+def _zeros(shape, dtype, sharding):
+    """Zeros of ``shape`` and ``dtype`` on ``sharding`` (None: the default device): numpy's,
+    placed there, up to 65,536 elements (jnp.zeros compiles a program for each shape and dtype,
+    10-40 ms: an rnn stack's unused final states met it before their first backward); jax's
+    past that, which make them on the device."""
+    if sharding is None or math.prod(shape) > 1 << 16:
+        return jnp.zeros(shape, dtype, device=sharding)
+    return jax.device_put(np.zeros(shape, dtype), sharding)
+
+
 class OpNode(Node):
     """The backward of one op (of the op table, or made per call): the VJP of ``op.fn`` at the
     saved primals, run as a cached jit or, under create_graph, recorded as an op again."""
@@ -364,7 +374,7 @@ class OpNode(Node):
             return [grads[0]]
         like = next((g for g in grads if type(g) is ArrayImpl), None)
         device = None if like is None else like.sharding
-        return [jnp.zeros(*self._out_meta[nr], device=device) if g is None else g
+        return [_zeros(*self._out_meta[nr], device) if g is None else g
                 for nr, g in enumerate(grads) if self.out_diff[nr]]
 
     def apply(self, grads, create_graph):
