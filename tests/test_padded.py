@@ -211,3 +211,23 @@ def test_a_large_output_is_cut_by_jax(short_calls, monkeypatch):
                         slice_in_dim(*a, **k))
     both(lambda T: embedding(T, SHORT), rtol=1e-5, atol=1e-5)
     assert short_calls == ["embedding"] and cuts == [(LONG, 3, 4)]
+
+
+def test_a_prediction_runs_a_training_calls_forward(short_calls):
+    """Under no_grad, a short call runs the forward program of a longer recorded call (a few
+    predictions after training at a larger batch); its own program after the rent."""
+    ops = ("relu", "log_softmax")
+
+    def step(T, n):
+        (x,) = _inputs(T, n, (7,))
+        if n == LONG:   # training
+            return _recorded(T, T.log_softmax(T.relu(x), 1), [x])
+        with T.no_grad():
+            return {"out": T.log_softmax(T.relu(x), 1)}
+    both(lambda T: step(T, LONG), rtol=1e-5, atol=1e-5)
+    for call in range(3):   # RENT 2
+        before = _programs(ops)
+        both(lambda T: step(T, SHORT), rtol=1e-5, atol=1e-5)
+        assert sorted(short_calls) == (sorted(ops) if call < 2 else [])
+        assert (_programs(ops) == before) == (call < 2)
+        short_calls.clear()

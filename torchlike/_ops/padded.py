@@ -4,25 +4,28 @@ NOTE [ a short call in a longer one's program ]
 A training loop over a stream or a dataset meets its ops at one shape a step, and at a shorter
 one once a pass: the last, short batch or window (examples/pytorch/word_lstm.py's stream
 remainder of 14 steps of 35, in training and in each evaluation).  Each op compiles its forward
-and its backward again for that shape, and the remainder's share of word_lstm's compiles was
-most of a second.  An op whose outputs' rows (the indices of one axis) depend on the same rows
-of some of its operands and on the others whole, a row-wise op, gives the call's outputs from
-its program over those operands padded with rows of a fill value, the padded rows cut off its
-outputs.  So where an op has run for the same static arguments and the same shapes but a
-longer length along those axes (whether recorded or not: a recorded call's backward program is
-the longer call's too), a call of a shorter one runs the shortest such program (``Padded.of``,
-an ``Op.bucket`` rule; dispatch pads, runs and cuts, and a recorded call's node keeps the padded
-operands, pads its outputs' gradients with zeros and cuts the padded operands' cotangents:
-``OpNode._cut`` in autograd/graph.py).  numpy pads and cuts, on a CPU (operands of at most
-``ON_HOST`` elements): a pad or a cut of word_lstm's (140, 2000) logits compiled in 27-36 ms as
-programs of their own, as long as the op's, and numpy's take a millisecond (an output larger
+and its backward again for that shape, and the remainder's share of word_lstm's compiles was most
+of a second.  An op whose outputs' rows (the indices of one axis) depend on the same rows of some
+of its operands and on the others whole, a row-wise op, gives the call's outputs from its program
+over those operands padded with rows of a fill value, the padded rows cut off its outputs.  So
+where an op has run for the same static arguments and the same shapes but a longer length along
+those axes (recorded, for a recorded call, whose backward program is then the longer call's too;
+either, for one under no_grad, where the op's forward is the same program recorded or not: a few
+predictions after training at a larger batch; an rnn stack's recorded forward, which keeps
+residuals, is a program of its own), a call of a shorter one runs the shortest such program
+(``Padded.of``, an ``Op.bucket`` rule; dispatch pads, runs and cuts, and a recorded call's node
+keeps the padded operands, pads its outputs' gradients with zeros and cuts the padded operands'
+cotangents: ``OpNode._cut`` in autograd/graph.py).  numpy pads and cuts, on a CPU (operands of at
+most ``ON_HOST`` elements): a pad or a cut of word_lstm's (140, 2000) logits compiled in 27-36 ms
+as programs of their own, as long as the op's, and numpy's take a millisecond (an output larger
 than that, a linear layer's over a large vocabulary, is cut by jax's own program); on other
-devices (and in a jax trace) a call runs its own program, as for the host's moves.  The padded rows' gradients are zeros, so nothing reaches
-an operand taken whole from them (a weight's gradient, an embedding's rows).  A length is run so
-for its first RENT calls (NOTE [ new shapes moved on the host ] in _host.py), then compiles its
-own program, which a length a loop keeps meeting repays.  create_graph and a traced backward
-differentiate the call's own operands (its own program, compiled then); the fused backward
-leaves such a node to the per-node walk (NOTE [ fused backward ] in autograd/fused.py).
+devices (and in a jax trace) a call runs its own program, as for the host's moves.  The padded
+rows' gradients are zeros, so nothing reaches an operand taken whole from them (a weight's
+gradient, an embedding's rows).  A length is run so for its first RENT calls (NOTE [ new shapes
+moved on the host ] in _host.py), then compiles its own program, which a length a loop keeps
+meeting repays.  create_graph and a traced backward differentiate the call's own operands (its own
+program, compiled then); the fused backward leaves such a node to the per-node walk (NOTE [ fused
+backward ] in autograd/fused.py).
 
 Each real row is the same arithmetic over the same values; a reduction over the rows (a loss's
 sum or mean, its padded targets ignored) may sum them in another order, so its last bits may
@@ -91,9 +94,11 @@ class Padded:
         key = tuple(key)
         run = cls._RUN.get(key)
         if run is None:
-            remember(cls._RUN, key, {length})
-            return None
+            run = remember(cls._RUN, key, set())
         longer = [n for n in run if n > length]
+        if not recorded and not op.residuals and \
+                (ran := cls._RUN.get(key[:2] + (True,) + key[3:])):
+            longer += [n for n in ran if n > length]   # (a recorded call's forward is its own)
         calls = cls._RENTED.get((key, length), 0)
         if length in run or not longer or calls >= RENT:   # (the rent paid: its own program)
             run.add(length)
