@@ -89,9 +89,7 @@ def _rented(op, static, arrays, read, met=None):
     for i in read:
         if type(arrays[i]) is not ArrayImpl:
             return None
-        aval = arrays[i].aval
-        if aval.size > MOVED or not (aval.dtype.kind in "biufc" or
-                                     aval.dtype == ml_dtypes.bfloat16):
+        if not _readable(arrays[i].aval, MOVED):
             return None
     avals, placed = [], []
     for a in arrays:
@@ -123,14 +121,17 @@ def _rented(op, static, arrays, read, met=None):
     return device
 
 
+def _readable(aval, largest):
+    """Whether numpy reads an array of ``aval``: at most ``largest`` elements of a dtype it has."""
+    return aval.size <= largest and (aval.dtype.kind in "biufc" or
+                                     aval.dtype == ml_dtypes.bfloat16)
+
+
 def cpu_device(x, largest=MOVED):
     """The CPU device holding concrete array ``x`` (committed, one device, at most ``largest``
     elements of a dtype numpy holds) outside any jax trace: where numpy may move its values in
     place of a program; else None."""
-    if type(x) is not ArrayImpl or not top_level():
-        return None
-    aval = x.aval
-    if aval.size > largest or not (aval.dtype.kind in "biufc" or aval.dtype == ml_dtypes.bfloat16):
+    if type(x) is not ArrayImpl or not top_level() or not _readable(x.aval, largest):
         return None
     sharding = x.sharding
     if type(sharding) is not SingleDeviceSharding or not x.committed:
