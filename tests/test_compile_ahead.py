@@ -17,17 +17,19 @@ import pytest
 import torchlike as tl
 from torchlike import _ahead, _host
 
-_COMPILE = "/jax/core/compile/backend_compile_duration"
+_LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 
 
 @pytest.fixture
 def compiles(monkeypatch):
-    """The compiles of the main thread and of the worker, as lists of seconds."""
+    """The programs the main thread and the worker compiled, as lists of seconds: their
+    lowerings, since a program whose text was compiled before takes that executable from XLA
+    (NOTE [ one program for one text ] in torchlike/_quick.py)."""
     monkeypatch.setattr(_ahead, "enabled", True)
     seen = {"main": [], "worker": []}
 
     def listen(event, seconds, **kwargs):
-        if event == _COMPILE:
+        if event == _LOWER:
             main = threading.current_thread() is threading.main_thread()
             seen["main" if main else "worker"].append(seconds)
     jax.monitoring.register_event_duration_secs_listener(listen)

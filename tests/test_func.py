@@ -556,6 +556,57 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     assert compile(forward, (5,)) == 1 and compile(rows, (70, 100)) == 1
 
 
+def test_programs_of_one_text_compile_once(monkeypatch):
+    """Quick programs whose modules differ only in their own names and their results' compile
+    once: a later one runs the first one's executable on its own operands; another shape, other
+    options, a donated operand and a plain jax.jit compile their own; at most _MAX_SAME are kept,
+    and clearing jax's caches clears them (NOTE [ one program for one text ] in
+    torchlike/_quick.py)."""
+    from jax._src.interpreters import pxla
+    from torchlike import _quick
+    compiled = []
+
+    def compile_spy(computation, *args):
+        compiled.append(computation)
+        return jax_compile(computation, *args)
+
+    jax_compile = pxla._cached_compilation.jax
+    compile_spy.cache_clear = jax_compile.cache_clear
+    monkeypatch.setattr(pxla, "_cached_compilation", compile_spy)
+    assert _quick.options_per_program()
+    level, emitters = "xla_backend_optimization_level", "xla_cpu_use_fusion_emitters"
+    monkeypatch.setattr(_quick, "_options", ({emitters: False, level: 1}, {level: 1}))
+    monkeypatch.setattr(_quick, "_SAME", {})
+
+    def scaled(y):   # another name, its result another (a tuple's first)
+        return (y * 2.0,)
+
+    x, y, t = (jax.device_put(a) for a in (np.arange(6, dtype=np.float32).reshape(2, 3),
+                                           np.ones((2, 3), np.float32),
+                                           np.ones((3, 2), np.float32)))
+    first = _quick.quick_jit(lambda x: x * 2.0)
+    np.testing.assert_array_equal(first(x), np.asarray(x) * 2)
+    assert len(compiled) == 1
+    second = _quick.quick_jit(scaled)(y)[0]
+    assert len(compiled) == 1   # the first one's executable, its own values
+    np.testing.assert_array_equal(second, np.full((2, 3), 2.0))
+    for other in (lambda: first(t), lambda: _quick.quick_jit(scaled, fusion=True)(x),
+                  lambda: _quick.quick_jit(scaled, donate_argnums=0)(y),
+                  lambda: jax.jit(scaled)(x)):
+        n = len(compiled)
+        other()
+        assert len(compiled) == n + 1
+    assert len(_quick._SAME) == 4   # (the plain jax.jit's is not kept)
+    monkeypatch.setattr(_quick, "_MAX_SAME", 4)
+    _quick.quick_jit(lambda x: x - 1.0)(x)   # a fifth: the least recently used one goes
+    n = len(compiled)
+    _quick.quick_jit(lambda x: x * 2.0)(t)   # (used more recently than x's)
+    _quick.quick_jit(scaled)(x)
+    assert len(compiled) == n + 1
+    jax.clear_caches()
+    assert _quick._SAME == {}
+
+
 def test_new_small_shapes_move_on_the_host(monkeypatch):
     """Once an op's programs were traced for MOVES_MET shapes, a slice, a pad with zeros, a cat,
     an embedding, a split or a view op (view, transpose, permute, expand, ...) of small arrays on

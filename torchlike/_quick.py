@@ -290,11 +290,11 @@ _REDUCE = re.compile(r"stablehlo\.reduce\(.*? across dimensions = \[([\d, ]+)\] 
                      r"\(tensor<([^>]*)>")   # (the reduced dims; the first operand's type)
 
 
-def _unrolled_reduction(module):
-    """Whether an MLIR module reduces a floating-point array of at most _UNROLLED elements over
-    two or more of its dims longer than one (NOTE [ small reductions over several dims ]); read
-    from its text, which touches no operation through the bindings."""
-    for dims, operand in _REDUCE.findall(str(module)):
+def _unrolled_reduction(text):
+    """Whether an MLIR module (its text, which touches no operation through the bindings)
+    reduces a floating-point array of at most _UNROLLED elements over two or more of its dims
+    longer than one (NOTE [ small reductions over several dims ])."""
+    for dims, operand in _REDUCE.findall(text):
         *shape, dtype = operand.split("x")
         shape = [int(n) for n in shape]
         if dtype.startswith(("f", "bf")) and math.prod(shape) <= _UNROLLED and \
@@ -303,11 +303,57 @@ def _unrolled_reduction(module):
     return False
 
 
+# NOTE [ one program for one text ]
+# jax compiles a program per jitted function, and torchlike's per-op programs are many
+# functions (each op's forward, each op's backward, for each set of static arguments) whose
+# programs often come out the same: the backward of a view is the forward of the view that
+# undoes it (a reshape of (32, 32, 92) to (1024, 92) and back), the backward of a clone, of an
+# add of two arrays of one shape, of an expand to the shape it had, passes its gradient on
+# unchanged (a module that returns its operand), two scalings of the same shape by a Python
+# number are one program.  examples/pytorch/transformer_lm.py compiled 21 of its 153 programs a
+# second time so (0.39 s of XLA's 3.9), once their modules' own names and the names of their
+# results (``jax.result_info``, which XLA does not read) were set aside.  So a module compiled
+# with torchlike's options (quick or fusion: NOTE [ quick compiles ]) is looked up by that
+# text and the rest of jax's compile arguments (the options, the devices, the client, donation
+# and callbacks) before XLA compiles it, and a match takes the executable compiled before:
+# the same module text with the same arguments is the same program.  At most ``_MAX_SAME``
+# executables are kept so (about 0.2 MB each for a small program, 2-core CPU, jax 0.10.2), the
+# least recently used dropped first (NOTE [ bounded program caches ] in _dispatch.py).
+_MAX_SAME = 256
+_SAME = {}   # (text without names, the other arguments) -> the executable
+_same_lock = threading.Lock()
+_MODULE_NAME = re.compile(r"^module @[\w.$-]+")
+_RESULT_NAME = re.compile(r' ?jax\.result_info = "(?:[^"\\]|\\.)*",?')
+
+
+def clear_same():
+    """Drop the executables kept by their text; jax.clear_caches calls it (registered with
+    jax's caches below, as an object with a ``cache_clear``)."""
+    with _same_lock:
+        _SAME.clear()
+
+
+clear_same.cache_clear = clear_same
+try:
+    from jax._src import util as _jax_util
+    _jax_util.register_cache(clear_same, "torchlike's programs of one text")
+except (ImportError, AttributeError):   # another jax: cleared with jax's compile step only
+    pass
+
+
+def _same_key(text, args):
+    """The key of ``_SAME`` for a module's text and jax's other compile arguments (its name,
+    a str, left out)."""
+    text = _RESULT_NAME.sub("", _MODULE_NAME.sub("module", text, count=1))
+    return text, tuple([a for a in args if type(a) is not str])
+
+
 def options_per_program():
     """Compile a quick program with the options its trace noted (NOTE [ programs for ever new
     shapes ]), or with the fusion emitters where it holds a small reduction over several dims
-    (NOTE [ small reductions over several dims ]); returns whether jax's compile step was
-    wrapped."""
+    (NOTE [ small reductions over several dims ]), and a program of torchlike's options whose
+    text was compiled already not again (NOTE [ one program for one text ]); returns whether
+    jax's compile step was wrapped."""
     try:
         from jax._src.interpreters import pxla
     except ImportError:
@@ -323,15 +369,32 @@ def options_per_program():
                 _thread.recompile = None
                 if _result_shapes(computation) == note[0]:
                     changes = note[1]
+            if _options is None or \
+                    not any(o and o.items() <= set(args[i]) for o in _options for i in at):
+                return compile(computation, *args)   # (not one of torchlike's programs)
+            text = str(computation)
             if changes is None and any(_QUICK.items() <= set(args[i]) for i in at) and \
-                    _unrolled_reduction(computation):
+                    _unrolled_reduction(text):
                 changes = _TO_FUSION
             if changes is not None:
                 args = list(args)
                 for i in at:
                     args[i] = _changed(args[i], changes)
-            return compile(computation, *args)
-        cached_compilation.cache_clear = compile.cache_clear   # (jax.extend's clearing of it)
+            key = _same_key(text, args)
+            with _same_lock:   # (the compile-ahead worker compiles too)
+                executable = _SAME.pop(key, None)   # (put back last: the most recently used)
+            if executable is None:
+                executable = compile(computation, *args)
+            with _same_lock:
+                while len(_SAME) >= _MAX_SAME:
+                    del _SAME[next(iter(_SAME))]
+                _SAME[key] = executable
+            return executable
+
+        def cache_clear():   # (jax.extend's clearing of jax's compile step)
+            clear_same()
+            compile.cache_clear()
+        cached_compilation.cache_clear = cache_clear
         return cached_compilation
     return _replace(pxla, "_cached_compilation", "TORCHLIKE_COMPILE_STEP", wrap)
 
