@@ -4,6 +4,7 @@ grad_fn objects and the graph's structure.
 Each case is a function of the library module ``T`` run with torch and with torchlike
 (engine cases in parity.py); cases are grouped in spec tables (docs/architecture.md §7.5).
 """
+import numpy as np
 import pytest
 import torch
 
@@ -567,8 +568,38 @@ def linear_output_view(T):
     return facts + [vals(w.grad), vals(x.grad), vals(b.grad)]
 
 
+def linear_folded_hooks(T):
+    """The walk runs a linear layer's addmm through its folded views (NOTE [ backward through
+    folded views ] in torchlike/autograd/engine.py), or node by node where a hook, retain_grad
+    or a capture asks for what passes them: a hook on a 3-D output, a node hook on the
+    weight's TBackward0, a retained output, autograd.grad of the input, one weight in two
+    layers, a kept graph's second backward; the gradients and what each hook saw are
+    PyTorch's."""
+    F = T.nn.functional
+    seen = []
+    w, b = leaf(T, W23), leaf(T, [0.1, -0.2])
+    x = leaf(T, [M23, [[0.0, 1.0, -1.0], [2.0, 0.5, 1.0]]])
+    hooked = F.linear(x, w, b)
+    hooked.register_hook(lambda g: seen.append(vals(g)))
+    node_hooked = F.linear(x, w)
+    t_node = node_hooked.grad_fn.next_functions[0][0].next_functions[1][0]
+    t_node.register_hook(lambda gi, go: seen.append([gname(node_hooked), vals(gi[0]),
+                                                     vals(go[0])]))
+    retained = F.linear(x[0], w, b)
+    retained.retain_grad()
+    plain = F.linear(x, w, b) + F.linear(x * 2, w)
+    loss = (hooked * hooked).sum() + node_hooked.sum() + (retained * 3).sum() + \
+        (plain * plain).sum()
+    gx, = T.autograd.grad(loss, [x], retain_graph=True)
+    loss.backward(retain_graph=True)
+    first = [vals(w.grad), vals(b.grad), vals(x.grad), vals(retained.grad)]
+    loss.backward()
+    return [seen, vals(gx), first, vals(w.grad), vals(b.grad), vals(x.grad)]
+
+
 GRAPH = [
     (linear_folded_graph, None),
+    (linear_folded_hooks, None),
     (linear_output_view, None),
     (linear_folded_weight_written, None),
     (linear_folded_input_written, None),
@@ -609,3 +640,41 @@ def test_linear_output_view_runs_inside_the_addmm():
     assert "_arr" not in vars(base)
     assert base.shape == (20, 2) and "_arr" in vars(base)
     assert tl.equal(base, out.detach().reshape(20, 2))
+
+
+def test_backward_runs_through_folded_views(monkeypatch):
+    """A linear layer's backward, walked node by node, runs its addmm through its folded views:
+    neither TBackward0 nor the two ViewBackward0 around an N-d input's addmm run a program
+    (NOTE [ backward through folded views ] in torchlike/autograd/engine.py); with a hook on
+    the output, every node runs; the gradients are the same either way."""
+    from torchlike.autograd import fused, graph
+    monkeypatch.setattr(fused, "enabled", False)
+    ran = []
+    apply = graph.OpNode.apply
+
+    def spy(node, grads, create_graph, through=False):
+        ran.append((node.name(), through))
+        return apply(node, grads, create_graph, through)
+    monkeypatch.setattr(graph.OpNode, "apply", spy)
+    grads = []
+    for hook in (False, True):
+        lin = tl.nn.Linear(3, 2)
+        with tl.no_grad():
+            lin.weight.copy_(tl.tensor(W23))
+            lin.bias.copy_(tl.tensor([0.1, -0.2]))
+        x = tl.tensor([M23, M23], requires_grad=True)
+        out = lin(x)
+        if hook:
+            out.register_hook(lambda g: g)
+        ran.clear()
+        (out * out).sum().backward()
+        grads.append([x.grad, lin.weight.grad, lin.bias.grad])
+        names = [name for name, _ in ran]
+        if hook:
+            assert names.count("ViewBackward0") == 2 and "TBackward0" in names
+            assert ("AddmmBackward0", False) in ran
+        else:
+            assert ("AddmmBackward0", True) in ran
+            assert "ViewBackward0" not in names and "TBackward0" not in names
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)

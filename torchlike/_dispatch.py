@@ -580,27 +580,21 @@ def _undone(op, static, x):
 
 def _compile_ahead(outs):
     """Hand the backward of the node that made ``outs`` (a Tensor or a tuple of them) to the
-    worker thread, and those of the nodes of its folded views: under a folded output view's
-    node, the op's node, and that node's folded operands' (NOTE [ backward programs compiled
-    ahead ] in _ahead.py; NOTE [ folded views ])."""
+    worker thread: for an op with folded views, the program that runs through them, as the
+    walk will (NOTE [ backward programs compiled ahead ] in _ahead.py; NOTE [ backward through
+    folded views ] in autograd/engine.py)."""
     outs = outs if type(outs) is tuple else (outs,)
     node = next((t._grad_fn for t in outs if t._grad_fn is not None), None)
     if not isinstance(node, graph.OpNode) or node._primals is None:
         return
     arr = outs[0]._arr
-    node.compile_ahead([_ahead.abstract(o._arr.shape, o._arr.dtype, arr)
-                        for nr, o in enumerate(outs) if node.out_diff[nr]])
+    g = [_ahead.abstract(o._arr.shape, o._arr.dtype, arr)
+         for nr, o in enumerate(outs) if node.out_diff[nr]]
     if node._placeholders:   # a folded output view's node: the op's is the base's
-        shape, dtype = node._primals[0]
         node = node.next_functions[0][0]
         if not isinstance(node, graph.OpNode) or node._primals is None:
             return
-        node.compile_ahead([_ahead.abstract(shape, dtype, arr)])
-    for i, (view, _) in (node._op.fold or {}).items():
-        fold = node.next_functions[i][0]
-        if isinstance(fold, graph.OpNode) and fold._op is view and fold._primals is not None:
-            out = jax.eval_shape(_plain_fn(view.fn, fold._static), fold._primals[0])
-            fold.compile_ahead([_ahead.abstract(out.shape, out.dtype, arr)])
+    node.compile_ahead(g, through=node._op.fold is not None or node._op.view_out is not None)
 
 
 _new_tensor = object.__new__
@@ -906,19 +900,27 @@ def _output_view(op, static, dt, out, args, arrays, edges, mask):
 
 # --- backward -----------------------------------------------------------------------------------
 
-def _vjp_at(op, static, dt, mask, out_mask):
+def _vjp_at(op, static, dt, mask, out_mask, through=False):
     """primals -> jax.vjp of ``op``'s outputs in ``out_mask`` (None: all) with respect to its
-    operands in ``mask`` (positions that require grad; of the view, for a folded operand)."""
+    operands in ``mask`` (positions that require grad; of the view, for a folded operand).
+    ``through``: of the op as its forward program runs it, its folded views and output view
+    inside (the folded operands' bases; the output view's values): NOTE [ backward through
+    folded views ] in autograd/engine.py."""
     f = _viewed_fn(op, static, dt)
     views = None if op.fold is None else _fold_fns(op, static)
+    if through and op.view_out is not None:
+        view, name = op.view_out
+        f = _then(f, _plain_fn(view.fn, fold_static(static, name)[0]))
 
     def vjp(primals):
-        if views is not None:
+        if views is not None and not through:
             primals = _apply_folds(views, primals)
         def f_diff(*d):
             full = list(primals)
             for i, v in zip(mask, d):
                 full[i] = v
+            if views is not None and through:
+                full = _apply_folds(views, full)
             out = f(*full)
             if out_mask is None:
                 return out
@@ -936,10 +938,10 @@ def _pull(pull, g, primals):
     return tuple(jnp.conj(r) for r in pull(jax.tree_util.tree_map(jnp.conj, g)))
 
 
-def _vjp_fn(op, static, dt, mask, out_mask):
+def _vjp_fn(op, static, dt, mask, out_mask, through=False):
     """g, *primals -> cotangents of the inputs in ``mask`` (positions that require grad; of
-    the view, for a folded operand)."""
-    vjp = _vjp_at(op, static, dt, mask, out_mask)
+    the view, for a folded operand, unless ``through``: ``_vjp_at``)."""
+    vjp = _vjp_at(op, static, dt, mask, out_mask, through)
 
     def bwd(g, *primals):
         return _pull(vjp(primals)[1], g, primals)
@@ -1003,9 +1005,17 @@ def residual_backward_fn(op, static, dt, mask):
     return f
 
 
-def backward_fn(op, static, dt, mask, out_mask, traced):
+def backward_fn(op, static, dt, mask, out_mask, traced, through=False):
     """g, *primals -> the cotangents of the inputs in ``mask``: a cached jit of ``_vjp_fn``,
-    or ``_vjp_fn`` itself while tracing and for an op made per call."""
+    or ``_vjp_fn`` itself while tracing and for an op made per call; ``through``: of the op
+    with its folded views inside (``_vjp_at``; an op of the table with folds, concrete
+    values)."""
+    if through:
+        key = ("through", static, dt, mask, out_mask)
+        f = op._bwd.get(key)
+        if f is None:
+            f = remember(op._bwd, key, op_jit(op, _vjp_fn(op, static, dt, mask, out_mask, True)))
+        return f
     if traced:
         return _vjp_fn(op, static, dt, mask, out_mask)
     if op.grad_pieces is not None:

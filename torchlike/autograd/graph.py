@@ -377,7 +377,10 @@ class OpNode(Node):
         return [_zeros(*self._out_meta[nr], device) if g is None else g
                 for nr, g in enumerate(grads) if self.out_diff[nr]]
 
-    def apply(self, grads, create_graph):
+    def apply(self, grads, create_graph, through=False):
+        """The cotangents of the node's operands, by edge; ``through``: of its folded operands'
+        bases, its gradient in its output view's shape (NOTE [ backward through folded views ]
+        in engine.py: the engine asks it of a plain node only)."""
         reason = self._op.no_grad_reason
         if reason:   # a message (RuntimeError), or an exception type and message
             exc, message = reason if isinstance(reason, tuple) else (RuntimeError, reason)
@@ -413,7 +416,8 @@ class OpNode(Node):
                                           edges if any(edges) else None)
         else:
             g = values[0] if self._out_mask is None else tuple(values)
-            fn, args = self._program(g if cut is None else cut.gradients(g), primals, traced)
+            fn, args = self._program(g if cut is None else cut.gradients(g), primals, traced,
+                                     through)
             if _ahead.waiting:   # NOTE [ backward programs compiled ahead ] in _ahead.py
                 _ahead.claim(fn, args)
             outs = _meta.run(fn, self.name(), *args)
@@ -421,20 +425,23 @@ class OpNode(Node):
                 outs = cut.cotangents(outs, mask)
         return self._scatter(outs)
 
-    def _program(self, g, primals, traced):
+    def _program(self, g, primals, traced, through=False):
         """(the backward's program, its arguments) for the incoming gradient(s) ``g``: the
-        VJP at the primals, or from the kept residuals (NOTE [ kept residuals ])."""
+        VJP at the primals (``through`` its folded views), or from the kept residuals (NOTE
+        [ kept residuals ])."""
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
         if self._residuals is not None and not traced:
             return _dispatch.residual_backward_fn(op, static, dt, mask), \
                 (g, primals, self._residuals)
-        return _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced), (g, *primals)
+        return _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced, through), \
+            (g, *primals)
 
-    def compile_ahead(self, g):
+    def compile_ahead(self, g, through=False):
         """Hand the program this node's backward will run to the worker thread, ``g`` being
         ShapeDtypeStructs of the gradients of its differentiable outputs (NOTE [ backward
-        programs compiled ahead ] in _ahead.py); nothing where a primal is not a concrete
-        array or a Python number (a tracer, a pending value)."""
+        programs compiled ahead ] in _ahead.py), ``through`` its folded views (NOTE [ backward
+        through folded views ] in engine.py); nothing where a primal is not a concrete array or
+        a Python number (a tracer, a pending value)."""
         if self._cut is not None:   # a longer call's program, compiled for it
             return
         g = g[0] if self._out_mask is None else tuple(g)
@@ -445,7 +452,7 @@ class OpNode(Node):
         elif self._pending or any(type(p) not in _CONCRETE for p in self._primals):
             return
         else:
-            fn, args = self._program(g, self._primals, False)
+            fn, args = self._program(g, self._primals, False, through)
         if hasattr(fn, "lower"):   # (a jitted program, not pieces run one by one)
             _ahead.submit(fn, args)
 
