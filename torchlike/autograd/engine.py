@@ -19,7 +19,7 @@ from .._lazy import Pending
 from .._quick import quick_program
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
-from .graph import _CONCRETE, AccumulateGrad, OpNode, _add
+from .graph import _CONCRETE, AccumulateGrad, OpNode, _add, plain
 
 _SEEDS = {}
 
@@ -203,12 +203,12 @@ def _apply_with_trace(node, grads, create_graph):
 # Only where every node involved is plain (no hooks, retain_grad, anomaly trace, capture), the
 # walk neither creates a graph nor profiles, and the values are concrete; anything else walks
 # every node.  The gradients are the same arithmetic (XLA may order a product's sums otherwise).
-def _through(node, deps, capture_nodes):
+def _through(node, deps, buffers, capture_nodes):
     """Whether op node ``node`` may run its backward through its folded views (NOTE above):
-    it and its folded views' nodes, each fed by it alone, are plain, and its primals
-    concrete."""
+    it and its folded views' nodes, each fed by it alone (one edge in, nothing delivered yet),
+    are plain, and its primals concrete."""
     op = node._op
-    if op.fold is None and op.view_out is None or not fused._plain(node) or \
+    if op.fold is None and op.view_out is None or not plain(node) or \
             node in capture_nodes or node._residuals is not None or node._placeholders or \
             node._primals is None or op.no_grad_reason or \
             any(type(p) not in _CONCRETE for p in node._primals):
@@ -218,22 +218,22 @@ def _through(node, deps, capture_nodes):
     for i, (view, _) in (op.fold or {}).items():
         child = node.next_functions[i][0]
         if child is not None and not (isinstance(child, OpNode) and child._op is view and
-                                      deps.get(child) == 1 and child not in capture_nodes and
-                                      fused._plain(child)):
+                                      deps.get(child) == 1 and child not in buffers and
+                                      child not in capture_nodes and plain(child)):
             return False
     return True
 
 
-def _output_view(node, deps, capture_nodes):
+def _output_view(node, deps, buffers, capture_nodes):
     """The op node below ``node`` where ``node`` is a plain folded output view's node whose
-    gradient that op node may take as it is (NOTE [ backward through folded views ]); else
-    None."""
-    if not node._placeholders or not fused._plain(node):
+    gradient that op node, fed by it alone, may take as it is (NOTE [ backward through folded
+    views ]); else None."""
+    if not node._placeholders or not plain(node):
         return None
     below = node.next_functions[0][0]
     if not isinstance(below, OpNode) or below._op.view_out is None or \
             below._op.view_out[0] is not node._op or deps.get(below) != 1 or \
-            not _through(below, deps, capture_nodes):
+            below in buffers or not _through(below, deps, buffers, capture_nodes):
         return None
     return below
 
@@ -330,7 +330,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
             buf = [_settled(g) for g in buffers.pop(node)]
             if plain and isinstance(node, OpNode) and node._placeholders and \
                     type(buf[0]) is ArrayImpl and node not in capture_nodes and \
-                    (below := _output_view(node, deps, capture_nodes)) is not None:
+                    (below := _output_view(node, deps, buffers, capture_nodes)) is not None:
                 given.add(below)   # (its only parent: its buffer is this gradient alone)
                 buffers[below] = [buf[0]] + [None] * (_num_outputs(below) - 1)
                 deps[below] = 0
@@ -354,7 +354,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
                 if node in given or plain and isinstance(node, OpNode) and \
                         node._op.fold is not None and node._op.view_out is None and \
                         all(type(g) is ArrayImpl for g in buf if g is not None) and \
-                        _through(node, deps, capture_nodes):
+                        _through(node, deps, buffers, capture_nodes):
                     outs, folds = node.apply(buf, False, through=True), node._op.fold
                 elif profiler is None:
                     outs = call_node(node, buf, create_graph)

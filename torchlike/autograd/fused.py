@@ -62,7 +62,7 @@ from .. import _dispatch, _lazy
 from .._lazy import Pending
 from .._tensor import ArrayImpl
 from . import anomaly_mode
-from .graph import AccumulateGrad, OpNode
+from .graph import AccumulateGrad, OpNode, plain
 
 _SEEN = {}          # signature -> sightings so far (an int) or the compiled program
 _MAX_SIGNATURES = 256   # the least recently seen are dropped (NOTE [ bounded program caches ])
@@ -72,11 +72,6 @@ fuse_after = 32     # the fewest sightings of a signature before its program is 
 buy_after = None    # sightings before it is compiled, if more (None: learned; NOTE above)
 node_saving = 25e-6   # seconds a compiled program saves a backward, a node (NOTE above)
 _compiles = [1.0, 32]   # seconds spent compiling programs, and their nodes (a prior: 1 s for 32)
-
-
-def _plain(node):
-    return not (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
-                or node._retains_grad or node._trace is not None)
 
 
 def _plan(roots, root_grads):
@@ -100,13 +95,13 @@ def _plan(roots, root_grads):
             var = node.variable
             d = var.__dict__
             old = var._grad
-            if not _plain(node) or d.get("_hooks") or d.get("_post_acc_hooks") or (
+            if not plain(node) or d.get("_hooks") or d.get("_post_acc_hooks") or (
                     old is not None and old._grad_fn is not None):
                 return None
             sig.append(("leaf", old is not None))
             operands.append(None if old is None else old._value())
             continue
-        if not isinstance(node, OpNode) or not _plain(node) or node._primals is None or \
+        if not isinstance(node, OpNode) or not plain(node) or node._primals is None or \
                 node._op.no_grad_reason or node._cut is not None:
             return None
         edges = []

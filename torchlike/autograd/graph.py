@@ -93,6 +93,14 @@ def add_hook(hooks, fn, prepend=False):
     return handle
 
 
+def plain(node):
+    """Whether ``node`` runs as nothing but its backward: no hooks of its own or of its
+    tensors, no retain_grad, no anomaly trace (the fused backward and the walk through folded
+    views act on such nodes only)."""
+    return not (node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
+                or node._retains_grad or node._trace is not None)
+
+
 class Node:
     """Mirrors ``torch.autograd.graph.Node``."""
 
