@@ -321,14 +321,14 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
 
     profiler = _dispatch._profiler   # NOTE [ profiler hook ] in autograd/profiler.py
     # NOTE [ backward through folded views ]: the op nodes given their output view's gradient
-    plain, given = not create_graph and profiler is None and not _trace_context.active, set()
+    through, given = not create_graph and profiler is None and not _trace_context.active, set()
     prev = _grad_state.grad_enabled
     _grad_state.grad_enabled = create_graph
     try:
         while ready:
             node = heapq.heappop(ready)[2]
             buf = [_settled(g) for g in buffers.pop(node)]
-            if plain and isinstance(node, OpNode) and node._placeholders and \
+            if through and isinstance(node, OpNode) and node._placeholders and \
                     type(buf[0]) is ArrayImpl and node not in capture_nodes and \
                     (below := _output_view(node, deps, buffers, capture_nodes)) is not None:
                 given.add(below)   # (its only parent: its buffer is this gradient alone)
@@ -351,7 +351,7 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
             scope = None   # the node's range while a profiler records, closed after its outputs
             folds = None   # the folded operands whose cotangents are their bases'
             if any(g is not None for g in buf):
-                if node in given or plain and isinstance(node, OpNode) and \
+                if node in given or through and isinstance(node, OpNode) and \
                         node._op.fold is not None and node._op.view_out is None and \
                         all(type(g) is ArrayImpl for g in buf if g is not None) and \
                         _through(node, deps, buffers, capture_nodes):
