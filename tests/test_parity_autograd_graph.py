@@ -597,8 +597,37 @@ def linear_folded_hooks(T):
     return [seen, vals(gx), first, vals(w.grad), vals(b.grad), vals(x.grad)]
 
 
+def linear_chains_hooks(T):
+    """The walk runs the backward of views, a reshape, a clone and an expand inside the node
+    above them (NOTE [ backward through linear ops ] in torchlike/autograd/engine.py), or
+    node by node where a hook, retain_grad, a capture or a second reader asks for what passes
+    them: heads split by view and transpose, a clone, an expand, a permute; a hooked view, a
+    retained one, a view read twice, autograd.grad of a transposed view and of a reshape, a kept
+    graph's second backward; the gradients and what each hook saw are PyTorch's."""
+    seen = []
+    x = leaf(T, [[M23, [[0.0, 1.0, -1.0], [2.0, 0.5, 1.0]]]] * 2)   # (2, 2, 2, 3)
+    w = leaf(T, W23)
+    q = x.view(2, 2, 6).transpose(1, 2)                    # (2, 6, 2)
+    att = (q @ q.transpose(1, 2)) * 0.25                   # (2, 6, 6)
+    hooked = x.permute(0, 2, 1, 3)
+    hooked.register_hook(lambda g: seen.append(vals(g)))
+    retained = x.clone().view(4, 2, 3)
+    retained.retain_grad()
+    twice = x.expand(3, 2, 2, 2, 3)
+    captured = x.reshape(4, 6)
+    ctx = (att @ q).reshape(2, 12) * 0.5
+    loss = (ctx * ctx).sum() + (hooked * hooked).sum() + (retained @ w.t()).pow(2).sum() + \
+        (twice * twice).sum() + twice.sum() + (captured * 3).sum()
+    gq, gc = T.autograd.grad(loss, [q, captured], retain_graph=True)
+    loss.backward(retain_graph=True)
+    first = [vals(x.grad), vals(w.grad), vals(retained.grad)]
+    loss.backward()
+    return [seen, vals(gq), vals(gc), first, vals(x.grad), vals(w.grad)]
+
+
 GRAPH = [
     (linear_folded_graph, None),
+    (linear_chains_hooks, None),
     (linear_folded_hooks, None),
     (linear_output_view, None),
     (linear_folded_weight_written, None),
@@ -646,15 +675,18 @@ def test_backward_runs_through_folded_views(monkeypatch):
     """A linear layer's backward, walked node by node, runs its addmm through its folded views:
     neither TBackward0 nor the two ViewBackward0 around an N-d input's addmm run a program
     (NOTE [ backward through folded views ] in torchlike/autograd/engine.py); with a hook on
-    the output, every node runs; the gradients are the same either way."""
+    the output, its view's node runs, and the addmm's node takes the weight's transpose and the
+    input's view on in its own program (NOTE [ backward through linear ops ]); the gradients are
+    the same either way."""
     from torchlike.autograd import fused, graph
     monkeypatch.setattr(fused, "enabled", False)
     ran = []
     apply = graph.OpNode.apply
 
-    def spy(node, grads, create_graph, through=False):
-        ran.append((node.name(), through))
-        return apply(node, grads, create_graph, through)
+    def spy(node, grads, create_graph, through=False, chains=None):
+        ran.append((node.name(), through if chains is None else
+                    tuple(step[0].name for steps in chains for step in steps or ())))
+        return apply(node, grads, create_graph, through, chains)
     monkeypatch.setattr(graph.OpNode, "apply", spy)
     grads = []
     for hook in (False, True):
@@ -671,10 +703,53 @@ def test_backward_runs_through_folded_views(monkeypatch):
         grads.append([x.grad, lin.weight.grad, lin.bias.grad])
         names = [name for name, _ in ran]
         if hook:
-            assert names.count("ViewBackward0") == 2 and "TBackward0" in names
-            assert ("AddmmBackward0", False) in ran
+            assert names.count("ViewBackward0") == 1 and "TBackward0" not in names
+            assert ("AddmmBackward0", ("view", "t")) in ran
         else:
             assert ("AddmmBackward0", True) in ran
             assert "ViewBackward0" not in names and "TBackward0" not in names
     for a, b in zip(*grads):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+def test_backward_runs_through_linear_ops(monkeypatch):
+    """Walked node by node, the backward of an attention's head split (view, transpose), a
+    clone and an expand runs inside the node above each: none of their nodes runs a program of
+    its own (NOTE [ backward through linear ops ] in torchlike/autograd/engine.py), unless a
+    hook, retain_grad or a second reader needs it; the gradients are those of the walk that
+    runs every node."""
+    from torchlike.autograd import engine, fused, graph
+    monkeypatch.setattr(fused, "enabled", False)
+    ran = []
+    apply = graph.OpNode.apply
+
+    def spy(node, grads, create_graph, through=False, chains=None):
+        ran.append((node.name(), None if chains is None else
+                    tuple(step[0].name for steps in chains for step in steps or ())))
+        return apply(node, grads, create_graph, through, chains)
+    monkeypatch.setattr(graph.OpNode, "apply", spy)
+
+    def step(hook):
+        x = tl.tensor(np.arange(48, dtype=np.float32).reshape(2, 4, 6) / 48, requires_grad=True)
+        c = tl.tensor(np.linspace(-1, 1, 96, dtype=np.float32).reshape(2, 2, 4, 6))
+        h = x.view(2, 4, 2, 3).transpose(1, 2)   # (2, 2, 4, 3): heads
+        if hook:
+            h.register_hook(lambda g: g)
+        k = x.clone().expand(2, 2, 4, 6)
+        loss = (h.softmax(-1) * c[..., :3]).sum() + (k * c).sum()
+        ran.clear()
+        loss.backward()
+        return x.grad, [name for name, _ in ran], ran
+    grad, names, ran_ = step(False)
+    assert not {"TransposeBackward0", "ViewBackward0", "CloneBackward0", "ExpandBackward0",
+                "SumBackward0"} & set(names)
+    assert {("SoftmaxBackward0", ("transpose", "view")), ("MulBackward0", ("expand", "clone")),
+            ("AddBackward0", ("sum", "sum"))} <= set(ran_)
+    hooked_grad, hooked_names, _ = step(True)   # (the heads' node runs: its hook sees its grad)
+    assert {"TransposeBackward0", "ViewBackward0"} <= set(hooked_names)
+    monkeypatch.setattr(engine, "linear_chains", lambda *args: None)
+    plain_grad, plain_names, _ = step(False)
+    assert {"TransposeBackward0", "ViewBackward0", "CloneBackward0", "ExpandBackward0"} <= \
+        set(plain_names)
+    for g in (hooked_grad, plain_grad):
+        np.testing.assert_allclose(grad.numpy(), g.numpy(), rtol=1e-6)

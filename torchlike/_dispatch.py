@@ -582,10 +582,13 @@ def _compile_ahead(outs):
     """Hand the backward of the node that made ``outs`` (a Tensor or a tuple of them) to the
     worker thread: for an op with folded views, the program that runs through them, as the
     walk will (NOTE [ backward programs compiled ahead ] in _ahead.py; NOTE [ backward through
-    folded views ] in autograd/engine.py)."""
+    folded views ] in autograd/engine.py); none for a linear op's node (a view's, a clone's),
+    whose backward the walk runs inside the next one's (NOTE [ backward through linear ops ]
+    there)."""
     outs = outs if type(outs) is tuple else (outs,)
     node = next((t._grad_fn for t in outs if t._grad_fn is not None), None)
-    if not isinstance(node, graph.OpNode) or node._primals is None:
+    if not isinstance(node, graph.OpNode) or node._primals is None or \
+            graph.linear_step(node) is not None:
         return
     arr = outs[0]._arr
     g = [_ahead.abstract(o._arr.shape, o._arr.dtype, arr)
@@ -1005,11 +1008,20 @@ def residual_backward_fn(op, static, dt, mask):
     return f
 
 
-def backward_fn(op, static, dt, mask, out_mask, traced, through=False):
+def backward_fn(op, static, dt, mask, out_mask, traced, through=False, chains=None):
     """g, *primals -> the cotangents of the inputs in ``mask``: a cached jit of ``_vjp_fn``,
     or ``_vjp_fn`` itself while tracing and for an op made per call; ``through``: of the op
     with its folded views inside (``_vjp_at``; an op of the table with folds, concrete
-    values)."""
+    values); ``chains``: taken on through the linear ops below its operands
+    (``graph.linear_chains``' key: NOTE [ backward through linear ops ] in
+    autograd/engine.py)."""
+    if chains is not None:
+        key = ("chains", through, static, dt, mask, out_mask, chains)
+        f = op._bwd.get(key)
+        if f is None:
+            f = remember(op._bwd, key, op_jit(op, _through_linear(
+                _vjp_fn(op, static, dt, mask, out_mask, through), chains)))
+        return f
     if through:
         key = ("through", static, dt, mask, out_mask)
         f = op._bwd.get(key)
@@ -1039,6 +1051,23 @@ def backward_fn(op, static, dt, mask, out_mask, traced, through=False):
         if not op.per_call:
             f = remember(op._bwd, key, op_jit(op, f))
     return f
+
+
+def _through_linear(bwd, chains):
+    """``bwd`` (g, *primals -> the cotangents of the operands in its mask), each operand's taken
+    on down through the linear ops ``chains`` has below it: each one's VJP at zeros of its
+    operand's shape, of which it reads nothing (such an op saves nothing)."""
+    pulls = [[(_vjp_fn(op, static, dt, (0,), None), (aval,)) for op, static, dt, aval in steps]
+             for steps in chains if steps is not None]
+    at = [k for k, steps in enumerate(chains) if steps is not None]
+
+    def run(g, *primals):
+        cts = list(bwd(g, *primals))
+        for k, steps in zip(at, pulls):
+            for pull, placeholders in steps:
+                (cts[k],) = pull(cts[k], *placeholder_values(placeholders))
+        return tuple(cts)
+    return run
 
 
 def placeholder_backward_fn(op, static, dt, mask, out_mask, placeholders):

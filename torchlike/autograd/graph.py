@@ -385,10 +385,12 @@ class OpNode(Node):
         return [_zeros(*self._out_meta[nr], device) if g is None else g
                 for nr, g in enumerate(grads) if self.out_diff[nr]]
 
-    def apply(self, grads, create_graph, through=False):
+    def apply(self, grads, create_graph, through=False, chains=None):
         """The cotangents of the node's operands, by edge; ``through``: of its folded operands'
         bases, its gradient in its output view's shape (NOTE [ backward through folded views ]
-        in engine.py: the engine asks it of a plain node only)."""
+        in engine.py: the engine asks it of a plain node only); ``chains``: of the operands of
+        the linear ops below its own (``linear_chains``' key: NOTE [ backward through linear
+        ops ])."""
         reason = self._op.no_grad_reason
         if reason:   # a message (RuntimeError), or an exception type and message
             exc, message = reason if isinstance(reason, tuple) else (RuntimeError, reason)
@@ -425,7 +427,7 @@ class OpNode(Node):
         else:
             g = values[0] if self._out_mask is None else tuple(values)
             fn, args = self._program(g if cut is None else cut.gradients(g), primals, traced,
-                                     through)
+                                     through, chains)
             if _ahead.waiting:   # NOTE [ backward programs compiled ahead ] in _ahead.py
                 _ahead.claim(fn, args)
             outs = _meta.run(fn, self.name(), *args)
@@ -433,23 +435,25 @@ class OpNode(Node):
                 outs = cut.cotangents(outs, mask)
         return self._scatter(outs)
 
-    def _program(self, g, primals, traced, through=False):
+    def _program(self, g, primals, traced, through=False, chains=None):
         """(the backward's program, its arguments) for the incoming gradient(s) ``g``: the
-        VJP at the primals (``through`` its folded views), or from the kept residuals (NOTE
-        [ kept residuals ])."""
+        VJP at the primals (``through`` its folded views, ``chains`` on through the linear
+        ops below its operands), or from the kept residuals (NOTE [ kept residuals ])."""
         op, static, dt, mask = self._op, self._static, self._dt, self._mask
         if self._residuals is not None and not traced:
             return _dispatch.residual_backward_fn(op, static, dt, mask), \
                 (g, primals, self._residuals)
-        return _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced, through), \
-            (g, *primals)
+        return _dispatch.backward_fn(op, static, dt, mask, self._out_mask, traced, through,
+                                     chains), (g, *primals)
 
     def compile_ahead(self, g, through=False):
         """Hand the program this node's backward will run to the worker thread, ``g`` being
         ShapeDtypeStructs of the gradients of its differentiable outputs (NOTE [ backward
         programs compiled ahead ] in _ahead.py), ``through`` its folded views (NOTE [ backward
-        through folded views ] in engine.py); nothing where a primal is not a concrete array or
-        a Python number (a tracer, a pending value)."""
+        through folded views ] in engine.py) and on through the linear ops below its operands,
+        as the walk will find them if nothing else needs those (NOTE [ backward through linear
+        ops ]); nothing where a primal is not a concrete array or a Python number (a tracer, a
+        pending value)."""
         if self._cut is not None:   # a longer call's program, compiled for it
             return
         g = g[0] if self._out_mask is None else tuple(g)
@@ -460,7 +464,9 @@ class OpNode(Node):
         elif self._pending or any(type(p) not in _CONCRETE for p in self._primals):
             return
         else:
-            fn, args = self._program(g, self._primals, False, through)
+            chains = linear_chains(self, (through and self._op.fold) or (), _unknown)
+            fn, args = self._program(g, self._primals, False, through,
+                                     None if chains is None else chains[0])
         if hasattr(fn, "lower"):   # (a jitted program, not pieces run one by one)
             _ahead.submit(fn, args)
 
@@ -470,6 +476,63 @@ class OpNode(Node):
         for i, o in zip(self._mask, outs):
             result[i] = o
         return result
+
+
+def _unknown(node):   # (compiled ahead: what else will need a node is not known yet)
+    return True
+
+
+def takes_chains(node):
+    """Whether op node ``node``'s backward may go on through the linear ops below its operands
+    (NOTE [ backward through linear ops ] in engine.py): one program of the op table's at
+    concrete primals, with nothing of its own to run (hooks, retain_grad, an anomaly trace)."""
+    op = node._op
+    return plain(node) and node._residuals is None and not node._placeholders and \
+        node._cut is None and node._primals is not None and not op.no_grad_reason and \
+        not op.dynamic and not op.per_call and op.grad_pieces is None and \
+        all(type(p) in _CONCRETE for p in node._primals)
+
+
+def linear_step(node):
+    """(op, static, dt, its operand's (shape, dtype)) of the node of a linear op that a
+    backward above it may run (NOTE [ backward through linear ops ] in engine.py): an op of
+    the table with one operand that saves nothing (a view, a reshape, a clone, an expand: its
+    backward reads no values), on a concrete array, plain; else None."""
+    if not isinstance(node, OpNode) or not plain(node) or node._placeholders or \
+            node._cut is not None or node._mask != (0,) or node._out_mask is not None:
+        return None
+    op, primals = node._op, node._primals
+    if op.saves != () or op.no_grad_reason or op.dynamic or op.per_call or \
+            op.grad_pieces is not None or op.fold is not None or op.view_out is not None or \
+            primals is None or len(primals) != 1 or type(primals[0]) is not ArrayImpl:
+        return None
+    aval = primals[0].aval
+    return op, node._static, node._dt, (aval.shape, aval.dtype)
+
+
+def linear_chains(node, folded, usable):
+    """The nodes of linear ops below the operands of op node ``node`` (where
+    ``takes_chains``) that its backward may run as well (NOTE [ backward through linear ops ]
+    in engine.py): (the program's key: for each operand in its mask, None or each linear op's
+    ``linear_step``, top down; {operand position: those nodes}), or None where there are none.
+    ``folded``: positions whose views the op folds itself; ``usable(node below)``: whether
+    nothing else needs that node run."""
+    edges = node.next_functions
+    if not any(isinstance(c := edges[i][0], OpNode) and c._op.saves == () for i in node._mask) \
+            or not takes_chains(node):
+        return None   # (the common case, kept short)
+    key, nodes = [], {}
+    for i in node._mask:
+        steps, below = [], []
+        child = None if i in folded else edges[i][0]
+        while child is not None and (step := linear_step(child)) is not None and usable(child):
+            steps.append(step)
+            below.append(child)
+            child = child.next_functions[0][0]
+        key.append(tuple(steps) or None)
+        if below:
+            nodes[i] = below
+    return (tuple(key), nodes) if nodes else None
 
 
 _SAVED_POSITIONS = {}
