@@ -381,14 +381,15 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, exec
             folds = None   # the folded operands whose cotangents are their bases'
             below = None   # {operand: the linear ops' nodes its cotangent went through}
             if any(g is not None for g in buf):
-                if through and isinstance(node, OpNode) and node not in capture_nodes and \
-                        all(type(g) is ArrayImpl for g in buf if g is not None):
+                folded, chains = False, None
+                if through and isinstance(node, OpNode) and node not in capture_nodes:
                     folded = node in given or node._op.fold is not None and \
                         node._op.view_out is None and _through(node, deps, buffers,
                                                                capture_nodes)
                     chains = linear_chains(node, (folded and node._op.fold) or (), alone)
-                else:
-                    folded, chains = False, None
+                    if (folded or chains is not None) and \
+                            not all(type(g) is ArrayImpl for g in buf if g is not None):
+                        folded, chains = False, None   # (a pending, traced or meta gradient)
                 if folded or chains is not None:
                     outs = node.apply(buf, False, through=folded,
                                       chains=None if chains is None else chains[0])
