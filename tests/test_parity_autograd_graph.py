@@ -671,6 +671,22 @@ def test_linear_output_view_runs_inside_the_addmm():
     assert tl.equal(base, out.detach().reshape(20, 2))
 
 
+def _walked(monkeypatch):
+    """The op nodes the walk runs from now on, as (name, through its folded views, the names
+    of the linear ops it runs below its operands or None), with the fused backward off."""
+    from torchlike.autograd import fused, graph
+    monkeypatch.setattr(fused, "enabled", False)
+    ran = []
+    apply = graph.OpNode.apply
+
+    def spy(node, grads, create_graph, through=False, chains=None):
+        ran.append((node.name(), through, chains and
+                    tuple(step[0].name for steps in chains for step in steps or ())))
+        return apply(node, grads, create_graph, through, chains)
+    monkeypatch.setattr(graph.OpNode, "apply", spy)
+    return ran
+
+
 def test_backward_runs_through_folded_views(monkeypatch):
     """A linear layer's backward, walked node by node, runs its addmm through its folded views:
     neither TBackward0 nor the two ViewBackward0 around an N-d input's addmm run a program
@@ -678,16 +694,7 @@ def test_backward_runs_through_folded_views(monkeypatch):
     the output, its view's node runs, and the addmm's node takes the weight's transpose and the
     input's view on in its own program (NOTE [ backward through linear ops ]); the gradients are
     the same either way."""
-    from torchlike.autograd import fused, graph
-    monkeypatch.setattr(fused, "enabled", False)
-    ran = []
-    apply = graph.OpNode.apply
-
-    def spy(node, grads, create_graph, through=False, chains=None):
-        ran.append((node.name(), through if chains is None else
-                    tuple(step[0].name for steps in chains for step in steps or ())))
-        return apply(node, grads, create_graph, through, chains)
-    monkeypatch.setattr(graph.OpNode, "apply", spy)
+    ran = _walked(monkeypatch)
     grads = []
     for hook in (False, True):
         lin = tl.nn.Linear(3, 2)
@@ -701,12 +708,12 @@ def test_backward_runs_through_folded_views(monkeypatch):
         ran.clear()
         (out * out).sum().backward()
         grads.append([x.grad, lin.weight.grad, lin.bias.grad])
-        names = [name for name, _ in ran]
+        names = [name for name, _, _ in ran]
         if hook:
             assert names.count("ViewBackward0") == 1 and "TBackward0" not in names
-            assert ("AddmmBackward0", ("view", "t")) in ran
+            assert ("AddmmBackward0", False, ("view", "t")) in ran
         else:
-            assert ("AddmmBackward0", True) in ran
+            assert ("AddmmBackward0", True, None) in ran
             assert "ViewBackward0" not in names and "TBackward0" not in names
     for a, b in zip(*grads):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
@@ -718,16 +725,8 @@ def test_backward_runs_through_linear_ops(monkeypatch):
     its own (NOTE [ backward through linear ops ] in torchlike/autograd/engine.py), unless a
     hook, retain_grad or a second reader needs it; the gradients are those of the walk that
     runs every node."""
-    from torchlike.autograd import engine, fused, graph
-    monkeypatch.setattr(fused, "enabled", False)
-    ran = []
-    apply = graph.OpNode.apply
-
-    def spy(node, grads, create_graph, through=False, chains=None):
-        ran.append((node.name(), None if chains is None else
-                    tuple(step[0].name for steps in chains for step in steps or ())))
-        return apply(node, grads, create_graph, through, chains)
-    monkeypatch.setattr(graph.OpNode, "apply", spy)
+    from torchlike.autograd import engine
+    ran = _walked(monkeypatch)
 
     def step(hook):
         x = tl.tensor(np.arange(48, dtype=np.float32).reshape(2, 4, 6) / 48, requires_grad=True)
@@ -739,12 +738,12 @@ def test_backward_runs_through_linear_ops(monkeypatch):
         loss = (h.softmax(-1) * c[..., :3]).sum() + (k * c).sum()
         ran.clear()
         loss.backward()
-        return x.grad, [name for name, _ in ran], ran
+        return x.grad, [name for name, _, _ in ran], {(name, chain) for name, _, chain in ran}
     grad, names, ran_ = step(False)
     assert not {"TransposeBackward0", "ViewBackward0", "CloneBackward0", "ExpandBackward0",
                 "SumBackward0"} & set(names)
     assert {("SoftmaxBackward0", ("transpose", "view")), ("MulBackward0", ("expand", "clone")),
-            ("AddBackward0", ("sum", "sum"))} <= set(ran_)
+            ("AddBackward0", ("sum", "sum"))} <= ran_
     hooked_grad, hooked_names, _ = step(True)   # (the heads' node runs: its hook sees its grad)
     assert {"TransposeBackward0", "ViewBackward0"} <= set(hooked_names)
     monkeypatch.setattr(engine, "linear_chains", lambda *args: None)
