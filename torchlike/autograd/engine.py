@@ -19,7 +19,7 @@ from .._lazy import Pending
 from .._quick import quick_program
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
-from .graph import _CONCRETE, AccumulateGrad, OpNode, _add, linear_chains, plain
+from .graph import AccumulateGrad, OpNode, _add, at_primals, linear_chains, plain
 
 _SEEDS = {}
 
@@ -208,10 +208,8 @@ def _through(node, deps, buffers, capture_nodes):
     it and its folded views' nodes, each fed by it alone (one edge in, nothing delivered yet),
     are plain, and its primals concrete."""
     op = node._op
-    if op.fold is None and op.view_out is None or not plain(node) or \
-            node in capture_nodes or node._residuals is not None or node._placeholders or \
-            node._primals is None or op.no_grad_reason or \
-            any(type(p) not in _CONCRETE for p in node._primals):
+    if op.fold is None and op.view_out is None or node in capture_nodes or \
+            not at_primals(node):
         return False
     if node._cut is not None and any(i in (op.fold or ()) for i, _, _ in node._cut.pads):
         return False   # (a short call's padded operands are rows, never a folded view's)

@@ -482,15 +482,23 @@ def _unknown(node):   # (compiled ahead: what else will need a node is not known
     return True
 
 
+def at_primals(node):
+    """Whether op node ``node``'s backward is its op's VJP at concrete primals it still holds
+    (no kept residuals, no placeholders, a derivative to take), with nothing of its own to run
+    (hooks, retain_grad, an anomaly trace): what the walk may run through views (NOTE
+    [ backward through folded views ] and NOTE [ backward through linear ops ] in engine.py)."""
+    return plain(node) and node._residuals is None and not node._placeholders and \
+        node._primals is not None and not node._op.no_grad_reason and \
+        all(type(p) in _CONCRETE for p in node._primals)
+
+
 def takes_chains(node):
     """Whether op node ``node``'s backward may go on through the linear ops below its operands
-    (NOTE [ backward through linear ops ] in engine.py): one program of the op table's at
-    concrete primals, with nothing of its own to run (hooks, retain_grad, an anomaly trace)."""
+    (NOTE [ backward through linear ops ] in engine.py): ``at_primals``, and one program of the
+    op table's (no longer call's program, dynamic arguments, pieces or a per-call op)."""
     op = node._op
-    return plain(node) and node._residuals is None and not node._placeholders and \
-        node._cut is None and node._primals is not None and not op.no_grad_reason and \
-        not op.dynamic and not op.per_call and op.grad_pieces is None and \
-        all(type(p) in _CONCRETE for p in node._primals)
+    return at_primals(node) and node._cut is None and not op.dynamic and not op.per_call and \
+        op.grad_pieces is None
 
 
 def linear_step(node):
