@@ -505,14 +505,12 @@ def linear_step(node):
     """(op, static, dt, its operand's (shape, dtype)) of the node of a linear op that a
     backward above it may run (NOTE [ backward through linear ops ] in engine.py): an op of
     the table with one operand that saves nothing (a view, a reshape, a clone, an expand: its
-    backward reads no values), on a concrete array, plain; else None."""
-    if not isinstance(node, OpNode) or not plain(node) or node._placeholders or \
-            node._cut is not None or node._mask != (0,) or node._out_mask is not None:
+    backward reads no values), on a concrete array, and itself ``takes_chains``; else None."""
+    if not isinstance(node, OpNode) or node._mask != (0,) or node._out_mask is not None:
         return None
     op, primals = node._op, node._primals
-    if op.saves != () or op.no_grad_reason or op.dynamic or op.per_call or \
-            op.grad_pieces is not None or op.fold is not None or op.view_out is not None or \
-            primals is None or len(primals) != 1 or type(primals[0]) is not ArrayImpl:
+    if op.saves != () or op.fold is not None or op.view_out is not None or \
+            not takes_chains(node) or len(primals) != 1 or type(primals[0]) is not ArrayImpl:
         return None
     aval = primals[0].aval
     return op, node._static, node._dt, (aval.shape, aval.dtype)
