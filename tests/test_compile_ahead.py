@@ -221,6 +221,26 @@ def test_config_switch(compiles):
         tl.compiler.config.compile_ahead = 1
 
 
+def test_an_operand_cut_later_hands_over_too(compiles, monkeypatch):
+    """An op whose operand is a deferred cut (pending until read: NOTE [ cuts gathered by stack ]
+    in torchlike/_ops/shape.py), an embedding of a language model's window, hands its backward
+    over as any other: the cut runs first, outside lazy mode."""
+    monkeypatch.setattr(_host, "MOVES_MET", 10 ** 9)   # (the rows gathered by a program)
+    tokens = tl.arange(50) % 7
+    window = tokens[3:3 + 37]
+    assert window._lazy is not None and window._lazy.value is None
+    w = tl.randn(7, 19, requires_grad=True)
+    worker = len(compiles["worker"])
+    out = tl.nn.functional.embedding(window, w)
+    _settled()
+    assert len(compiles["worker"]) == worker + 1
+    g = np.random.default_rng(0).standard_normal((37, 19)).astype(np.float32)
+    out.backward(tl.tensor(g))
+    want = np.zeros((7, 19), np.float32)
+    np.add.at(want, (np.arange(3, 40) % 7), g)
+    np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
 def test_lazy_mode_hands_nothing_over(compiles):
     """In lazy mode a recorded op at a new shape stays pending: nothing is handed to the worker
     (describing its backward would read its outputs and run the segment)."""

@@ -481,9 +481,10 @@ def _call(op, args, static):
             if i < n_promote:
                 key.append(operand_key(a))
         arrays.append(arr)
-    # (NOTE [ backward programs compiled ahead ] in _ahead.py: concrete operands, run now)
+    # (NOTE [ backward programs compiled ahead ] in _ahead.py: concrete operands, run now; a
+    # pending one outside lazy mode, a deferred cut's, is run below before the op)
     traces = op._traces[0] if edges is not None and op.ahead and _record is None and \
-        not (traced or pending) else None
+        not traced else None
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
