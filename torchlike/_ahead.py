@@ -19,8 +19,9 @@ too, and asks nothing (on the recorded path: reading the op's trace count twice)
 (NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an op's outputs are pending, and
 reading them to describe its backward would run the segment; an operand pending outside it (a
 deferred cut: NOTE [ cuts gathered by stack ] in _ops/shape.py) is run before the op, which then
-hands its backward over as any other (examples/pytorch/word_lstm.py's embedding of each window,
-whose backward the main thread compiled in the first backward, 39 ms).  An op under a
+hands its backward over as any other (an embedding of each window cut from a corpus: 39 ms of the
+main thread's compiles in examples/pytorch/word_lstm.py's first backward, before its first
+gathers moved to the host).  An op under a
 folded output view hands in its own node's program and the view's; folded operands' view nodes
 theirs (NOTE [ folded views ] in _dispatch.py).  The zeros that stand for a missing gradient of
 a multi-output op are made on the device of one that arrived, as the program was compiled for

@@ -38,9 +38,14 @@ compiled 418 (its generation 155 where 280), and XLA's compiles took 5.88, 5.57 
 8.49, 8.19 (scripts/bench_programs.py, two interleaved runs on a busy machine; the wall time 21.2,
 20.6 -> 15.6, 15.1 s, torch's 7.5-8.9 s); at 4 the whole program compiled 245 (XLA's compiles 5.46,
 4.57 s where 7.60, 7.57 without the host moves).  Moves compile nothing of their own,
-so they start sooner: past ``MOVES_MET`` = 1 trace (from an op's third program on: a training
-loop's op has traced its forward and its backward once each, so a last short batch's moves run
-here).  The buckets below keep ``SHAPES_MET`` = 4: each is a program of its own, which a shape
+so they start at an op's first shape (``MOVES_MET`` = -1): a shape met once (a script's
+data cut and transposed into batches, a model's first evaluation, a last short batch) compiles
+nothing, and one a training loop meets every step compiles after its rent, the rent-or-buy
+bound as for any other shape.  From an op's third program on, as they started before
+2026-12-08, the example programs compiled 4-8 programs more (scripts/bench_programs.py's six, one
+process each, two runs: word_lstm 54 -> 48, char_lstm 53 -> 48, transformer_lm 120 -> 112,
+cnn_digits 57 -> 53, lstm_timeseries 57 -> 53, lbfgs_fit 29 either way; the same result lines).
+The buckets below keep ``SHAPES_MET`` = 4: each is a program of its own, which a shape
 met every step compiles again once its rent is paid (at 1, cnn_digits' third ReLU of another
 shape ran in a bucket for 16 steps, then compiled its own; lbfgs_fit's add and mul of 200
 elements so too).  scripts/bench_programs.py, two interleaved runs each, both at 1 against
@@ -62,7 +67,7 @@ from ._device import from_jax_device
 from ._dispatch import _SCALARS, eager_forward, remember
 from ._tensor import ArrayImpl
 
-MOVES_MET = 1         # traces of an op's programs before its new small shapes move here
+MOVES_MET = -1        # traces of an op's programs before its new small shapes move here
 SHAPES_MET = 4        # ... before they run in a bucket (NOTE [ rows in buckets ])
 RENT = 16             # host calls of one combination of shapes before its program compiles
 MOVED = 1 << 18       # elements: the largest array read on the host
