@@ -221,23 +221,28 @@ def test_config_switch(compiles):
         tl.compiler.config.compile_ahead = 1
 
 
-def test_an_operand_cut_later_hands_over_too(compiles, monkeypatch):
-    """An op whose operand is a deferred cut (pending until read: NOTE [ cuts gathered by stack ]
-    in torchlike/_ops/shape.py), an embedding of a language model's window, hands its backward
-    over as any other: the cut runs first, outside lazy mode."""
-    monkeypatch.setattr(_host, "MOVES_MET", 10 ** 9)   # (the rows gathered by a program)
-    tokens = tl.arange(50) % 7
-    window = tokens[3:3 + 37]
+@pytest.mark.parametrize("on_host", [False, True])
+def test_an_embedding_of_a_cut_hands_over(compiles, monkeypatch, on_host):
+    """An embedding of a window cut from a corpus (a deferred cut, pending until read: NOTE
+    [ cuts gathered by stack ] in torchlike/_ops/shape.py; run before the op outside lazy mode)
+    hands its backward over, whether its gather is a program traced at the new shape or runs on
+    the host (NOTE [ new shapes moved on the host ] in torchlike/_host.py: nothing traced)."""
+    from torchlike._ops.embedding import EMBEDDING
+    monkeypatch.setattr(_host, "MOVES_MET", -1 if on_host else 10 ** 9)
+    monkeypatch.setattr(_host, "_RENTED", {})   # (the host's calls, by op and shapes)
+    n, d = (41, 23) if on_host else (37, 19)   # (a shape of each case's own)
+    window = tl.tensor(np.arange(n + 13) % 7)[3:3 + n]
     assert window._lazy is not None and window._lazy.value is None
-    w = tl.randn(7, 19, requires_grad=True)
+    w = tl.randn(7, d, requires_grad=True)
     worker = len(compiles["worker"])
     out = tl.nn.functional.embedding(window, w)
     _settled()
     assert len(compiles["worker"]) == worker + 1
-    g = np.random.default_rng(0).standard_normal((37, 19)).astype(np.float32)
+    assert any(key[0] is EMBEDDING for key in _host._RENTED) == on_host
+    g = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
     out.backward(tl.tensor(g))
-    want = np.zeros((7, 19), np.float32)
-    np.add.at(want, (np.arange(3, 40) % 7), g)
+    want = np.zeros((7, d), np.float32)
+    np.add.at(want, np.arange(3, 3 + n) % 7, g)
     np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-5, atol=1e-6)
 
 

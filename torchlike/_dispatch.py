@@ -180,7 +180,9 @@ class Op:
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
-        self._traces = [0]   # traces of its programs (NOTE [ programs for ever new shapes ])
+        # traces of its programs (NOTE [ programs for ever new shapes ]), and new shapes it ran
+        # on the host instead (NOTE [ new shapes moved on the host ] in _host.py)
+        self._traces = [0, 0]
         self._node_cls = graph.node_class(node) if node else None
 
     def __repr__(self):
@@ -481,10 +483,11 @@ def _call(op, args, static):
             if i < n_promote:
                 key.append(operand_key(a))
         arrays.append(arr)
-    # (NOTE [ backward programs compiled ahead ] in _ahead.py: concrete operands, run now; a
-    # pending one outside lazy mode, a deferred cut's, is run below before the op)
-    traces = op._traces[0] if edges is not None and op.ahead and _record is None and \
-        not traced else None
+    # new shapes the op has met (NOTE [ backward programs compiled ahead ] in _ahead.py:
+    # concrete operands, run now; a pending one outside lazy mode, a deferred cut's, is run
+    # below before the op)
+    traces = op._traces[0] + op._traces[1] if edges is not None and op.ahead and \
+        _record is None and not traced else None
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
@@ -564,8 +567,8 @@ def _call(op, args, static):
     else:
         outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals,
                             cut)
-    if traces is not None and op._traces[0] != traces and _ahead.enabled:
-        _compile_ahead(outs)   # (a program of op's was traced just now)
+    if traces is not None and op._traces[0] + op._traces[1] != traces and _ahead.enabled:
+        _compile_ahead(outs)   # (a program of op's was traced just now, or it ran on the host)
     return outs
 
 

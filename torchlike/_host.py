@@ -83,12 +83,15 @@ except (ImportError, AttributeError):   # another jax: as if a trace were open
         return False
 
 
-def _rented(op, static, arrays, read, met=None):
+def _rented(op, static, arrays, read, met=None, moves=False):
     """The CPU device of ``arrays`` where ``op`` keeps meeting new shapes (its programs traced for
     more than ``met`` shapes, default SHAPES_MET) outside any jax trace, the arrays at indices
     ``read`` (those read on the host) are small, and this combination of shapes and arguments
     has been run here fewer than RENT times, this call counted; None where its program should
-    run (NOTE [ new shapes moved on the host ])."""
+    run (NOTE [ new shapes moved on the host ]).  ``moves``: the call moves data, tracing nothing
+    of ``op``'s, and its first call of these shapes is counted as a new shape the op met
+    (``Op._traces``: a recorded call's backward compiles ahead, NOTE [ backward programs compiled
+    ahead ] in _ahead.py)."""
     if op._traces[0] <= (SHAPES_MET if met is None else met) or not top_level():
         return None   # (in a trace: what it captures)
     for i in read:
@@ -123,6 +126,8 @@ def _rented(op, static, arrays, read, met=None):
         _RENTED[key] = calls + 1
     else:
         remember(_RENTED, key, 1, _MAX_RENTED)
+        if moves:
+            op._traces[1] += 1
     return device
 
 
@@ -153,7 +158,7 @@ def moved_on_host(op, static, arrays, move, movable=None):
     if op._traces[0] <= MOVES_MET or movable is not None and \
             not movable(static, arrays):
         return None
-    device = _rented(op, static, arrays, range(len(arrays)), MOVES_MET)
+    device = _rented(op, static, arrays, range(len(arrays)), MOVES_MET, moves=True)
     if device is None:
         return None
     return _placed(move(static, *[np.asarray(a) for a in arrays]), device)
