@@ -289,7 +289,12 @@ def _discover(roots):
 # chain.  The skipped nodes count as run and are released, as for the folded views (NOTE
 # [ backward through folded views ] above).  Only where the node itself is one program of the op
 # table at concrete primals and plain (``graph.takes_chains``), the walk neither creates a graph
-# nor profiles, and outside a torchlike.compile trace; anything else runs every node.  A linear
+# nor profiles, and outside a torchlike.compile trace; anything else runs every node.  A short
+# call run in a longer one's program (NOTE [ a short call in a longer one's program ] in
+# _ops/padded.py) so runs the longer call's program, chains included, below the operands it
+# takes whole; below its padded rows, whose linear ops have the short call's shapes, none (a
+# linear layer's short batch over a reshaped bias compiled a backward program of its own before
+# 2026-12-08, where its rent should compile nothing).  A linear
 # op's own backward is not compiled ahead: the program of the node above it, which runs it, is
 # (``OpNode.compile_ahead`` looks below it as the walk will).  transformer_lm's step,
 # alternated in one process with and without it: the walk's host time 4.7 -> 2.3 ms, the

@@ -495,10 +495,11 @@ def at_primals(node):
 def takes_chains(node):
     """Whether op node ``node``'s backward may go on through the linear ops below its operands
     (NOTE [ backward through linear ops ] in engine.py): ``at_primals``, and one program of the
-    op table's (no longer call's program, dynamic arguments, pieces or a per-call op)."""
+    op table's (no dynamic arguments, pieces or a per-call op).  A short call run in a longer
+    one's program may, below the operands it takes whole: the longer call's program, chains
+    included, is its own (NOTE [ a short call in a longer one's program ] in _ops/padded.py)."""
     op = node._op
-    return at_primals(node) and node._cut is None and not op.dynamic and not op.per_call and \
-        op.grad_pieces is None
+    return at_primals(node) and not op.dynamic and not op.per_call and op.grad_pieces is None
 
 
 def linear_step(node):
@@ -510,7 +511,8 @@ def linear_step(node):
         return None
     op, primals = node._op, node._primals
     if op.saves != () or op.fold is not None or op.view_out is not None or \
-            not takes_chains(node) or len(primals) != 1 or type(primals[0]) is not ArrayImpl:
+            node._cut is not None or not takes_chains(node) or len(primals) != 1 or \
+            type(primals[0]) is not ArrayImpl:
         return None
     aval = primals[0].aval
     return op, node._static, node._dt, (aval.shape, aval.dtype)
@@ -528,9 +530,11 @@ def linear_chains(node, folded, usable):
             or not takes_chains(node):
         return None   # (the common case, kept short)
     key, nodes = [], {}
+    cut = node._cut   # (its padded operands' rows are the short call's: no chain below them)
+    padded = () if cut is None else [i for i, _, _ in cut.pads]
     for i in node._mask:
         steps, below = [], []
-        child = None if i in folded else edges[i][0]
+        child = None if i in folded or i in padded else edges[i][0]
         while child is not None and (step := linear_step(child)) is not None and usable(child):
             steps.append(step)
             below.append(child)
