@@ -512,7 +512,7 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     monkeypatch.setattr(_quick, "_SHAPES_MET", 3)
     level, emitters = "xla_backend_optimization_level", "xla_cpu_use_fusion_emitters"
     monkeypatch.setattr(_quick, "_options", ({emitters: False, level: 1}, {level: 1}))
-    traces = [0]   # one op's: its forward and its backward
+    traces = [0, 0]   # one op's (Op._traces): its forward and its backward
     forward = _quick.quick_jit(lambda x: (x * 2, x.sum()), traces=traces)
     backward = _quick.quick_jit(lambda g, x: g * x, traces=traces)
     own = _quick.quick_jit(lambda x: x + 1)
@@ -528,7 +528,7 @@ def test_quick_programs_compile_with_the_options_their_trace_chose(monkeypatch):
     assert [compile(forward, (n,)) for n in (3, 4096)] == [0, 0]
     assert compile(forward, (4097,)) == 1 and compile(backward, (64, 65), (64, 65)) == 1
     assert [compile(own, (n,)) for n in (1, 2, 3, 4)] == [1, 1, 1, 0]
-    assert traces == [8]
+    assert traces == [8, 8]   # (each trace a new shape met)
     bucket = _quick.quick_jit(lambda x: x - 1)   # a bucket's program: churning from its first
     with _quick.bucketed():
         assert [compile(bucket, (n,)) for n in (8, 4097)] == [0, 1]

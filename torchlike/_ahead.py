@@ -17,8 +17,8 @@ looks in, so that call finds it compiled; what a job keeps is avals (ShapeDtypeS
 arrays.  A new shape is the signal: a trace of the op's forward program, or the first call of a
 shape that runs on the host instead, tracing nothing (NOTE [ new shapes moved on the host ] in
 _host.py: an embedding's gather, a view); a forward whose program was compiled already has, as a
-rule, its backward compiled too, and asks nothing (on the recorded path: reading the op's two
-counts twice).  In lazy mode (NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an
+rule, its backward compiled too, and asks nothing (on the recorded path: reading the op's count
+of new shapes twice).  In lazy mode (NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an
 op's outputs are pending, and reading them to describe its backward would run the segment; an
 operand pending outside it (a deferred cut: NOTE [ cuts gathered by stack ] in _ops/shape.py) is
 run before the op, which then hands its backward over as any other

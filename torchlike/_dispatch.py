@@ -180,8 +180,9 @@ class Op:
         self._fwd = {}
         self._bwd = {}
         self._specialised = {}   # (fixed static, dt) -> programs specialised to dynamic values
-        # traces of its programs (NOTE [ programs for ever new shapes ]), and new shapes it ran
-        # on the host instead (NOTE [ new shapes moved on the host ] in _host.py)
+        # traces of its programs (NOTE [ programs for ever new shapes ]), and the new shapes it
+        # met: those traces and its calls run on the host instead (NOTE [ new shapes moved on the
+        # host ] in _host.py)
         self._traces = [0, 0]
         self._node_cls = graph.node_class(node) if node else None
 
@@ -486,8 +487,8 @@ def _call(op, args, static):
     # new shapes the op has met (NOTE [ backward programs compiled ahead ] in _ahead.py:
     # concrete operands, run now; a pending one outside lazy mode, a deferred cut's, is run
     # below before the op)
-    traces = op._traces[0] + op._traces[1] if edges is not None and op.ahead and \
-        _record is None and not traced else None
+    traces = op._traces[1] if edges is not None and op.ahead and _record is None and \
+        not traced else None
     dt = None
     if op.promote:
         dt = _PROMOTIONS.get((op.promote, tuple(key), D._defaults.float))
@@ -567,7 +568,7 @@ def _call(op, args, static):
     else:
         outs = wrap_outputs(op, static, dt, out, args, arrays, edges, mask, strided, residuals,
                             cut)
-    if traces is not None and op._traces[0] + op._traces[1] != traces and _ahead.enabled:
+    if traces is not None and op._traces[1] != traces and _ahead.enabled:
         _compile_ahead(outs)   # (a program of op's was traced just now, or it ran on the host)
     return outs
 

@@ -73,12 +73,13 @@ def quick_jit(fn, fusion=False, traces=None, **kwargs):
     """``jax.jit(fn, **kwargs)`` compiled with the quick options, or with XLA's fusion emitters
     (NOTE [ quick compiles ]): ``fusion`` True for every program (a recurrence's loop), or the
     fewest elements of a program's largest array that take them (a row-wise softmax);
-    ``traces``: a one-item list counting the traces of every program of one op (NOTE [ programs
-    for ever new shapes ]), else this program's own."""
+    ``traces``: [the traces of every program of one op (NOTE [ programs for ever new shapes ]),
+    the new shapes it met: these traces and its calls run on the host instead (``Op._traces``)],
+    else this program's own."""
     global _options
     if _options is None:
         _options = _supported()
-    return jax.jit(_marked(fn, [0] if traces is None else traces, fusion),
+    return jax.jit(_marked(fn, [0, 0] if traces is None else traces, fusion),
                    compiler_options=_options[fusion is True] or None, **kwargs)
 
 
@@ -132,6 +133,7 @@ def _marked(fn, traces, fusion=False):
         out = fn(*args, **kwargs)
         _thread.marked = True
         traces[0] += 1
+        traces[1] += 1
         _thread.recompile = _recompile(
             args, out, traces[0] > _SHAPES_MET or getattr(_thread, "bucket", False), fusion)
         return out
