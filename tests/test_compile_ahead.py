@@ -246,6 +246,33 @@ def test_an_embedding_of_a_cut_hands_over(compiles, monkeypatch, on_host):
     np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_short_calls_backward_compiles_ahead(compiles, short_calls):
+    """A short call run in a longer one's program (NOTE [ a short call in a longer one's
+    program ] in torchlike/_ops/padded.py) whose backward is not the longer call's hands it to
+    the worker: a log-softmax over a reshape, which the longer call's backward ran inside its
+    program (NOTE [ backward through linear ops ]) and the short call's cannot (its padded rows
+    are the reshape's output); the main thread compiles only the reshape's own backward."""
+    rng = np.random.default_rng(0)
+
+    def step(n):   # (a shape of this test's own)
+        x = tl.tensor(rng.standard_normal((n, 3, 29)).astype(np.float32), requires_grad=True)
+        y = x.reshape(n * 3, 29).log_softmax(1)
+        return x, y, tl.tensor(rng.standard_normal((n * 3, 29)).astype(np.float32))
+
+    x, y, g = step(13)
+    y.backward(g)
+    _settled()
+    x, y, g = step(6)
+    assert short_calls == ["log_softmax"]
+    _settled()
+    main, worker = len(compiles["main"]), len(compiles["worker"])
+    y.backward(g)
+    assert len(compiles["main"]) == main + 1 and len(compiles["worker"]) == worker
+    want = jax.grad(lambda a: (jax.nn.log_softmax(a.reshape(18, 29), 1) * g._value()).sum())(
+        x.detach()._value())
+    np.testing.assert_allclose(x.grad.numpy(), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
 def test_lazy_mode_hands_nothing_over(compiles):
     """In lazy mode a recorded op at a new shape stays pending: nothing is handed to the worker
     (describing its backward would read its outputs and run the segment)."""

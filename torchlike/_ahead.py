@@ -9,25 +9,27 @@ each with tracing and lowering on top).  A per-op program compiles on about one 
 programs: 0.76 s of wall time, 0.89 s of CPU time; 2-core CPU, jax 0.10.2), XLA's compile lets
 go of the GIL, and two threads compiling 20 small programs take 0.44-0.51 s where one takes
 0.69-0.86.  So where a recorded op's forward has just met a new shape (its program traced for
-it, or run on the host), the program its node's backward will run, for the avals it will be
+it, or run without one), the program its node's backward will run, for the avals it will be
 called with (the outputs' for the incoming gradient, on their device; the primals; the kept
 residuals), is handed to a worker thread that traces, lowers and compiles it while the forward
 goes on.  jax's caches of traces, lowered modules and executables are the ones the later call
 looks in, so that call finds it compiled; what a job keeps is avals (ShapeDtypeStructs), never
 arrays.  A new shape is the signal: a trace of the op's forward program, or the first call of a
-shape that runs on the host instead, tracing nothing (NOTE [ new shapes moved on the host ] in
-_host.py: an embedding's gather, a view); a forward whose program was compiled already has, as a
-rule, its backward compiled too, and asks nothing (on the recorded path: reading the op's count
-of new shapes twice).  In lazy mode (NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an
-op's outputs are pending, and reading them to describe its backward would run the segment; an
-operand pending outside it (a deferred cut: NOTE [ cuts gathered by stack ] in _ops/shape.py) is
-run before the op, which then hands its backward over as any other
-(examples/pytorch/word_lstm.py's embedding of each window it cuts from its corpus: 39 ms of the
-main thread's compiles in its first backward).  An op under a folded output view hands in its
-own node's program and the view's; folded operands' view nodes theirs (NOTE [ folded views ] in
-_dispatch.py).  The zeros that stand for a missing gradient of a multi-output op are made on the
-device of one that arrived, as the program was compiled for (an LSTM's h_n and c_n: jax compiles
-a program again for an uncommitted operand).
+shape that runs without one, on the host (NOTE [ new shapes moved on the host ] in _host.py: an
+embedding's gather, a view) or in a longer call's program
+(NOTE [ a short call in a longer one's program ] in _ops/padded.py: its padded gradients'
+program); a forward whose program was compiled already has, as a rule, its backward compiled
+too, and asks nothing (on the recorded path: reading the op's count of new shapes twice).  In
+lazy mode (NOTE [ lazy segments ] in _lazy.py) nothing is handed over: an op's outputs are
+pending, and reading them to describe its backward would run the segment; an operand pending
+outside it (a deferred cut: NOTE [ cuts gathered by stack ] in _ops/shape.py) is run before the
+op, which then hands its backward over as any other (examples/pytorch/word_lstm.py's embedding
+of each window it cuts from its corpus: 39 ms of the main thread's compiles in its first
+backward).  An op under a folded output view hands in its own node's program and the view's;
+folded operands' view nodes theirs (NOTE [ folded views ] in _dispatch.py).  The zeros that
+stand for a missing gradient of a multi-output op are made on the device of one that arrived, as
+the program was compiled for (an LSTM's h_n and c_n: jax compiles a program again for an
+uncommitted operand).
 
 Measured, one training step of scripts/bench_train.py's models in a fresh process (2-core CPU,
 two runs each way, interleaved): the digits CNN's first step 1.77, 1.70 -> 1.47, 1.41 s (its

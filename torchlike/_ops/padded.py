@@ -15,8 +15,11 @@ predictions after training at a larger batch; an rnn stack's recorded forward, w
 residuals, is a program of its own), a call of a shorter one runs the shortest such program
 (``Padded.of``, an ``Op.bucket`` rule; dispatch pads, runs and cuts, and a recorded call's node
 keeps the padded operands, pads its outputs' gradients with zeros and cuts the padded operands'
-cotangents: ``OpNode._cut`` in autograd/graph.py).  numpy pads and cuts, on a CPU (operands of at
-most ``ON_HOST`` elements): a pad or a cut of word_lstm's (140, 2000) logits compiled in 27-36 ms
+cotangents: ``OpNode._cut`` in autograd/graph.py; where the longer call's backward ran on through
+linear ops below the rows now padded, NOTE [ backward through linear ops ] in autograd/engine.py,
+the short call's is another program, handed to the worker at a length's first call:
+NOTE [ backward programs compiled ahead ] in _ahead.py).  numpy pads and cuts, on a CPU (operands of
+at most ``ON_HOST`` elements): a pad or a cut of word_lstm's (140, 2000) logits compiled in 27-36 ms
 as programs of their own, as long as the op's, and numpy's take a millisecond (an output larger
 than that, a linear layer's over a large vocabulary, is cut by jax's own program); on other
 devices (and in a jax trace) a call runs its own program, as for the host's moves.  The padded
@@ -39,6 +42,7 @@ index), dropout, relu, embedding's indices, a batched convolution's samples, a p
 average, adaptive), a normalization's (layer and group norm, batch norm out of training), a
 linear layer's rows (addmm and mm of a matrix, and linear under no_grad).
 """
+import jax
 import numpy as np
 from jax import lax
 
@@ -104,6 +108,8 @@ class Padded:
             run.add(length)
             return None
         remember(cls._RENTED, (key, length), calls + 1)
+        if not calls:   # a new shape met: a recorded call's backward compiles ahead
+            op._traces[1] += 1
         cut = cls(length, min(longer), pads, cuts, device)
         padded = list(arrays)
         for i, axis, value in pads:
@@ -131,6 +137,14 @@ class Padded:
     def gradients(self, g):
         """The gradients of the program's outputs from the call's: zero rows after."""
         return self._each(g, self._pad)
+
+    def gradient_avals(self, g):
+        """What ``gradients`` makes of ``g``, ShapeDtypeStructs of the call's gradients (its
+        backward compiled ahead: NOTE [ backward programs compiled ahead ] in _ahead.py)."""
+        def grown(s, axis):
+            return jax.ShapeDtypeStruct(s.shape[:axis] + (self.size,) + s.shape[axis + 1:],
+                                        s.dtype, weak_type=s.weak_type, sharding=s.sharding)
+        return self._each(g, grown)
 
     def _each(self, values, move):
         """``move(value, axis)`` for each of ``values`` (an array, or a tuple: the outputs, or

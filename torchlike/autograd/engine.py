@@ -19,7 +19,7 @@ from .._lazy import Pending
 from .._quick import quick_program
 from .._tensor import ArrayImpl, Tensor
 from .grad_mode import _state as _grad_state
-from .graph import AccumulateGrad, OpNode, _add, at_primals, linear_chains, plain
+from .graph import AccumulateGrad, OpNode, _add, at_primals, linear_chains, pads_a_fold, plain
 
 _SEEDS = {}
 
@@ -211,8 +211,8 @@ def _through(node, deps, buffers, capture_nodes):
     if op.fold is None and op.view_out is None or node in capture_nodes or \
             not at_primals(node):
         return False
-    if node._cut is not None and any(i in (op.fold or ()) for i, _, _ in node._cut.pads):
-        return False   # (a short call's padded operands are rows, never a folded view's)
+    if pads_a_fold(node):
+        return False
     for i, (view, _) in (op.fold or {}).items():
         child = node.next_functions[i][0]
         if child is not None and not (isinstance(child, OpNode) and child._op is view and
@@ -292,9 +292,10 @@ def _discover(roots):
 # nor profiles, and outside a torchlike.compile trace; anything else runs every node.  A short
 # call run in a longer one's program (NOTE [ a short call in a longer one's program ] in
 # _ops/padded.py) so runs the longer call's program, chains included, below the operands it
-# takes whole; below its padded rows, whose linear ops have the short call's shapes, none (a
+# takes whole; below its padded rows, whose linear ops have the short call's shapes, none (its
+# own backward then compiled ahead: NOTE [ backward programs compiled ahead ] in _ahead.py).  A
 # linear layer's short batch over a reshaped bias compiled a backward program of its own before
-# 2026-12-08, where its rent should compile nothing).  A linear
+# 2026-12-08, where its rent should compile nothing.  A linear
 # op's own backward is not compiled ahead: the program of the node above it, which runs it, is
 # (``OpNode.compile_ahead`` looks below it as the walk will).  transformer_lm's step,
 # alternated in one process with and without it: the walk's host time 4.7 -> 2.3 ms, the

@@ -454,9 +454,10 @@ class OpNode(Node):
         as the walk will find them if nothing else needs those (NOTE [ backward through linear
         ops ]); nothing where a primal is not a concrete array or a Python number (a tracer, a
         pending value)."""
-        if self._cut is not None:   # a longer call's program, compiled for it
-            return
         g = g[0] if self._out_mask is None else tuple(g)
+        if self._cut is not None:   # a longer call's program, for its rows (chains may differ)
+            g = self._cut.gradient_avals(g)
+            through = through and not pads_a_fold(self)
         if self._placeholders:   # a folded output view's node: its program makes the zeros
             fn, args = _dispatch.placeholder_backward_fn(
                 self._op, self._static, self._dt, self._mask, self._out_mask,
@@ -490,6 +491,15 @@ def at_primals(node):
     return plain(node) and node._residuals is None and not node._placeholders and \
         node._primals is not None and not node._op.no_grad_reason and \
         all(type(p) in _CONCRETE for p in node._primals)
+
+
+def pads_a_fold(node):
+    """Whether op node ``node`` is a short call run in a longer one's program whose padded
+    operands include one whose view its op folds: a padded operand is rows, never a folded view,
+    so its backward does not run through its folded views (NOTE [ a short call in a longer one's
+    program ] in _ops/padded.py)."""
+    cut, fold = node._cut, node._op.fold
+    return cut is not None and fold is not None and any(i in fold for i, _, _ in cut.pads)
 
 
 def takes_chains(node):
