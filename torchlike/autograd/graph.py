@@ -455,8 +455,12 @@ class OpNode(Node):
         ops ]); nothing where a primal is not a concrete array or a Python number (a tracer, a
         pending value)."""
         g = g[0] if self._out_mask is None else tuple(g)
-        if self._cut is not None:   # a longer call's program, for its rows (chains may differ)
-            g = self._cut.gradient_avals(g)
+        cut = self._cut
+        if cut is not None:   # a longer call's program, compiled for it, unless that one ran on
+            edges = self.next_functions   # through linear ops below the rows now padded
+            if not any(i < len(edges) and linear_step(edges[i][0]) for i, _, _ in cut.pads):
+                return
+            g = cut.gradient_avals(g)
             through = through and not pads_a_fold(self)
         if self._placeholders:   # a folded output view's node: its program makes the zeros
             fn, args = _dispatch.placeholder_backward_fn(
