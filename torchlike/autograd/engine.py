@@ -209,9 +209,7 @@ def _through(node, deps, buffers, capture_nodes):
     are plain, and its primals concrete."""
     op = node._op
     if op.fold is None and op.view_out is None or node in capture_nodes or \
-            not at_primals(node):
-        return False
-    if pads_a_fold(node):
+            not at_primals(node) or pads_a_fold(node):
         return False
     for i, (view, _) in (op.fold or {}).items():
         child = node.next_functions[i][0]
@@ -295,9 +293,9 @@ def _discover(roots):
 # takes whole; below its padded rows, whose linear ops have the short call's shapes, none (its
 # own backward then compiled ahead: NOTE [ backward programs compiled ahead ] in _ahead.py).  A
 # linear layer's short batch over a reshaped bias compiled a backward program of its own before
-# 2026-12-08, where its rent should compile nothing.  A linear
-# op's own backward is not compiled ahead: the program of the node above it, which runs it, is
-# (``OpNode.compile_ahead`` looks below it as the walk will).  transformer_lm's step,
+# 2026-12-08, where its rent should compile nothing.  A linear op's own backward is not compiled
+# ahead: the program of the node above it, which runs it, is (``OpNode.compile_ahead`` looks
+# below it as the walk will).  transformer_lm's step,
 # alternated in one process with and without it: the walk's host time 4.7 -> 2.3 ms, the
 # backward until its last gradient is computed 7.8-8.3 -> 7.5-7.8 ms (the device's queue is
 # then what it waits for), the step 16.4 -> 15.9 ms.
